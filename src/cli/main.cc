@@ -1,0 +1,60 @@
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+
+namespace pdfix::cli {
+namespace {
+
+constexpr const char* kHelp = R"(NAME
+    pdfix - repair and enrich perf.data recordings before they are archived
+
+SYNOPSIS
+    pdfix VERB [OPTIONS] ARGS...
+    pdfix VERB --help
+
+VERBS
+    copy IN OUT        Read and write back unchanged (byte-identical): validates IN.
+    info IN            Header, events, features and record counts (--json).
+    dump IN            One line per record (--json for JSON Lines).
+
+    IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
+    when complete; the input is never written.
+
+EXIT STATUS
+    0 on success, 2 on bad usage or bad input, with one line on stderr naming the file offset
+    and record concerned.
+)";
+
+}  // namespace
+
+int fail(const absl::Status& status) {
+  std::cerr << "pdfix: " << status.message() << "\n";
+  return kExitError;
+}
+
+int usage_error(const std::string& message, const char* verb) {
+  std::cerr << "pdfix " << verb << ": " << message << " (see 'pdfix " << verb << " --help')\n";
+  return kExitError;
+}
+
+}  // namespace pdfix::cli
+
+int main(int argc, char** argv) {
+  using namespace pdfix::cli;
+  if (argc < 2) {
+    std::cerr << kHelp;
+    return kExitError;
+  }
+  const std::string verb = argv[1];
+  const Args args(argv + 2, argv + argc);
+  if (verb == "--help" || verb == "-h" || verb == "help") {
+    std::cout << kHelp;
+    return kExitOk;
+  }
+  if (verb == "copy") return cmd_copy(args);
+  if (verb == "info") return cmd_info(args);
+  if (verb == "dump") return cmd_dump(args);
+  std::cerr << "pdfix: unknown verb '" << verb << "' (see 'pdfix --help')\n";
+  return kExitError;
+}

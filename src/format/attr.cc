@@ -1,0 +1,84 @@
+#include "format/attr.h"
+
+#include <array>
+#include <bit>
+
+#include "absl/strings/str_cat.h"
+#include "format/error.h"
+
+namespace pdfix::format {
+namespace {
+
+constexpr uint64_t kTrailerFields =
+    kSampleTid | kSampleTime | kSampleId | kSampleStreamId | kSampleCpu | kSampleIdentifier;
+
+constexpr std::array<const char*, 10> kHardwareNames = {
+    "cycles",        "instructions",          "cache-references",       "cache-misses",
+    "branches",      "branch-misses",         "bus-cycles",             "stalled-cycles-frontend",
+    "stalled-cycles-backend", "ref-cycles"};
+constexpr std::array<const char*, 13> kSoftwareNames = {
+    "cpu-clock",     "task-clock",   "page-faults",      "context-switches", "cpu-migrations",
+    "minor-faults",  "major-faults", "alignment-faults", "emulation-faults", "dummy",
+    "bpf-output",    "cgroup-switches", "dummy"};
+
+}  // namespace
+
+uint32_t EventAttr::trailer_size() const {
+  if (!sample_id_all()) return 0;
+  return 8 * static_cast<uint32_t>(std::popcount(sample_type & kTrailerFields));
+}
+
+std::string EventAttr::default_name() const {
+  switch (type) {
+    case 0:
+      if (config < kHardwareNames.size()) return kHardwareNames[config];
+      break;
+    case 1:
+      if (config < kSoftwareNames.size()) return kSoftwareNames[config];
+      break;
+    case 2: return absl::StrCat("tracepoint:", config);
+    case 3: return absl::StrCat("hw-cache:0x", absl::Hex(config));
+    case 4: return absl::StrCat("raw 0x", absl::Hex(config));
+    case 5: return "breakpoint";
+    default: break;
+  }
+  return absl::StrCat("type ", type, " config 0x", absl::Hex(config));
+}
+
+absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const Endian& e,
+                                     uint64_t file_offset) {
+  if (available < kAttrSizeVer0) {
+    return malformed_at(file_offset, "perf_event_attr needs 64 bytes, ", available, " left");
+  }
+  EventAttr a;
+  a.type = e.u32(p);
+  a.size = e.u32(p + 4);
+  a.config = e.u64(p + 8);
+  a.sample_period = e.u64(p + 16);
+  a.sample_type = e.u64(p + 24);
+  a.read_format = e.u64(p + 32);
+  a.flags = e.attr_flags(p + 40);
+  return a;
+}
+
+std::optional<uint32_t> sample_id_position(uint64_t sample_type) {
+  if (sample_type & kSampleIdentifier) return 0;
+  if (!(sample_type & kSampleId)) return std::nullopt;
+  uint32_t pos = 0;
+  for (uint64_t f : {kSampleIp, kSampleTid, kSampleTime, kSampleAddr}) {
+    if (sample_type & f) ++pos;
+  }
+  return pos;
+}
+
+std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type) {
+  if (sample_type & kSampleIdentifier) return 1;
+  if (!(sample_type & kSampleId)) return std::nullopt;
+  uint32_t pos = 1;
+  for (uint64_t f : {kSampleCpu, kSampleStreamId}) {
+    if (sample_type & f) ++pos;
+  }
+  return pos;
+}
+
+}  // namespace pdfix::format

@@ -1,0 +1,67 @@
+// perf_event_attr as stored in perf.data, and the layout rules derived from it: where a record's
+// sample id sits and how long its sample_id trailer is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "format/byte_order.h"
+
+namespace pdfix::format {
+
+inline constexpr uint32_t kAttrSizeVer0 = 64;
+
+enum SampleType : uint64_t {
+  kSampleIp = 1ULL << 0,
+  kSampleTid = 1ULL << 1,
+  kSampleTime = 1ULL << 2,
+  kSampleAddr = 1ULL << 3,
+  kSampleRead = 1ULL << 4,
+  kSampleCallchain = 1ULL << 5,
+  kSampleId = 1ULL << 6,
+  kSampleCpu = 1ULL << 7,
+  kSamplePeriod = 1ULL << 8,
+  kSampleStreamId = 1ULL << 9,
+  kSampleRaw = 1ULL << 10,
+  kSampleBranchStack = 1ULL << 11,
+  kSampleIdentifier = 1ULL << 16,
+};
+
+enum AttrFlag : uint64_t {
+  kAttrFreq = 1ULL << 10,
+  kAttrSampleIdAll = 1ULL << 18,
+  kAttrMmap2 = 1ULL << 23,
+  kAttrBuildId = 1ULL << 34,
+};
+
+struct EventAttr {
+  uint32_t type = 0;
+  uint32_t size = 0;  // as stored; 0 in very old files means 64
+  uint64_t config = 0;
+  uint64_t sample_period = 0;
+  uint64_t sample_type = 0;
+  uint64_t read_format = 0;
+  uint64_t flags = 0;
+  std::vector<uint64_t> ids;
+
+  bool sample_id_all() const { return (flags & kAttrSampleIdAll) != 0; }
+  // Bytes the sample_id trailer adds to each non-SAMPLE kernel record of this event.
+  uint32_t trailer_size() const;
+  // perf's name for the event when no EVENT_DESC gives one: "cycles", "cpu-clock", "raw 0x1234".
+  std::string default_name() const;
+};
+
+// Decodes an attr whose bytes start at `p`, `available` bytes long. `file_offset` is for errors.
+absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const Endian& e,
+                                     uint64_t file_offset);
+
+// Where the event id sits, in u64 words: in a SAMPLE counted from the start of its body, in other
+// kernel records counted back from the end. nullopt when the sample_type has no id.
+std::optional<uint32_t> sample_id_position(uint64_t sample_type);
+std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type);
+
+}  // namespace pdfix::format

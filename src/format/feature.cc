@@ -1,0 +1,220 @@
+#include "format/feature.h"
+
+#include <algorithm>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "format/error.h"
+#include "format/record_type.h"
+
+namespace pdfix::format {
+namespace {
+
+constexpr std::array<const char*, 32> kNames = {
+    "reserved",       "tracing_data",  "build_id",      "hostname",      "osrelease",
+    "version",        "arch",          "nrcpus",        "cpudesc",       "cpuid",
+    "total_mem",      "cmdline",       "event_desc",    "cpu_topology",  "numa_topology",
+    "branch_stack",   "pmu_mappings",  "group_desc",    "auxtrace",      "stat",
+    "cache",          "sample_time",   "mem_topology",  "clockid",       "dir_format",
+    "bpf_prog_info",  "bpf_btf",       "compressed",    "cpu_pmu_caps",  "clock_data",
+    "hybrid_topology", "pmu_caps"};
+
+// A bounds-checked cursor over one feature payload.
+class Cursor {
+ public:
+  explicit Cursor(const FeatureBytes& f) : f_(f) {}
+
+  bool done() const { return pos_ >= f_.bytes.size(); }
+  uint64_t offset() const { return f_.offset + pos_; }
+
+  absl::StatusOr<uint32_t> u32() {
+    if (auto s = need(4); !s.ok()) return s;
+    pos_ += 4;
+    return f_.endian.u32(f_.bytes.data() + pos_ - 4);
+  }
+  absl::StatusOr<uint64_t> u64() {
+    if (auto s = need(8); !s.ok()) return s;
+    pos_ += 8;
+    return f_.endian.u64(f_.bytes.data() + pos_ - 8);
+  }
+  // perf's do_write_string: u32 length (padded, counting the NUL) then the bytes.
+  absl::StatusOr<std::string> string() {
+    auto len = u32();
+    if (!len.ok()) return len.status();
+    if (auto s = need(*len); !s.ok()) return s;
+    const char* p = reinterpret_cast<const char*>(f_.bytes.data() + pos_);
+    pos_ += *len;
+    return std::string(p, std::find(p, p + *len, '\0'));
+  }
+  absl::StatusOr<const uint8_t*> take(uint64_t n) {
+    if (auto s = need(n); !s.ok()) return s;
+    pos_ += n;
+    return f_.bytes.data() + pos_ - n;
+  }
+
+ private:
+  absl::Status need(uint64_t n) const {
+    if (f_.bytes.size() - pos_ < n) {
+      return malformed_at(offset(), "feature section ends ", n - (f_.bytes.size() - pos_),
+                          " bytes early");
+    }
+    return absl::OkStatus();
+  }
+
+  const FeatureBytes& f_;
+  uint64_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string feature_name(int id) {
+  if (id >= 0 && static_cast<size_t>(id) < kNames.size()) return kNames[id];
+  return absl::StrCat("feature_", id);
+}
+
+absl::StatusOr<std::string> decode_string_feature(const FeatureBytes& f) {
+  return Cursor(f).string();
+}
+
+absl::StatusOr<NrCpus> decode_nrcpus(const FeatureBytes& f) {
+  Cursor c(f);
+  auto avail = c.u32();
+  if (!avail.ok()) return avail.status();
+  auto online = c.u32();
+  if (!online.ok()) return online.status();
+  return NrCpus{*avail, *online};
+}
+
+absl::StatusOr<std::vector<std::string>> decode_cmdline(const FeatureBytes& f) {
+  Cursor c(f);
+  auto n = c.u32();
+  if (!n.ok()) return n.status();
+  std::vector<std::string> args;
+  for (uint32_t i = 0; i < *n; ++i) {
+    auto s = c.string();
+    if (!s.ok()) return s.status();
+    args.push_back(*std::move(s));
+  }
+  return args;
+}
+
+absl::StatusOr<std::vector<EventDesc>> decode_event_desc(const FeatureBytes& f) {
+  Cursor c(f);
+  auto nr = c.u32();
+  if (!nr.ok()) return nr.status();
+  auto attr_size = c.u32();
+  if (!attr_size.ok()) return attr_size.status();
+  std::vector<EventDesc> events;
+  for (uint32_t i = 0; i < *nr; ++i) {
+    uint64_t at = c.offset();
+    auto raw = c.take(*attr_size);
+    if (!raw.ok()) return raw.status();
+    auto attr = parse_attr(*raw, *attr_size, f.endian, at);
+    if (!attr.ok()) return attr.status();
+    auto nr_ids = c.u32();
+    if (!nr_ids.ok()) return nr_ids.status();
+    auto name = c.string();
+    if (!name.ok()) return name.status();
+    for (uint32_t k = 0; k < *nr_ids; ++k) {
+      auto id = c.u64();
+      if (!id.ok()) return id.status();
+      attr->ids.push_back(*id);
+    }
+    events.push_back({*std::move(attr), *std::move(name)});
+  }
+  return events;
+}
+
+absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureBytes& f) {
+  std::vector<BuildIdEntry> entries;
+  uint64_t pos = 0;
+  const Endian& e = f.endian;
+  while (pos < f.bytes.size()) {
+    uint64_t left = f.bytes.size() - pos;
+    if (left < kBuildIdEntryFixedSize) {
+      return malformed_at(f.offset + pos, "build-id entry needs ", kBuildIdEntryFixedSize,
+                          " bytes, ", left, " left");
+    }
+    const uint8_t* p = f.bytes.data() + pos;
+    uint16_t size = e.u16(p + 6);
+    if (size < kBuildIdEntryFixedSize || size > left) {
+      return malformed_at(f.offset + pos, "build-id entry size ", size, " is impossible (", left,
+                          " bytes left)");
+    }
+    BuildIdEntry b;
+    b.offset = f.offset + pos;
+    b.misc = e.u16(p + 4);
+    b.pid = e.s32(p + 8);
+    std::copy_n(p + 12, kBuildIdMax, b.id.begin());
+    b.id_size = (b.misc & kMiscBuildIdSize) ? std::min<uint8_t>(p[32], kBuildIdMax) : kBuildIdMax;
+    const char* name = reinterpret_cast<const char*>(p + kBuildIdEntryFixedSize);
+    b.filename.assign(name, std::find(name, name + (size - kBuildIdEntryFixedSize), '\0'));
+    entries.push_back(std::move(b));
+    pos += size;
+  }
+  return entries;
+}
+
+std::string build_id_hex(const BuildIdEntry& e) {
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(e.id.data()), e.id_size));
+}
+
+absl::StatusOr<CompressionInfo> decode_compressed(const FeatureBytes& f) {
+  Cursor c(f);
+  CompressionInfo info;
+  for (uint32_t* field : {&info.version, &info.type, &info.level, &info.ratio, &info.mmap_len}) {
+    auto v = c.u32();
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+  return info;
+}
+
+absl::StatusOr<std::vector<AuxtraceIndexEntry>> decode_auxtrace_index(const FeatureBytes& f) {
+  Cursor c(f);
+  auto n = c.u64();
+  if (!n.ok()) return n.status();
+  if (*n > f.bytes.size() / 16) {
+    return malformed_at(f.offset, "auxtrace index claims ", *n, " entries in ", f.bytes.size(),
+                        " bytes");
+  }
+  std::vector<AuxtraceIndexEntry> entries;
+  for (uint64_t i = 0; i < *n; ++i) {
+    auto off = c.u64();
+    auto sz = c.u64();
+    if (!off.ok()) return off.status();
+    if (!sz.ok()) return sz.status();
+    entries.push_back({*off, *sz});
+  }
+  return entries;
+}
+
+std::vector<uint8_t> encode_auxtrace_index(const std::vector<AuxtraceIndexEntry>& entries,
+                                           const Endian& e) {
+  std::vector<uint8_t> out(8 + 16 * entries.size());
+  e.put_u64(out.data(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    e.put_u64(out.data() + 8 + 16 * i, entries[i].file_offset);
+    e.put_u64(out.data() + 16 + 16 * i, entries[i].size);
+  }
+  return out;
+}
+
+absl::StatusOr<ClockData> decode_clock_data(const FeatureBytes& f) {
+  Cursor c(f);
+  ClockData d;
+  auto version = c.u32();
+  auto clockid = c.u32();
+  auto wall = c.u64();
+  auto clk = c.u64();
+  for (const absl::Status& s : {version.status(), clockid.status(), wall.status(), clk.status()}) {
+    if (!s.ok()) return s;
+  }
+  d.version = *version;
+  d.clockid = static_cast<int32_t>(*clockid);
+  d.wall_clock_ns = *wall;
+  d.clockid_time_ns = *clk;
+  return d;
+}
+
+}  // namespace pdfix::format

@@ -1,0 +1,105 @@
+// Feature sections of the file header: ids, names and typed decoders for the ones pdfix reads.
+// Sections pdfix does not decode are kept as bytes by the writer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "format/attr.h"
+#include "format/byte_order.h"
+
+namespace pdfix::format {
+
+enum FeatureId : int {
+  kFeatTracingData = 1,
+  kFeatBuildId = 2,
+  kFeatHostname = 3,
+  kFeatOsRelease = 4,
+  kFeatVersion = 5,
+  kFeatArch = 6,
+  kFeatNrCpus = 7,
+  kFeatCpuDesc = 8,
+  kFeatCpuId = 9,
+  kFeatTotalMem = 10,
+  kFeatCmdline = 11,
+  kFeatEventDesc = 12,
+  kFeatGroupDesc = 17,
+  kFeatAuxtrace = 18,
+  kFeatDirFormat = 24,
+  kFeatCompressed = 27,
+  kFeatClockData = 29,
+};
+
+// perf's lower-case name ("build_id", "osrelease"), or "feature_<n>".
+std::string feature_name(int id);
+
+// A feature payload: its bytes and the file's byte order. `offset` is for error messages.
+struct FeatureBytes {
+  std::span<const uint8_t> bytes;
+  Endian endian;
+  uint64_t offset = 0;
+};
+
+// HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID: {u32 len, char str[len]}.
+absl::StatusOr<std::string> decode_string_feature(const FeatureBytes& f);
+
+struct NrCpus {
+  uint32_t available = 0;
+  uint32_t online = 0;
+};
+absl::StatusOr<NrCpus> decode_nrcpus(const FeatureBytes& f);
+
+absl::StatusOr<std::vector<std::string>> decode_cmdline(const FeatureBytes& f);
+
+struct EventDesc {
+  EventAttr attr;
+  std::string name;
+};
+absl::StatusOr<std::vector<EventDesc>> decode_event_desc(const FeatureBytes& f);
+
+inline constexpr size_t kBuildIdMax = 20;
+inline constexpr uint32_t kBuildIdEntryFixedSize = 36;  // header, pid, build_id[24]
+
+struct BuildIdEntry {
+  uint64_t offset = 0;  // in the file, for messages
+  uint16_t misc = 0;
+  int32_t pid = 0;
+  std::array<uint8_t, kBuildIdMax> id{};
+  uint8_t id_size = 0;  // kBuildIdMax when the entry predates MISC_BUILD_ID_SIZE
+  std::string filename;
+};
+// The BUILD_ID feature, or the body of a pipe-mode HEADER_BUILD_ID record (a one-entry table).
+absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureBytes& f);
+std::string build_id_hex(const BuildIdEntry& e);
+
+struct CompressionInfo {
+  uint32_t version = 0;
+  uint32_t type = 0;  // 1 = zstd
+  uint32_t level = 0;
+  uint32_t ratio = 0;
+  uint32_t mmap_len = 0;
+};
+absl::StatusOr<CompressionInfo> decode_compressed(const FeatureBytes& f);
+
+// AUXTRACE: an index of the file offsets of AUXTRACE records, which moves when the data does.
+struct AuxtraceIndexEntry {
+  uint64_t file_offset = 0;
+  uint64_t size = 0;
+};
+absl::StatusOr<std::vector<AuxtraceIndexEntry>> decode_auxtrace_index(const FeatureBytes& f);
+std::vector<uint8_t> encode_auxtrace_index(const std::vector<AuxtraceIndexEntry>& entries,
+                                           const Endian& e);
+
+struct ClockData {
+  uint32_t version = 0;
+  int32_t clockid = 0;
+  uint64_t wall_clock_ns = 0;
+  uint64_t clockid_time_ns = 0;
+};
+absl::StatusOr<ClockData> decode_clock_data(const FeatureBytes& f);
+
+}  // namespace pdfix::format

@@ -1,0 +1,58 @@
+// The perf.data file header (file mode: 104 bytes, or 72 before feature bits existed; pipe mode: 16
+// bytes) and the feature section table that follows the data section.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "format/byte_order.h"
+
+namespace pdfix::format {
+
+struct Section {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t end() const { return offset + size; }
+};
+
+inline constexpr uint64_t kPipeHeaderSize = 16;
+inline constexpr uint64_t kFileHeaderSize = 104;
+inline constexpr uint64_t kLegacyFileHeaderSize = 72;  // before the feature bitmap
+inline constexpr uint64_t kFileSectionSize = 16;       // {u64 offset, u64 size}
+inline constexpr size_t kFeatureBits = 256;
+
+struct FileHeader {
+  Endian endian = Endian::host();
+  bool pipe = false;
+  bool legacy_magic = false;  // "PERFFILE", perf before 2.6.37
+  uint64_t header_size = 0;
+  uint64_t attr_size = 0;  // bytes per entry of the attrs section: attr + its ids section
+  Section attrs;
+  Section data;
+  Section event_types;
+  std::bitset<kFeatureBits> features;
+
+  // Where perf reads the feature table from.
+  uint64_t feature_table_offset() const { return data.end(); }
+};
+
+// Parses the header at the start of `bytes`. For a pipe stream only the first 16 bytes are needed;
+// callers pass at least 16 and, for file mode, the whole mapping.
+absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes);
+
+// Writes `h`'s data section fields into an existing header image (the rest is kept as it was).
+void patch_data_section(std::span<uint8_t> header_image, const FileHeader& h);
+
+struct FeatureSection {
+  int id = 0;
+  Section section;
+};
+
+// The feature table: one {offset, size} per set bit, in bit order, at data.end().
+absl::StatusOr<std::vector<FeatureSection>> parse_feature_table(std::span<const uint8_t> file,
+                                                                const FileHeader& h);
+
+}  // namespace pdfix::format

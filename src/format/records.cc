@@ -1,0 +1,148 @@
+#include "format/records.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/attr.h"
+#include "format/error.h"
+#include "format/record_type.h"
+
+namespace pdfix::format {
+namespace {
+
+constexpr uint32_t kMmap2BuildIdSizeOffset = 40;
+constexpr uint32_t kMmap2BuildIdOffset = 44;
+constexpr uint32_t kProtRead = 1;
+constexpr uint32_t kProtExec = 4;
+constexpr uint32_t kMapPrivate = 2;
+
+// The NUL-terminated string between `from` and the trailer.
+absl::StatusOr<std::string_view> string_field(std::span<const uint8_t> record, uint32_t from,
+                                              uint32_t trailer_size, uint64_t file_offset,
+                                              const char* what) {
+  if (record.size() < from + trailer_size) {
+    return malformed_at(file_offset, what, " record of ", record.size(),
+                        " bytes is too short for its fields and a ", trailer_size,
+                        "-byte sample_id trailer");
+  }
+  const char* p = reinterpret_cast<const char*>(record.data() + from);
+  const char* end = reinterpret_cast<const char*>(record.data() + record.size() - trailer_size);
+  return std::string_view(p, std::find(p, end, '\0') - p);
+}
+
+}  // namespace
+
+bool MmapRecord::has_build_id() const { return is_mmap2 && (misc & kMiscMmapBuildId); }
+
+absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const Endian& e,
+                                       uint32_t trailer_size, uint64_t file_offset) {
+  const uint8_t* p = record.data();
+  MmapRecord m;
+  m.is_mmap2 = e.u32(p) == kMmap2;
+  m.misc = e.u16(p + 4);
+  uint32_t name_at = m.is_mmap2 ? kMmap2FilenameOffset : kMmapFilenameOffset;
+  auto name = string_field(record, name_at, trailer_size, file_offset, m.is_mmap2 ? "MMAP2" : "MMAP");
+  if (!name.ok()) return name.status();
+  m.filename = *name;
+  m.pid = e.u32(p + 8);
+  m.tid = e.u32(p + 12);
+  m.start = e.u64(p + 16);
+  m.len = e.u64(p + 24);
+  m.pgoff = e.u64(p + 32);
+  if (m.is_mmap2) {
+    if (m.misc & kMiscMmapBuildId) {
+      m.build_id_size = std::min<uint8_t>(p[kMmap2BuildIdSizeOffset], 20);
+      std::memcpy(m.build_id.data(), p + kMmap2BuildIdOffset, 20);
+    } else {
+      m.maj = e.u32(p + 40);
+      m.min = e.u32(p + 44);
+      m.ino = e.u64(p + 48);
+      m.ino_generation = e.u64(p + 56);
+    }
+    m.prot = e.u32(p + 64);
+    m.flags = e.u32(p + 68);
+  }
+  return m;
+}
+
+std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
+                                                std::span<const uint8_t> build_id,
+                                                std::span<const uint8_t> trailer, const Endian& e) {
+  // The filename keeps its NUL and is padded to 8 bytes, as the kernel writes it.
+  const uint32_t name_bytes = (static_cast<uint32_t>(m.filename.size()) + 1 + 7) & ~7U;
+  const uint32_t size = kMmap2FilenameOffset + name_bytes + static_cast<uint32_t>(trailer.size());
+  std::vector<uint8_t> out(size, 0);
+  uint8_t* p = out.data();
+  write_record_header(e, p, {kMmap2, static_cast<uint16_t>(m.misc | kMiscMmapBuildId),
+                             static_cast<uint16_t>(size)});
+  e.put_u32(p + 8, m.pid);
+  e.put_u32(p + 12, m.tid);
+  e.put_u64(p + 16, m.start);
+  e.put_u64(p + 24, m.len);
+  e.put_u64(p + 32, m.pgoff);
+  const size_t n = std::min<size_t>(build_id.size(), 20);
+  p[kMmap2BuildIdSizeOffset] = static_cast<uint8_t>(n);
+  std::memcpy(p + kMmap2BuildIdOffset, build_id.data(), n);
+  // An MMAP record has no prot/flags; give those of the mapping it describes (MMAP_DATA is the
+  // kernel's mark for a non-executable one).
+  uint32_t prot = m.is_mmap2 ? m.prot : (kProtRead | ((m.misc & kMiscMmapData) ? 0 : kProtExec));
+  uint32_t flags = m.is_mmap2 ? m.flags : kMapPrivate;
+  e.put_u32(p + 64, prot);
+  e.put_u32(p + 68, flags);
+  std::memcpy(p + kMmap2FilenameOffset, m.filename.data(), m.filename.size());
+  std::memcpy(p + size - trailer.size(), trailer.data(), trailer.size());
+  return out;
+}
+
+absl::StatusOr<CommRecord> decode_comm(std::span<const uint8_t> record, const Endian& e,
+                                       uint32_t trailer_size, uint64_t file_offset) {
+  auto comm = string_field(record, 16, trailer_size, file_offset, "COMM");
+  if (!comm.ok()) return comm.status();
+  return CommRecord{e.u32(record.data() + 8), e.u32(record.data() + 12), *comm};
+}
+
+absl::StatusOr<TaskRecord> decode_task(std::span<const uint8_t> record, const Endian& e,
+                                       uint64_t file_offset) {
+  if (record.size() < 32) {
+    return malformed_at(file_offset, "FORK/EXIT record of ", record.size(), " bytes, need 32");
+  }
+  const uint8_t* p = record.data();
+  return TaskRecord{e.u32(p + 8), e.u32(p + 12), e.u32(p + 16), e.u32(p + 20), e.u64(p + 24)};
+}
+
+absl::StatusOr<SampleHead> decode_sample_head(std::span<const uint8_t> record, const Endian& e,
+                                              uint64_t sample_type, uint64_t file_offset) {
+  SampleHead s;
+  uint64_t pos = kRecordHeaderSize;
+  auto take = [&](uint64_t& out) -> bool {
+    if (record.size() < pos + 8) return false;
+    out = e.u64(record.data() + pos);
+    pos += 8;
+    return true;
+  };
+  auto take_pair = [&](uint32_t& a, uint32_t& b) -> bool {
+    if (record.size() < pos + 8) return false;
+    a = e.u32(record.data() + pos);
+    b = e.u32(record.data() + pos + 4);
+    pos += 8;
+    return true;
+  };
+  uint32_t reserved = 0;
+  bool ok = (!(sample_type & kSampleIdentifier) || take(s.identifier)) &&
+            (!(sample_type & kSampleIp) || take(s.ip)) &&
+            (!(sample_type & kSampleTid) || take_pair(s.pid, s.tid)) &&
+            (!(sample_type & kSampleTime) || take(s.time)) &&
+            (!(sample_type & kSampleAddr) || take(s.addr)) &&
+            (!(sample_type & kSampleId) || take(s.id)) &&
+            (!(sample_type & kSampleStreamId) || take(s.stream_id)) &&
+            (!(sample_type & kSampleCpu) || take_pair(s.cpu, reserved)) &&
+            (!(sample_type & kSamplePeriod) || take(s.period));
+  if (!ok) {
+    return malformed_at(file_offset, "SAMPLE record of ", record.size(),
+                        " bytes is shorter than its sample_type 0x", absl::Hex(sample_type),
+                        " needs");
+  }
+  return s;
+}
+
+}  // namespace pdfix::format

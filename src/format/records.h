@@ -1,0 +1,100 @@
+// Decoded views of the record bodies that pdfix reads or rewrites. Each decoder takes the whole
+// record (header included) and the length of its sample_id trailer, and never reads past either.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "format/byte_order.h"
+
+namespace pdfix::format {
+
+struct RecordHeader {
+  uint32_t type = 0;
+  uint16_t misc = 0;
+  uint16_t size = 0;
+};
+inline RecordHeader read_record_header(const Endian& e, const uint8_t* p) {
+  return {e.u32(p), e.u16(p + 4), e.u16(p + 6)};
+}
+inline void write_record_header(const Endian& e, uint8_t* p, const RecordHeader& h) {
+  e.put_u32(p, h.type);
+  e.put_u16(p + 4, h.misc);
+  e.put_u16(p + 6, h.size);
+}
+
+inline constexpr uint32_t kMmapFilenameOffset = 40;   // header, pid, tid, start, len, pgoff
+inline constexpr uint32_t kMmap2FilenameOffset = 72;  // + 24 bytes of dev/ino or build-id, prot, flags
+
+struct MmapRecord {
+  bool is_mmap2 = false;
+  uint16_t misc = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start = 0;
+  uint64_t len = 0;
+  uint64_t pgoff = 0;
+  // MMAP2 only; either dev/ino or a build-id, as misc's MMAP_BUILD_ID bit says.
+  uint32_t maj = 0;
+  uint32_t min = 0;
+  uint64_t ino = 0;
+  uint64_t ino_generation = 0;
+  uint8_t build_id_size = 0;
+  std::array<uint8_t, 20> build_id{};
+  uint32_t prot = 0;
+  uint32_t flags = 0;
+  std::string_view filename;
+
+  bool has_build_id() const;
+  // Byte offset of `len` inside the record, for passes that patch it in place.
+  static constexpr uint32_t kLenOffset = 24;
+};
+
+absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const Endian& e,
+                                       uint32_t trailer_size, uint64_t file_offset);
+
+// Builds an MMAP2 record carrying a build-id from `m` (MMAP or MMAP2), copying `trailer` verbatim.
+std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
+                                                std::span<const uint8_t> build_id,
+                                                std::span<const uint8_t> trailer, const Endian& e);
+
+struct CommRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::string_view comm;
+};
+absl::StatusOr<CommRecord> decode_comm(std::span<const uint8_t> record, const Endian& e,
+                                       uint32_t trailer_size, uint64_t file_offset);
+
+// FORK and EXIT.
+struct TaskRecord {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint32_t tid = 0;
+  uint32_t ptid = 0;
+  uint64_t time = 0;
+};
+absl::StatusOr<TaskRecord> decode_task(std::span<const uint8_t> record, const Endian& e,
+                                       uint64_t file_offset);
+
+// The leading fixed fields of a SAMPLE, in perf's order, as far as sample_type has them.
+struct SampleHead {
+  uint64_t identifier = 0;
+  uint64_t ip = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t time = 0;
+  uint64_t addr = 0;
+  uint64_t id = 0;
+  uint64_t stream_id = 0;
+  uint32_t cpu = 0;
+  uint64_t period = 0;
+};
+absl::StatusOr<SampleHead> decode_sample_head(std::span<const uint8_t> record, const Endian& e,
+                                              uint64_t sample_type, uint64_t file_offset);
+
+}  // namespace pdfix::format

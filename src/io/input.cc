@@ -1,0 +1,97 @@
+#include "io/input.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace pdfix::io {
+namespace {
+
+absl::Status errno_status(const std::string& what) {
+  return absl::ErrnoToStatus(errno, what);
+}
+
+constexpr uint64_t kPipeChunk = 1 << 20;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::open_fd(int fd, std::string name) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", name));
+  const uint8_t* data = nullptr;
+  if (st.st_size > 0) {
+    void* p = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) return errno_status(absl::StrCat("cannot map ", name));
+    madvise(p, st.st_size, MADV_SEQUENTIAL);
+    data = static_cast<const uint8_t*>(p);
+  }
+  return std::unique_ptr<MappedFile>(
+      new MappedFile(fd, data, static_cast<uint64_t>(st.st_size), std::move(name)));
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ > STDERR_FILENO) close(fd_);
+}
+
+void MappedFile::release(uint64_t offset, uint64_t len) const {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t begin = (offset + page - 1) / page * page;
+  uint64_t end = (offset + len) / page * page;
+  if (data_ != nullptr && end > begin) {
+    madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+  }
+}
+
+absl::StatusOr<std::span<const uint8_t>> PipeStream::peek(uint64_t n) {
+  while (buf_.size() - pos_ < n && !eof_) {
+    if (pos_ > 0) {
+      buf_.erase(buf_.begin(), buf_.begin() + static_cast<ptrdiff_t>(pos_));
+      base_ += pos_;
+      pos_ = 0;
+    }
+    const size_t old = buf_.size();
+    buf_.resize(old + std::max(kPipeChunk, n - (old - pos_)));
+    ssize_t got;
+    do {
+      got = read(fd_, buf_.data() + old, buf_.size() - old);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return errno_status(absl::StrCat("cannot read ", name_));
+    buf_.resize(old + static_cast<size_t>(got));
+    if (got == 0) eof_ = true;
+  }
+  return std::span<const uint8_t>(buf_.data() + pos_, std::min<uint64_t>(n, buf_.size() - pos_));
+}
+
+absl::StatusOr<Input> open_input(const std::string& path) {
+  Input in;
+  in.name = path == "-" ? "<stdin>" : path;
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno_status(absl::StrCat("cannot open ", path));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", in.name));
+  if (S_ISDIR(st.st_mode)) {
+    if (fd != STDIN_FILENO) close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(
+        in.name, " is a directory; perf's directory format is read as ", in.name, "/data"));
+  }
+  if (S_ISREG(st.st_mode)) {
+    auto mapped = MappedFile::open_fd(fd, in.name);
+    if (!mapped.ok()) return mapped.status();
+    in.mapped = *std::move(mapped);
+  } else {
+    in.pipe = std::make_unique<PipeStream>(fd, in.name);
+  }
+  return in;
+}
+
+}  // namespace pdfix::io

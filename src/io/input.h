@@ -1,0 +1,69 @@
+// Inputs: a recording is either mapped read-only (a path, or a regular file on stdin) or read
+// through a buffer (a pipe). Both hand out views; neither ever writes to the input.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace pdfix::io {
+
+// A read-only private mapping of a whole file.
+class MappedFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<MappedFile>> open_fd(int fd, std::string name);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }
+  // Tells the kernel that [offset, offset+len) will not be read again, so a sliding window over a
+  // large file keeps resident memory bounded.
+  void release(uint64_t offset, uint64_t len) const;
+
+ private:
+  MappedFile(int fd, const uint8_t* data, uint64_t size, std::string name)
+      : fd_(fd), data_(data), size_(size), name_(std::move(name)) {}
+  int fd_;
+  const uint8_t* data_;
+  uint64_t size_;
+  std::string name_;
+};
+
+// A forward-only byte stream over a pipe: peek() makes the next bytes visible in one contiguous
+// view (valid until the next call), consume() moves past them.
+class PipeStream {
+ public:
+  PipeStream(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // At least `n` bytes from the current position, or fewer only at end of input.
+  absl::StatusOr<std::span<const uint8_t>> peek(uint64_t n);
+  void consume(uint64_t n) { pos_ += n; }
+  uint64_t offset() const { return base_ + pos_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_;
+  std::string name_;
+  std::vector<uint8_t> buf_;
+  uint64_t pos_ = 0;   // read position in buf_
+  uint64_t base_ = 0;  // stream offset of buf_[0]
+  bool eof_ = false;
+};
+
+// What `pdfix` was given as IN: a mapped file, or a pipe (stdin) to stream from.
+struct Input {
+  std::unique_ptr<MappedFile> mapped;
+  std::unique_ptr<PipeStream> pipe;
+  std::string name;
+};
+
+// "-" is stdin: mapped if it is a regular file, streamed otherwise.
+absl::StatusOr<Input> open_input(const std::string& path);
+
+}  // namespace pdfix::io

@@ -1,0 +1,152 @@
+#include "io/output.h"
+
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace pdfix::io {
+namespace {
+
+constexpr size_t kBufferSize = 1 << 20;
+
+absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool is_seekable_regular(int fd) {
+  struct stat st {};
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, Mode mode) {
+  if (path == "-") {
+    if (mode == Mode::kStreaming) {
+      return std::unique_ptr<Output>(new Output(STDOUT_FILENO, "", "", false));
+    }
+    if (is_seekable_regular(STDOUT_FILENO)) {
+      return std::unique_ptr<Output>(new Output(STDOUT_FILENO, "", "", false));
+    }
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+    int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file in ", dir));
+    return std::unique_ptr<Output>(new Output(fd, "", "", true));
+  }
+  std::string temp = absl::StrCat(dir_of(path), "/.", path.substr(path.rfind('/') + 1),
+                                  ".pdfix-XXXXXX");
+  int fd = mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file beside ", path));
+  // mkostemp makes 0600; the finished file should look like any other file the user creates.
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  return std::unique_ptr<Output>(new Output(fd, path, temp, false));
+}
+
+Output::~Output() {
+  if (!committed_ && !temp_.empty()) unlink(temp_.c_str());
+  if (fd_ > STDERR_FILENO) close(fd_);
+}
+
+absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(absl::StrCat("cannot write ", target_.empty() ? "<stdout>" : target_));
+    }
+    p += w;
+    n -= static_cast<uint64_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Output::flush() {
+  absl::Status s = write_all(buf_.data(), buf_.size());
+  buf_.clear();
+  return s;
+}
+
+absl::Status Output::write(std::span<const uint8_t> bytes) {
+  pos_ += bytes.size();
+  if (buf_.size() + bytes.size() <= kBufferSize) {
+    if (buf_.capacity() < kBufferSize) buf_.reserve(kBufferSize);
+    buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+    return absl::OkStatus();
+  }
+  if (auto s = flush(); !s.ok()) return s;
+  return write_all(bytes.data(), bytes.size());
+}
+
+absl::Status Output::copy_from(int in_fd, uint64_t offset, std::span<const uint8_t> mapped) {
+  if (mapped.size() < kBufferSize || !copy_range_ok_) return write(mapped);
+  if (auto s = flush(); !s.ok()) return s;
+  loff_t in_off = static_cast<loff_t>(offset);
+  uint64_t done = 0;
+  while (done < mapped.size()) {
+    ssize_t n = copy_file_range(in_fd, &in_off, fd_, nullptr, mapped.size() - done, 0);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      // Not supported between these two files (a pipe, another file system on old kernels):
+      // the mapping has the same bytes.
+      copy_range_ok_ = false;
+      break;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  pos_ += done;
+  if (done < mapped.size()) return write(mapped.subspan(done));
+  return absl::OkStatus();
+}
+
+absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
+  if (auto s = flush(); !s.ok()) return s;
+  uint64_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = pwrite(fd_, bytes.data() + done, bytes.size() - done,
+                       static_cast<off_t>(offset + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno_status("cannot patch the output header");
+    }
+    done += static_cast<uint64_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Output::commit() {
+  if (auto s = flush(); !s.ok()) return s;
+  if (to_stdout_) {
+    // The anonymous temporary file holds the finished perf.data; now it may go out.
+    off_t off = 0;
+    uint64_t left = pos_;
+    while (left > 0) {
+      ssize_t n = sendfile(STDOUT_FILENO, fd_, &off, left);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        return errno_status("cannot write <stdout>");
+      }
+      left -= static_cast<uint64_t>(n);
+    }
+  } else if (!temp_.empty()) {
+    if (rename(temp_.c_str(), target_.c_str()) != 0) {
+      return errno_status(absl::StrCat("cannot rename the finished output to ", target_));
+    }
+  }
+  committed_ = true;
+  return absl::OkStatus();
+}
+
+}  // namespace pdfix::io

@@ -1,0 +1,160 @@
+#include "transform/reader.h"
+
+#include "format/error.h"
+#include "format/record_type.h"
+
+namespace pdfix::transform {
+
+using format::malformed_at;
+
+RecordReader::RecordReader(std::span<const uint8_t> file, Session& session, ReaderOptions opts)
+    : session_(session), opts_(opts), file_(file) {
+  const format::FileHeader& h = session.header();
+  pos_ = h.pipe ? format::kPipeHeaderSize : h.data.offset;
+  end_ = h.pipe ? file.size() : h.data.end();
+}
+
+RecordReader::RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts)
+    : session_(session), opts_(opts), pipe_(&pipe) {}
+
+uint64_t RecordReader::position() const { return pipe_ != nullptr ? pipe_->offset() : pos_; }
+
+absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uint64_t offset,
+                                             format::RecordHeader& hdr) const {
+  const format::Endian& e = session_.endian();
+  if (avail.size() < format::kRecordHeaderSize) {
+    return malformed_at(offset, "data ends inside a record header (", avail.size(),
+                        " bytes left)");
+  }
+  hdr = format::read_record_header(e, avail.data());
+  const std::string name = format::record_type_name(hdr.type);
+  if (hdr.size < format::kRecordHeaderSize) {
+    return malformed_at(offset, name, " record has size ", hdr.size,
+                        ", smaller than its own 8-byte header");
+  }
+  uint64_t total = hdr.size;
+  if (hdr.type == format::kHeaderTracingData || hdr.type == format::kAuxtrace) {
+    // These two carry a payload that header.size does not count; its length is in the body.
+    const uint32_t fixed = hdr.type == format::kAuxtrace ? format::kAuxtraceRecordSize
+                                                         : format::kTracingDataRecordSize;
+    if (hdr.size < fixed || avail.size() < fixed) {
+      return malformed_at(offset, name, " record is shorter than its ", fixed, "-byte body");
+    }
+    const uint64_t payload = hdr.type == format::kAuxtrace ? e.u64(avail.data() + 8)
+                                                           : e.u32(avail.data() + 8);
+    if (payload > (uint64_t{1} << 40)) {
+      return malformed_at(offset, name, " record claims a payload of ", payload, " bytes");
+    }
+    total += payload;
+  }
+  return total;
+}
+
+absl::StatusOr<RecordRef> RecordReader::cut_off(std::span<const uint8_t> rest, uint64_t offset,
+                                                const format::RecordHeader& hdr,
+                                                uint64_t total) const {
+  // A recording cut short ends inside a record of a type perf writes; bytes that do not even
+  // start with a known type are something appended to a stream, which perf reads past the end of.
+  if (session_.pipe() && !format::is_known_type(hdr.type)) {
+    RecordRef r{rest, hdr, offset, 0, false, true};
+    r.trailing = true;
+    return r;
+  }
+  return malformed_at(offset, format::record_type_name(hdr.type), " record of ", total,
+                      " bytes runs past the end of the data (", rest.size(), " bytes left)");
+}
+
+absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {
+  if (pipe_ != nullptr && pending_consume_ > 0) {
+    pipe_->consume(pending_consume_);
+    pending_consume_ = 0;
+  }
+  if (opts_.expand_compressed) {
+    auto inner = next_inner();
+    if (!inner.ok() || inner->has_value()) return inner;
+  }
+  auto outer = next_outer();
+  if (outer.ok() && !outer->has_value() && inner_pos_ < inner_.size()) {
+    return malformed_at(container_offset_, "compressed data ends inside a record (",
+                        inner_.size() - inner_pos_, " decompressed bytes left over)");
+  }
+  return outer;
+}
+
+absl::StatusOr<std::optional<RecordRef>> RecordReader::next_inner() {
+  if (inner_pos_ >= inner_.size()) return std::nullopt;
+  auto avail = std::span<const uint8_t>(inner_).subspan(inner_pos_);
+  if (avail.size() < format::kRecordHeaderSize) return std::nullopt;
+  format::RecordHeader hdr;
+  auto total = frame(avail, container_offset_, hdr);
+  if (!total.ok()) {
+    return malformed_at(container_offset_, "inside compressed data at decompressed offset 0x",
+                        absl::Hex(inner_base_ + inner_pos_), ": ", total.status().message());
+  }
+  // A record may continue in the next compressed record.
+  if (*total > avail.size()) return std::nullopt;
+  RecordRef r{avail.first(*total), hdr, container_offset_, inner_base_ + inner_pos_, true, true};
+  inner_pos_ += *total;
+  if (auto s = session_.observe(r); !s.ok()) return s;
+  return r;
+}
+
+absl::StatusOr<std::optional<RecordRef>> RecordReader::next_outer() {
+  std::span<const uint8_t> rec;
+  format::RecordHeader hdr;
+  uint64_t offset = 0;
+  if (pipe_ == nullptr) {
+    if (pos_ >= end_) return std::nullopt;
+    offset = pos_;
+    auto avail = file_.subspan(pos_, end_ - pos_);
+    auto total = frame(avail, offset, hdr);
+    if (!total.ok()) return total.status();
+    if (*total > avail.size()) {
+      pos_ = end_;
+      return cut_off(avail, offset, hdr, *total);
+    }
+    rec = avail.first(*total);
+    pos_ += *total;
+  } else {
+    offset = pipe_->offset();
+    // Enough for the longest fixed body that tells a payload length (AUXTRACE's).
+    auto head = pipe_->peek(format::kAuxtraceRecordSize);
+    if (!head.ok()) return head.status();
+    if (head->empty()) return std::nullopt;
+    auto total = frame(*head, offset, hdr);
+    if (!total.ok()) return total.status();
+    auto whole = pipe_->peek(*total);
+    if (!whole.ok()) return whole.status();
+    pending_consume_ = whole->size();
+    if (whole->size() < *total) return cut_off(*whole, offset, hdr, *total);
+    rec = *whole;
+  }
+  RecordRef r{rec, hdr, offset, 0, false, true};
+  if (auto s = session_.observe(r); !s.ok()) return s;
+  if (format::is_compressed_type(hdr.type)) {
+    saw_compressed_ = true;
+    compressed_type_ = hdr.type;
+    if (opts_.expand_compressed) {
+      std::span<const uint8_t> payload = rec.subspan(format::kRecordHeaderSize);
+      if (hdr.type == format::kCompressed2) {
+        if (rec.size() < 16) return malformed_at(offset, "COMPRESSED2 record without data_size");
+        uint64_t data_size = session_.endian().u64(rec.data() + 8);
+        if (data_size > rec.size() - 16) {
+          return malformed_at(offset, "COMPRESSED2 data_size ", data_size, " exceeds the record");
+        }
+        payload = rec.subspan(16, data_size);
+      }
+      if (!zstd_) zstd_.emplace();
+      inner_.erase(inner_.begin(), inner_.begin() + static_cast<ptrdiff_t>(inner_pos_));
+      inner_base_ += inner_pos_;
+      inner_pos_ = 0;
+      if (auto s = zstd_->decode(payload, inner_); !s.ok()) {
+        return malformed_at(offset, format::record_type_name(hdr.type), ": ", s.message());
+      }
+      container_offset_ = offset;
+    }
+  }
+  return r;
+}
+
+}  // namespace pdfix::transform

@@ -1,0 +1,68 @@
+// Reads the records of a recording one at a time, as views: over the mapping in file mode, over a
+// buffer in pipe mode, over the decompressed stream inside COMPRESSED records. A view stays valid
+// until the next call to next().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "io/input.h"
+#include "transform/session.h"
+#include "transform/zstd_stream.h"
+
+namespace pdfix::transform {
+
+struct ReaderOptions {
+  // Also yield the records inside COMPRESSED/COMPRESSED2 (after the compressed record itself).
+  bool expand_compressed = false;
+};
+
+class RecordReader {
+ public:
+  // File mode over a mapping: the data section of `header`. A pipe-format file that was mapped
+  // (a saved `perf record -o -`) is read as a stream from byte 16.
+  RecordReader(std::span<const uint8_t> file, Session& session, ReaderOptions opts);
+  // Pipe mode over a stream whose 16-byte header has been consumed.
+  RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts);
+
+  // The next record, or nullopt at the end of the data.
+  absl::StatusOr<std::optional<RecordRef>> next();
+  // How far the reader has come, and how far it has to go (0 when unknown, as on a pipe).
+  uint64_t position() const;
+  uint64_t end() const { return end_; }
+  // True when the data held any COMPRESSED record so far.
+  bool saw_compressed() const { return saw_compressed_; }
+  uint32_t compressed_type() const { return compressed_type_; }
+
+ private:
+  absl::StatusOr<std::optional<RecordRef>> next_outer();
+  absl::StatusOr<std::optional<RecordRef>> next_inner();
+  // The full length of the record at the start of `avail` (which starts at `offset`), which may
+  // be more than `avail` holds.
+  absl::StatusOr<uint64_t> frame(std::span<const uint8_t> avail, uint64_t offset,
+                                 format::RecordHeader& hdr) const;
+  // A record cut off by the end of a stream: an error, or a trailing tail (see RecordRef).
+  absl::StatusOr<RecordRef> cut_off(std::span<const uint8_t> rest, uint64_t offset,
+                                    const format::RecordHeader& hdr, uint64_t total) const;
+
+  Session& session_;
+  ReaderOptions opts_;
+  std::span<const uint8_t> file_;
+  io::PipeStream* pipe_ = nullptr;
+  uint64_t pos_ = 0;
+  uint64_t end_ = 0;
+  uint64_t pending_consume_ = 0;
+
+  std::optional<ZstdDecoder> zstd_;
+  std::vector<uint8_t> inner_;
+  uint64_t inner_pos_ = 0;
+  uint64_t inner_base_ = 0;  // decompressed-stream offset of inner_[0]
+  uint64_t container_offset_ = 0;
+  bool saw_compressed_ = false;
+  uint32_t compressed_type_ = 0;
+};
+
+}  // namespace pdfix::transform

@@ -1,0 +1,128 @@
+#include "transform/session.h"
+
+#include "format/error.h"
+#include "format/record_type.h"
+
+namespace pdfix::transform {
+
+using format::malformed_at;
+
+absl::StatusOr<Session> Session::from_file(std::span<const uint8_t> file,
+                                           const format::FileHeader& h) {
+  Session s(h);
+  s.file_ = file;
+  const format::Endian& e = h.endian;
+  for (uint64_t at = h.attrs.offset; at < h.attrs.end(); at += h.attr_size) {
+    const uint64_t attr_bytes = h.attr_size - format::kFileSectionSize;
+    auto attr = format::parse_attr(file.data() + at, attr_bytes, e, at);
+    if (!attr.ok()) return attr.status();
+    format::Section ids{e.u64(file.data() + at + attr_bytes), e.u64(file.data() + at + attr_bytes + 8)};
+    if (ids.offset > file.size() || ids.size > file.size() - ids.offset || ids.size % 8) {
+      return malformed_at(at + attr_bytes, "ids of attr ", (at - h.attrs.offset) / h.attr_size,
+                          " [0x", absl::Hex(ids.offset), ", +", ids.size, ") are out of the file");
+    }
+    for (uint64_t i = 0; i < ids.size; i += 8) attr->ids.push_back(e.u64(file.data() + ids.offset + i));
+    if (auto st = s.add_attr(*std::move(attr)); !st.ok()) return st;
+  }
+  auto table = format::parse_feature_table(file, h);
+  if (!table.ok()) return table.status();
+  s.features_ = *std::move(table);
+  if (auto desc = s.feature(format::kFeatEventDesc)) {
+    // A broken EVENT_DESC only costs names; perf itself reads on without them.
+    if (auto events = format::decode_event_desc(*desc); events.ok()) {
+      for (auto& ev : *events) s.desc_names_.push_back(ev.name);
+    }
+  }
+  return s;
+}
+
+Session Session::from_pipe(const format::FileHeader& h) { return Session(h); }
+
+absl::Status Session::add_attr(format::EventAttr attr) {
+  for (uint64_t id : attr.ids) id_to_attr_[id] = attrs_.size();
+  if (!attrs_.empty() && (attrs_.front().sample_type != attr.sample_type ||
+                          attrs_.front().sample_id_all() != attr.sample_id_all())) {
+    uniform_sample_type_ = false;
+  }
+  attrs_.push_back(std::move(attr));
+  return absl::OkStatus();
+}
+
+absl::Status Session::observe(const RecordRef& r) {
+  const format::Endian& e = endian();
+  if (r.header.type == format::kHeaderAttr) {
+    auto attr = format::parse_attr(r.bytes.data() + 8, r.bytes.size() - 8, e, r.offset + 8);
+    if (!attr.ok()) return attr.status();
+    uint64_t attr_size = attr->size == 0 ? format::kAttrSizeVer0 : attr->size;
+    if (attr_size > r.bytes.size() - 8) {
+      return malformed_at(r.offset, "ATTR record of ", r.bytes.size(), " bytes holds an attr of ",
+                          attr_size);
+    }
+    for (uint64_t at = 8 + attr_size; at + 8 <= r.bytes.size(); at += 8) {
+      attr->ids.push_back(e.u64(r.bytes.data() + at));
+    }
+    return add_attr(*std::move(attr));
+  }
+  if (r.header.type == format::kHeaderFeature && r.bytes.size() >= 16) {
+    int id = static_cast<int>(e.u64(r.bytes.data() + 8));
+    pipe_features_[id].assign(r.bytes.begin() + 16, r.bytes.end());
+    if (id == format::kFeatEventDesc) {
+      desc_names_.clear();
+      if (auto events = format::decode_event_desc(*feature(id)); events.ok()) {
+        for (auto& ev : *events) desc_names_.push_back(ev.name);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+const format::EventAttr* Session::attr_for(const RecordRef& r) const {
+  if (attrs_.size() <= 1) return attrs_.empty() ? nullptr : &attrs_.front();
+  // perf requires every event of a session to keep its id at the same place, so the first
+  // event's sample_type tells where to look.
+  const format::EventAttr& first = attrs_.front();
+  const format::Endian& e = endian();
+  const uint64_t words = (r.bytes.size() - format::kRecordHeaderSize) / 8;
+  std::optional<uint64_t> id;
+  if (r.header.type == format::kSample) {
+    if (auto pos = format::sample_id_position(first.sample_type); pos && *pos < words) {
+      id = e.u64(r.bytes.data() + format::kRecordHeaderSize + 8 * *pos);
+    }
+  } else if (format::has_sample_id_trailer(r.header.type) && first.sample_id_all()) {
+    if (auto pos = format::trailer_id_position_from_end(first.sample_type); pos && *pos <= words) {
+      id = e.u64(r.bytes.data() + r.bytes.size() - 8 * *pos);
+    }
+  }
+  if (!id) return nullptr;
+  auto it = id_to_attr_.find(*id);
+  return it == id_to_attr_.end() ? nullptr : &attrs_[it->second];
+}
+
+uint32_t Session::trailer_size(const RecordRef& r) const {
+  if (!format::has_sample_id_trailer(r.header.type) || attrs_.empty()) return 0;
+  if (uniform_sample_type_) return attrs_.front().trailer_size();
+  const format::EventAttr* a = attr_for(r);
+  return a == nullptr ? 0 : a->trailer_size();
+}
+
+std::string Session::event_name(size_t attr_index) const {
+  if (attr_index < desc_names_.size() && !desc_names_[attr_index].empty()) {
+    return desc_names_[attr_index];
+  }
+  return attr_index < attrs_.size() ? attrs_[attr_index].default_name() : "?";
+}
+
+std::optional<format::FeatureBytes> Session::feature(int id) const {
+  if (pipe()) {
+    auto it = pipe_features_.find(id);
+    if (it == pipe_features_.end()) return std::nullopt;
+    return format::FeatureBytes{it->second, endian(), 0};
+  }
+  for (const auto& f : features_) {
+    if (f.id == id) return format::FeatureBytes{file_.subspan(f.section.offset, f.section.size),
+                                                endian(), f.section.offset};
+  }
+  return std::nullopt;
+}
+
+}  // namespace pdfix::transform

@@ -1,0 +1,225 @@
+#include "transform/writer.h"
+
+#include <algorithm>
+
+#include "format/error.h"
+#include "format/record_type.h"
+
+namespace pdfix::transform {
+namespace {
+
+// Input bytes per re-compressed record: the compressed output must fit a record's u16 size.
+constexpr size_t kCompressChunk = 32 * 1024;
+constexpr int kDefaultZstdLevel = 1;
+
+}  // namespace
+
+Writer::Writer(io::Output& out, const Session& session, const io::MappedFile* mapped,
+               Compression compression)
+    : out_(out), session_(session), mapped_(mapped), compression_(compression) {}
+
+absl::Status Writer::begin() {
+  const format::FileHeader& h = session_.header();
+  const uint64_t prefix = h.pipe ? format::kPipeHeaderSize : h.data.offset;
+  if (mapped_ != nullptr) {
+    if (auto s = out_.copy_from(mapped_->fd(), 0, mapped_->bytes().first(prefix)); !s.ok()) return s;
+  } else {
+    // Only a pipe arrives unmapped; its header is the 16-byte pipe header.
+    std::vector<uint8_t> head(format::kPipeHeaderSize);
+    h.endian.put_u64(head.data(), 0x32454c4946524550ULL);
+    h.endian.put_u64(head.data() + 8, format::kPipeHeaderSize);
+    if (auto s = out_.write(head); !s.ok()) return s;
+  }
+  pos_ = prefix;
+  return absl::OkStatus();
+}
+
+absl::Status Writer::flush_run() {
+  if (run_len_ == 0) return absl::OkStatus();
+  auto s = out_.copy_from(mapped_->fd(), run_begin_, mapped_->bytes().subspan(run_begin_, run_len_));
+  run_len_ = 0;
+  return s;
+}
+
+absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
+  if (auto s = flush_run(); !s.ok()) return s;
+  pos_ += bytes.size();
+  return out_.write(bytes);
+}
+
+absl::Status Writer::write_original(const RecordRef& r) {
+  if (mapped_ == nullptr) return write_bytes(r.bytes);
+  if (run_len_ > 0 && run_begin_ + run_len_ == r.offset) {
+    run_len_ += r.bytes.size();
+  } else {
+    if (auto s = flush_run(); !s.ok()) return s;
+    run_begin_ = r.offset;
+    run_len_ = r.bytes.size();
+  }
+  pos_ += r.bytes.size();
+  return absl::OkStatus();
+}
+
+absl::Status Writer::flush_compressed(bool all) {
+  const format::Endian& e = session_.endian();
+  size_t done = 0;
+  while (to_compress_.size() - done >= kCompressChunk || (all && done < to_compress_.size())) {
+    const size_t n = std::min(kCompressChunk, to_compress_.size() - done);
+    if (!zstd_) {
+      int level = kDefaultZstdLevel;
+      if (auto f = session_.feature(format::kFeatCompressed)) {
+        if (auto info = format::decode_compressed(*f); info.ok() && info->level > 0) {
+          level = static_cast<int>(info->level);
+        }
+      }
+      zstd_.emplace(level);
+    }
+    const bool v2 = compressed_type_ == format::kCompressed2;
+    const size_t head = v2 ? 16 : 8;
+    scratch_.assign(head, 0);
+    if (auto s = zstd_->encode_flush(std::span(to_compress_).subspan(done, n), scratch_); !s.ok()) {
+      return s;
+    }
+    const uint64_t data_size = scratch_.size() - head;
+    // COMPRESSED's size is exact (unaligned); COMPRESSED2 pads to 8 and states the data size.
+    if (v2) scratch_.resize((scratch_.size() + 7) & ~size_t{7}, 0);
+    if (scratch_.size() > UINT16_MAX) {
+      return absl::InternalError("a re-compressed chunk does not fit one record");
+    }
+    format::write_record_header(e, scratch_.data(),
+                                {compressed_type_, 0, static_cast<uint16_t>(scratch_.size())});
+    if (v2) e.put_u64(scratch_.data() + 8, data_size);
+    if (auto s = write_bytes(scratch_); !s.ok()) return s;
+    done += n;
+  }
+  to_compress_.erase(to_compress_.begin(), to_compress_.begin() + static_cast<ptrdiff_t>(done));
+  return absl::OkStatus();
+}
+
+absl::Status Writer::emit(const RecordRef& r) {
+  const bool container = !r.inner && format::is_compressed_type(r.header.type);
+  if (container) {
+    compressed_type_ = r.header.type;
+    return compression_ == Compression::kKeep ? write_original(r) : absl::OkStatus();
+  }
+  if (r.inner) {
+    if (compression_ == Compression::kRecompress) {
+      to_compress_.insert(to_compress_.end(), r.bytes.begin(), r.bytes.end());
+      return flush_compressed(false);
+    }
+    if (r.original) return absl::OkStatus();  // its compressed record carries it
+    return format::malformed_at(r.offset,
+                                "internal: a pass changed a record inside compressed data while "
+                                "the writer keeps compressed data as it was");
+  }
+  if (!to_compress_.empty()) {
+    if (auto s = flush_compressed(true); !s.ok()) return s;
+  }
+  if (r.header.type == format::kAuxtrace && r.original) auxtrace_moves_[r.offset] = pos_;
+  return r.original ? write_original(r) : write_bytes(r.bytes);
+}
+
+absl::Status Writer::finish(const FeatureEdits& edits) {
+  if (auto s = flush_compressed(true); !s.ok()) return s;
+  if (auto s = flush_run(); !s.ok()) return s;
+  if (session_.pipe()) return absl::OkStatus();
+  return write_features(edits, pos_);
+}
+
+absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data_end) {
+  const format::FileHeader& in = session_.header();
+  const format::Endian& e = in.endian;
+  const std::span<const uint8_t> file = mapped_->bytes();
+  const auto& old_table = session_.feature_table();
+
+  struct Piece {
+    int id;
+    uint64_t old_offset;               // 0 for an added feature
+    std::span<const uint8_t> gap;      // input bytes kept before the payload
+    std::span<const uint8_t> payload;  // old or new
+  };
+  std::vector<uint8_t> auxtrace_index;
+  if (!auxtrace_moves_.empty() && !edits.replace.contains(format::kFeatAuxtrace)) {
+    if (auto f = session_.feature(format::kFeatAuxtrace)) {
+      auto index = format::decode_auxtrace_index(*f);
+      if (!index.ok()) return index.status();
+      for (auto& entry : *index) {
+        if (auto it = auxtrace_moves_.find(entry.file_offset); it != auxtrace_moves_.end()) {
+          entry.file_offset = it->second;
+        }
+      }
+      auxtrace_index = format::encode_auxtrace_index(*index, e);
+    }
+  }
+  auto payload_of = [&](int id, std::span<const uint8_t> old) -> std::span<const uint8_t> {
+    if (auto it = edits.replace.find(id); it != edits.replace.end()) return it->second;
+    if (id == format::kFeatAuxtrace && !auxtrace_index.empty()) return auxtrace_index;
+    return old;
+  };
+
+  // Keep the input's own arrangement of payloads (and any bytes between or after them), so that a
+  // recording nobody changed comes out byte for byte.
+  std::vector<format::FeatureSection> by_offset(old_table.begin(), old_table.end());
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const auto& a, const auto& b) { return a.section.offset < b.section.offset; });
+  uint64_t cursor = in.data.end() + format::kFileSectionSize * old_table.size();
+  std::vector<Piece> pieces;
+  for (const auto& f : by_offset) {
+    std::span<const uint8_t> gap;
+    if (f.section.offset >= cursor) {
+      gap = file.subspan(cursor, f.section.offset - cursor);
+      cursor = f.section.end();
+    }
+    pieces.push_back({f.id, f.section.offset, gap,
+                      payload_of(f.id, file.subspan(f.section.offset, f.section.size))});
+  }
+  std::span<const uint8_t> tail;
+  if (cursor < file.size()) tail = file.subspan(cursor);
+  for (const auto& [id, bytes] : edits.replace) {
+    if (!in.features[id]) pieces.push_back({id, 0, {}, bytes});
+  }
+
+  std::bitset<format::kFeatureBits> bits = in.features;
+  for (const auto& [id, bytes] : edits.replace) bits[id] = true;
+  const uint64_t table_size = format::kFileSectionSize * bits.count();
+  std::vector<uint8_t> table(table_size);
+  uint64_t at = new_data_end + table_size;
+  std::vector<std::pair<int, format::Section>> placed;
+  for (const auto& p : pieces) {
+    at += p.gap.size();
+    placed.emplace_back(p.id, format::Section{at, p.payload.size()});
+    at += p.payload.size();
+  }
+  std::sort(placed.begin(), placed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < placed.size(); ++i) {
+    e.put_u64(table.data() + 16 * i, placed[i].second.offset);
+    e.put_u64(table.data() + 16 * i + 8, placed[i].second.size);
+  }
+  if (auto s = out_.write(table); !s.ok()) return s;
+  for (const auto& p : pieces) {
+    if (auto s = out_.write(p.gap); !s.ok()) return s;
+    if (auto s = out_.write(p.payload); !s.ok()) return s;
+  }
+  if (auto s = out_.write(tail); !s.ok()) return s;
+
+  // The header: data size, and the feature bitmap when the set of features changed.
+  std::vector<uint8_t> head(file.begin(), file.begin() + static_cast<ptrdiff_t>(in.header_size));
+  format::FileHeader patched = in;
+  patched.data.size = new_data_end - in.data.offset;
+  format::patch_data_section(head, patched);
+  if (bits != in.features) {
+    if (in.header_size < format::kFileHeaderSize) {
+      return absl::FailedPreconditionError(
+          "cannot add feature sections to a 72-byte (pre-2.6.37) header");
+    }
+    for (size_t w = 0; w < 4; ++w) {
+      uint64_t word = 0;
+      for (size_t b = 0; b < 64; ++b) word |= uint64_t{bits[w * 64 + b]} << b;
+      e.put_u64(head.data() + 72 + 8 * w, word);
+    }
+  }
+  return out_.patch(0, head);
+}
+
+}  // namespace pdfix::transform

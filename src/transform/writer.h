@@ -1,0 +1,62 @@
+// Writes a recording back out: file mode (the input's own layout, with the data size, the feature
+// table, the feature bitmap and the AUXTRACE index recomputed) or pipe mode (records in order).
+// Runs of untouched records are copied from the input file, not through memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "transform/pass.h"
+#include "transform/session.h"
+#include "transform/zstd_stream.h"
+
+namespace pdfix::transform {
+
+class Writer : public RecordSink {
+ public:
+  enum class Compression {
+    kKeep,        // COMPRESSED records are copied; records inside them must come through unchanged
+    kRecompress,  // records inside are compressed anew into one fresh zstd stream
+  };
+  // `mapped` is the input file when it is one (for kernel-side copies), else nullptr.
+  Writer(io::Output& out, const Session& session, const io::MappedFile* mapped,
+         Compression compression);
+
+  // Writes everything before the first record: the file header and all that precedes the data
+  // section, or the pipe header.
+  absl::Status begin();
+  absl::Status emit(const RecordRef& r) override;
+  // Writes the feature sections (with `edits` applied) and completes the header.
+  absl::Status finish(const FeatureEdits& edits);
+
+ private:
+  absl::Status write_original(const RecordRef& r);
+  absl::Status write_bytes(std::span<const uint8_t> bytes);
+  absl::Status flush_run();
+  absl::Status flush_compressed(bool all);
+  absl::Status write_features(const FeatureEdits& edits, uint64_t new_data_end);
+
+  io::Output& out_;
+  const Session& session_;
+  const io::MappedFile* mapped_;
+  Compression compression_;
+
+  uint64_t pos_ = 0;  // logical output position, including the pending run
+  uint64_t run_begin_ = 0;
+  uint64_t run_len_ = 0;
+
+  std::optional<ZstdEncoder> zstd_;
+  std::vector<uint8_t> to_compress_;
+  uint32_t compressed_type_ = 0;
+  std::vector<uint8_t> scratch_;
+
+  // Where each AUXTRACE record moved to, by its input offset.
+  absl::flat_hash_map<uint64_t, uint64_t> auxtrace_moves_;
+};
+
+}  // namespace pdfix::transform
