@@ -41,7 +41,7 @@ std::bitset<kFeatureBits> read_feature_bits(const Endian& e, const uint8_t* p) {
 
 }  // namespace
 
-absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes) {
+absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes, bool whole_file) {
   if (bytes.size() < kPipeHeaderSize) {
     return malformed_at(0, "file too short for a perf.data header (", bytes.size(), " bytes)");
   }
@@ -79,6 +79,7 @@ absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes) {
   h.data = read_section(e, p + 40);
   h.event_types = read_section(e, p + 56);
   if (h.header_size == kFileHeaderSize) h.features = read_feature_bits(e, p + 72);
+  if (!whole_file) return h;
 
   const uint64_t file_size = bytes.size();
   auto check = [&](const Section& s, uint64_t field, const char* name) -> absl::Status {

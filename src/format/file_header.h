@@ -39,9 +39,10 @@ struct FileHeader {
   uint64_t feature_table_offset() const { return data.end(); }
 };
 
-// Parses the header at the start of `bytes`. For a pipe stream only the first 16 bytes are needed;
-// callers pass at least 16 and, for file mode, the whole mapping.
-absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes);
+// Parses the header at the start of `bytes`. `bytes` is the whole file when `whole_file`, and then
+// the sections are checked against its size; a stream passes what it has seen so far.
+absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes,
+                                             bool whole_file = true);
 
 // Writes `h`'s data section fields into an existing header image (the rest is kept as it was).
 void patch_data_section(std::span<uint8_t> header_image, const FileHeader& h);

@@ -15,7 +15,7 @@ absl::StatusOr<Session> open_session(io::Input& in) {
   }
   auto head = in.pipe->peek(format::kFileHeaderSize);
   if (!head.ok()) return head.status();
-  auto header = format::parse_file_header(*head);
+  auto header = format::parse_file_header(*head, /*whole_file=*/false);
   if (!header.ok()) return header.status();
   if (!header->pipe) {
     return absl::InvalidArgumentError(absl::StrCat(

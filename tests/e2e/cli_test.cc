@@ -1,0 +1,110 @@
+// The command line as a user meets it: help, usage errors, stdin/stdout, failures leaving nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "e2e/harness.h"
+#include "fixture/perf_data_builder.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+std::string sample_file() {
+  return std::string(PDFIX_FOREIGN_CORPUS) + "/quipper/perf.data.singleprocess-3.4";
+}
+
+TEST(Cli, HelpReadsLikeAManPage) {
+  for (const char* verb : {"", "copy ", "info ", "dump "}) {
+    RunResult r = sh(pdfix() + " " + verb + "--help");
+    EXPECT_EQ(r.status, 0) << verb;
+    EXPECT_NE(r.out.find("SYNOPSIS"), std::string::npos) << verb;
+    EXPECT_NE(r.out.find("EXIT STATUS"), std::string::npos) << verb;
+  }
+}
+
+TEST(Cli, UsageErrorsExitTwoWithOneLine) {
+  for (const char* args : {"", "frobnicate x", "copy onlyone", "info --bogus x", "dump a b"}) {
+    RunResult r = sh(pdfix() + " " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_FALSE(r.err.empty()) << args;
+  }
+}
+
+TEST(Cli, MissingInputIsAClearError) {
+  RunResult r = sh(pdfix() + " info /nonexistent/perf.data");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("/nonexistent/perf.data"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnwritableOutputLeavesNothingAndKeepsTheInput) {
+  const std::string dir = temp_dir();
+  RunResult r = sh(pdfix() + " copy " + sample_file() + " " + dir + "/no/such/dir/out.data");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("temporary file"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, CopyToStdoutWhetherSeekableOrNot) {
+  const std::string dir = temp_dir();
+  RunResult r = sh(pdfix() + " copy " + sample_file() + " - > " + dir + "/seekable.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(same_file(sample_file(), dir + "/seekable.data"));
+  r = sh(pdfix() + " copy " + sample_file() + " - | cat > " + dir + "/piped.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(same_file(sample_file(), dir + "/piped.data"));
+  fs::remove_all(dir);
+}
+
+TEST(Cli, OutputOverTheInputPathIsSafe) {
+  // The temp file + rename means even OUT == IN never reads a half-written input.
+  const std::string dir = temp_dir();
+  const std::string f = dir + "/same.data";
+  fs::copy_file(sample_file(), f);
+  RunResult r = sh(pdfix() + " copy " + f + " " + f);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(same_file(sample_file(), f));
+  fs::remove_all(dir);
+}
+
+TEST(Cli, InfoJsonHasRecordCountsAndDecodedFeatures) {
+  RunResult r = sh(pdfix() + " info --json " + sample_file());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"record_counts\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"name\": \"hostname\""), std::string::npos);
+  // The JSON is valid: python's parser is the referee.
+  RunResult check = sh(pdfix() + " info --json " + sample_file() +
+                       " | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                       "assert d[\"record_counts\"][\"SAMPLE\"] > 0'");
+  EXPECT_EQ(check.status, 0) << check.err;
+}
+
+TEST(Cli, DumpJsonIsOneObjectPerLine) {
+  RunResult r = sh(pdfix() + " dump --json " + sample_file() +
+                   " | python3 -c 'import json,sys; n=sum(1 for l in sys.stdin if json.loads(l)); "
+                   "print(n)'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  uint64_t total = 0;
+  for (const auto& [name, n] : pdfix_counts(sample_file())) total += n;
+  EXPECT_EQ(std::stoull(r.out), total);
+}
+
+TEST(Cli, BigEndianFixtureIsReadAndCopied) {
+  testing::PerfDataBuilder b(std::endian::big);
+  // perf always writes HOSTNAME; readers rely on it to tell how a foreign bitmap was written.
+  b.attr({}).string_feature(3, "zhost").string_feature(6, "s390x").comm(7, 7, "zvm").mmap(7, 0x1000, 0x2000, 0, "/bin/sh");
+  const std::string path = testing::write_temp(b.build());
+  RunResult r = sh(pdfix() + " info " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("big-endian"), std::string::npos);
+  EXPECT_NE(r.out.find("s390x"), std::string::npos);
+  r = sh(pdfix() + " dump " + path);
+  EXPECT_NE(r.out.find("comm=zvm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("filename=/bin/sh"), std::string::npos) << r.out;
+  r = sh(pdfix() + " copy " + path + " " + path + ".out");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_TRUE(same_file(path, path + ".out"));
+}
+
+}  // namespace
+}  // namespace pdfix::e2e

@@ -1,0 +1,90 @@
+// Every perf.data of the foreign corpus: read, round-tripped byte for byte, counted like perf.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "e2e/harness.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+class CorpusTest : public ::testing::TestWithParam<CorpusFile> {};
+
+TEST_P(CorpusTest, CopyIsByteIdenticalOrRefused) {
+  const CorpusFile& f = GetParam();
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/out.data";
+  RunResult r = sh(pdfix() + " copy " + quote(f.path) + " " + quote(out));
+  if (f.must_be_refused) {
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("offset 0x"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(fs::is_empty(dir)) << "a refused input left output behind";
+  } else {
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_file(f.path, out));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_P(CorpusTest, CopyThroughStdinAndStdoutIsByteIdentical) {
+  const CorpusFile& f = GetParam();
+  if (f.must_be_refused) GTEST_SKIP() << "refused input";
+  const std::string dir = temp_dir();
+  // A pipe on both ends: file-mode data can only be mapped, so it comes in by redirection.
+  RunResult r = sh("cat " + quote(f.path) + " | " + pdfix() + " copy - - | cat > " + dir + "/a");
+  RunResult info = sh(pdfix() + " info --json " + quote(f.path));
+  if (info.out.find("\"mode\": \"pipe\"") != std::string::npos) {
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_file(f.path, dir + "/a"));
+  } else {
+    EXPECT_NE(r.err.find("give its path"), std::string::npos) << r.err;
+  }
+  r = sh(pdfix() + " copy - - < " + quote(f.path) + " | cat > " + dir + "/b");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(same_file(f.path, dir + "/b"));
+  fs::remove_all(dir);
+}
+
+TEST_P(CorpusTest, InfoCountsEqualPerfs) {
+  const CorpusFile& f = GetParam();
+  if (f.must_be_refused) GTEST_SKIP() << "refused input";
+  auto perf = perf_stats(f.path);
+  if (perf.empty()) GTEST_SKIP() << "the machine's perf does not read " << f.name;
+  auto ours = pdfix_counts(f.path);
+  for (const char* type : {"SAMPLE", "MMAP", "MMAP2", "COMM", "FORK", "EXIT"}) {
+    EXPECT_EQ(ours[type], perf[type]) << type << " in " << f.name;
+  }
+}
+
+TEST_P(CorpusTest, TruncatedCopiesAreRefused) {
+  const CorpusFile& f = GetParam();
+  if (f.must_be_refused) GTEST_SKIP() << "refused input";
+  const std::string dir = temp_dir();
+  const auto size = fs::file_size(f.path);
+  for (double cut : {0.3, 0.5, 0.8}) {
+    const std::string part = dir + "/part.data";
+    fs::copy_file(f.path, part, fs::copy_options::overwrite_existing);
+    fs::resize_file(part, static_cast<uintmax_t>(static_cast<double>(size) * cut));
+    RunResult r = sh(pdfix() + " copy " + part + " " + dir + "/out.data");
+    EXPECT_EQ(r.status, 2) << f.name << " cut at " << cut << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/out.data"));
+    r = sh(pdfix() + " info " + part);
+    EXPECT_EQ(r.status, 2) << f.name << " cut at " << cut;
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Foreign, CorpusTest, ::testing::ValuesIn(corpus_files()),
+                         [](const auto& info) {
+                           std::string n = info.param.name;
+                           for (char& c : n) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace pdfix::e2e

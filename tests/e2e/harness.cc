@@ -1,0 +1,121 @@
+#include "e2e/harness.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace pdfix::e2e {
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string pdfix() { return quote(PDFIX_BINARY); }
+
+std::string temp_dir() {
+  std::string t = ::testing::TempDir() + "/pdfix-e2e-XXXXXX";
+  if (mkdtemp(t.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
+  return t;
+}
+
+RunResult sh(const std::string& command) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/out", err = dir + "/err";
+  const std::string line = "bash -c " + quote(command) + " >" + out + " 2>" + err + " </dev/null";
+  int raw = std::system(line.c_str());
+  RunResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove_all(dir);
+  return r;
+}
+
+bool perf_can_record() {
+  static const bool ok = [] {
+    const std::string dir = temp_dir();
+    RunResult r = sh("perf record -q -o " + dir + "/probe.data -- true");
+    fs::remove_all(dir);
+    return r.status == 0;
+  }();
+  return ok;
+}
+
+std::map<std::string, uint64_t> perf_stats(const std::string& path) {
+  std::map<std::string, uint64_t> counts;
+  RunResult r = sh("perf report --stats -i " + quote(path));
+  if (r.status != 0) return counts;
+  // Only the "Aggregated stats" block: per-event blocks follow it and repeat SAMPLE.
+  std::istringstream lines(r.out);
+  std::string line;
+  bool in_block = false;
+  static const std::regex row(R"(^\s*(\w+) events:\s+(\d+))");
+  while (std::getline(lines, line)) {
+    if (line.find("Aggregated stats") != std::string::npos) {
+      in_block = true;
+      continue;
+    }
+    if (in_block && line.find(" stats:") != std::string::npos) break;
+    std::smatch m;
+    if (in_block && std::regex_search(line, m, row)) counts[m[1]] = std::stoull(m[2]);
+  }
+  return counts;
+}
+
+std::map<std::string, uint64_t> pdfix_counts(const std::string& path) {
+  std::map<std::string, uint64_t> counts;
+  RunResult r = sh(pdfix() + " info --json " + quote(path));
+  EXPECT_EQ(r.status, 0) << r.err;
+  // "record_counts": { "NAME": n, ... } — a flat object of integers.
+  auto start = r.out.find("\"record_counts\"");
+  if (start == std::string::npos) return counts;
+  auto end = r.out.find('}', start);
+  static const std::regex entry(R"xx("(\w+)":\s*(\d+))xx");
+  std::string block = r.out.substr(start, end - start);
+  for (std::sregex_iterator it(block.begin(), block.end(), entry), e; it != e; ++it) {
+    counts[(*it)[1]] = std::stoull((*it)[2]);
+  }
+  return counts;
+}
+
+std::vector<CorpusFile> corpus_files() {
+  std::vector<CorpusFile> files;
+  for (const char* root : {PDFIX_FOREIGN_CORPUS, PDFIX_CORPUS}) {
+    if (!fs::exists(root)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      const std::string name = e.path().filename();
+      if (!e.is_regular_file() || (name.find(".data") == std::string::npos &&
+                                   name.find("perf.data") != 0)) {
+        continue;
+      }
+      const bool refused = name == "invalid_perf.data" || name.find("corrupted") != std::string::npos;
+      files.push_back({fs::relative(e.path(), fs::path(root).parent_path()).string(),
+                       e.path().string(), refused});
+    }
+  }
+  std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return files;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  return fs::exists(a) && fs::exists(b) && slurp(a) == slurp(b);
+}
+
+}  // namespace pdfix::e2e

@@ -1,0 +1,205 @@
+// The format layer: byte order, headers, attrs, feature and record decoders.
+#include <gtest/gtest.h>
+
+#include "fixture/perf_data_builder.h"
+#include "format/attr.h"
+#include "format/byte_order.h"
+#include "format/feature.h"
+#include "format/file_header.h"
+#include "format/record_type.h"
+#include "format/records.h"
+
+namespace pdfix {
+namespace {
+
+using testing::AttrSpec;
+using testing::Bytes;
+using testing::PerfDataBuilder;
+
+TEST(Endian, ReadsAndWritesInFileOrder) {
+  const uint8_t be[8] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
+  auto big = format::Endian::of(std::endian::big);
+  auto little = format::Endian::of(std::endian::little);
+  EXPECT_EQ(big.u16(be), 0x0102);
+  EXPECT_EQ(big.u32(be), 0x01020304U);
+  EXPECT_EQ(big.u64(be), 0x0102030405060708ULL);
+  EXPECT_EQ(little.u32(be), 0x04030201U);
+  uint8_t out[8] = {};
+  big.put_u64(out, 0x1122334455667788ULL);
+  EXPECT_EQ(out[0], 0x11);
+  EXPECT_EQ(out[7], 0x88);
+}
+
+TEST(Endian, BigEndianAttrFlagsAreBitReversed) {
+  // On a big-endian host the first bitfield (`disabled`, bit 0) is the top bit of the word.
+  auto big = format::Endian::of(std::endian::big);
+  uint8_t word[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(big.attr_flags(word), 1U);
+  uint8_t out[8] = {};
+  big.put_attr_flags(out, format::kAttrSampleIdAll);
+  EXPECT_EQ(big.attr_flags(out), format::kAttrSampleIdAll);
+  // sample_id_all is bit 18: byte 2, bit 5 counted from the top.
+  EXPECT_EQ(out[2], 0x20);
+}
+
+class HeaderTest : public ::testing::TestWithParam<std::endian> {};
+
+TEST_P(HeaderTest, ParsesFileHeaderAndFeatureTable) {
+  Bytes file = PerfDataBuilder(GetParam())
+                   .attr({.ids = {7, 8}})
+                   .comm(1, 1, "a")
+                   .string_feature(format::kFeatHostname, "host")
+                   .string_feature(format::kFeatArch, "s390x")
+                   .build();
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_FALSE(h->pipe);
+  EXPECT_EQ(h->endian.is_big(), GetParam() == std::endian::big);
+  EXPECT_EQ(h->header_size, 104U);
+  EXPECT_EQ(h->attr_size, 128U + 16);
+  EXPECT_TRUE(h->features[format::kFeatHostname]);
+  EXPECT_TRUE(h->features[format::kFeatArch]);
+  EXPECT_EQ(h->features.count(), 2U);
+  auto table = format::parse_feature_table(file, *h);
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->size(), 2U);
+  auto arch = format::decode_string_feature(
+      {std::span<const uint8_t>(file).subspan((*table)[1].section.offset, (*table)[1].section.size),
+       h->endian, 0});
+  ASSERT_TRUE(arch.ok());
+  EXPECT_EQ(*arch, "s390x");
+}
+
+TEST_P(HeaderTest, ParsesLegacyHeader) {
+  Bytes file = PerfDataBuilder(GetParam()).legacy_header().attr({}).comm(1, 1, "a").build();
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_TRUE(h->legacy_magic);
+  EXPECT_EQ(h->header_size, 72U);
+  EXPECT_EQ(h->endian.is_big(), GetParam() == std::endian::big);
+  EXPECT_EQ(h->features.count(), 0U);
+}
+
+TEST_P(HeaderTest, ParsesPipeHeader) {
+  Bytes file = PerfDataBuilder(GetParam()).pipe_mode().attr({}).comm(1, 1, "a").build();
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_TRUE(h->pipe);
+  EXPECT_EQ(h->endian.is_big(), GetParam() == std::endian::big);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothOrders, HeaderTest,
+                         ::testing::Values(std::endian::little, std::endian::big),
+                         [](const auto& info) {
+                           return info.param == std::endian::big ? "Big" : "Little";
+                         });
+
+TEST(Header, SwappedBitmapWrittenWith32BitWords) {
+  // A big-endian 32-bit host wrote the bitmap as u32 words: HOSTNAME (bit 3) sits in the first
+  // u32, which read as a u64 would put it at bit 35.
+  Bytes file = PerfDataBuilder(std::endian::big).attr({}).string_feature(3, "h").build();
+  std::fill(file.begin() + 72, file.begin() + 104, 0);
+  file[75] = 0x08;  // first big-endian u32 = 0x00000008
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->features[3]);
+  EXPECT_EQ(h->features.count(), 1U);
+}
+
+TEST(Header, RejectsWhatIsNoPerfData) {
+  Bytes junk(200, 0x41);
+  auto h = format::parse_file_header(junk);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("bad magic"), std::string::npos);
+  EXPECT_FALSE(format::parse_file_header(Bytes{'P', 'E'}).ok());
+}
+
+TEST(Header, RejectsSectionsPastTheEnd) {
+  Bytes file = PerfDataBuilder().attr({}).comm(1, 1, "a").build();
+  file.resize(file.size() - 8);  // the data section now runs past the end
+  auto h = format::parse_file_header(file);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("data section"), std::string::npos) << h.status();
+  EXPECT_NE(h.status().message().find("offset 0x28"), std::string::npos) << h.status();
+}
+
+TEST(Attr, TrailerLayoutFollowsSampleType) {
+  format::EventAttr a;
+  a.flags = format::kAttrSampleIdAll;
+  a.sample_type = format::kSampleIp | format::kSampleTid | format::kSampleTime |
+                  format::kSampleCpu | format::kSamplePeriod | format::kSampleIdentifier;
+  EXPECT_EQ(a.trailer_size(), 8U * 4);  // TID, TIME, CPU, IDENTIFIER
+  a.flags = 0;
+  EXPECT_EQ(a.trailer_size(), 0U);
+  EXPECT_EQ(format::sample_id_position(format::kSampleIdentifier | format::kSampleIp), 0U);
+  EXPECT_EQ(format::sample_id_position(format::kSampleIp | format::kSampleTid | format::kSampleId),
+            2U);
+  EXPECT_EQ(format::trailer_id_position_from_end(format::kSampleId | format::kSampleCpu), 2U);
+  EXPECT_EQ(format::sample_id_position(format::kSampleIp), std::nullopt);
+}
+
+TEST(Records, Mmap2WithBuildIdKeepsEverythingElse) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  format::MmapRecord m;
+  m.misc = format::kCpuModeUser | format::kMiscMmapData;
+  m.pid = 42;
+  m.tid = 43;
+  m.start = 0x400000;
+  m.len = 0x1000;
+  m.pgoff = 0x2000;
+  m.filename = "/usr/lib/libfoo.so";
+  const Bytes id = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  const Bytes trailer = {1, 2, 3, 4, 5, 6, 7, 8};
+  Bytes rec = format::encode_mmap2_with_build_id(m, id, trailer, e);
+  EXPECT_EQ(rec.size() % 8, 0U);
+  EXPECT_TRUE(std::equal(trailer.begin(), trailer.end(), rec.end() - 8));
+  auto back = format::decode_mmap(rec, e, 8, 0);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->is_mmap2);
+  EXPECT_TRUE(back->has_build_id());
+  EXPECT_EQ(back->misc & format::kCpuModeMask, format::kCpuModeUser);
+  EXPECT_TRUE(back->misc & format::kMiscMmapData);
+  EXPECT_EQ(back->pid, 42U);
+  EXPECT_EQ(back->tid, 43U);
+  EXPECT_EQ(back->start, 0x400000U);
+  EXPECT_EQ(back->len, 0x1000U);
+  EXPECT_EQ(back->pgoff, 0x2000U);
+  EXPECT_EQ(back->build_id_size, 20);
+  EXPECT_TRUE(std::equal(id.begin(), id.end(), back->build_id.begin()));
+  EXPECT_EQ(back->filename, "/usr/lib/libfoo.so");
+  EXPECT_EQ(back->prot, 1U);  // a data mapping: readable, not executable
+}
+
+TEST(Records, ShortRecordIsAnErrorNotARead) {
+  const format::Endian e = format::Endian::host();
+  Bytes rec(24, 0);
+  e.put_u32(rec.data(), 1);
+  e.put_u16(rec.data() + 6, 24);
+  auto m = format::decode_mmap(rec, e, 0, 0x1234);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("0x1234"), std::string::npos);
+}
+
+TEST(Features, BuildIdTableHonoursSizeBit) {
+  PerfDataBuilder b;
+  b.attr({}).build_id_entry(0x8000 | 1, -1, Bytes(20, 0xab), "[kernel.kallsyms]")
+      .build_id_entry(0x8000 | 2, 77, Bytes(16, 0xcd), "/bin/true");
+  Bytes file = b.build();
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok());
+  auto table = format::parse_feature_table(file, *h);
+  ASSERT_TRUE(table.ok());
+  const auto& s = table->front().section;
+  auto entries = format::decode_build_id_table(
+      {std::span<const uint8_t>(file).subspan(s.offset, s.size), h->endian, s.offset});
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_EQ(entries->size(), 2U);
+  EXPECT_EQ((*entries)[0].filename, "[kernel.kallsyms]");
+  EXPECT_EQ((*entries)[0].pid, -1);
+  EXPECT_EQ(format::build_id_hex((*entries)[0]), "abababababababababababababababababababab");
+  EXPECT_EQ((*entries)[1].id_size, 16);
+  EXPECT_EQ(format::build_id_hex((*entries)[1]), "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd");
+}
+
+}  // namespace
+}  // namespace pdfix

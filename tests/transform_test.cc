@@ -1,0 +1,314 @@
+// Reader, pipeline and writer over synthetic recordings of every shape the fixture builder makes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "fixture/perf_data_builder.h"
+#include "format/feature.h"
+#include "format/record_type.h"
+#include "format/records.h"
+#include "io/input.h"
+#include "transform/open_session.h"
+#include "transform/pipeline.h"
+
+namespace pdfix {
+namespace {
+
+using testing::AttrSpec;
+using testing::Bytes;
+using testing::PerfDataBuilder;
+
+struct Shape {
+  std::string name;
+  std::endian order;
+  bool pipe;
+  uint32_t compressed;  // 0, 81 or 83
+};
+
+// A recording with a bit of everything, in the given shape.
+PerfDataBuilder recording(const Shape& s) {
+  PerfDataBuilder b(s.order);
+  if (s.pipe) b.pipe_mode();
+  b.attr({.sample_type = 0x107 | (1ULL << 16), .ids = {100, 101}});
+  b.string_feature(format::kFeatHostname, "fixture-host");
+  b.string_feature(format::kFeatArch, "x86_64");
+  b.build_id_entry(0x8000 | 1, -1, Bytes(20, 0x11), "[kernel.kallsyms]");
+  if (s.compressed != 0) b.compress(s.compressed, 40);  // small chunks: records straddle them
+  b.comm(10, 10, "app")
+      .mmap(-1, 0xffffffff81000000ULL, 0x1000000, 0xffffffff81000000ULL, "[kernel.kallsyms]_text",
+            format::kCpuModeKernel)
+      .mmap(10, 0x400000, 0x1000, 0, "/usr/bin/app")
+      .mmap2(10, 0x7f0000000000ULL, 0x2000, 0, "/usr/lib/libc.so.6", 8, 1, 1234)
+      .sample(0x400010, 10, 10, 1000)
+      .sample(0xffffffff81000100ULL, 10, 10, 1001, format::kCpuModeKernel);
+  b.finished_round();
+  if (!s.pipe) b.auxtrace(Bytes(24, 0x5a));
+  b.comm(11, 11, "other").finished_round();
+  return b;
+}
+
+std::vector<Shape> all_shapes() {
+  std::vector<Shape> shapes;
+  for (auto order : {std::endian::little, std::endian::big}) {
+    for (bool pipe : {false, true}) {
+      for (uint32_t c : {0U, 81U, 83U}) {
+        std::string name = std::string(order == std::endian::big ? "Big" : "Little") +
+                           (pipe ? "Pipe" : "File") + (c == 0 ? "" : c == 81 ? "Zstd" : "Zstd2");
+        shapes.push_back({name, order, pipe, c});
+      }
+    }
+  }
+  return shapes;
+}
+
+struct Read {
+  std::vector<uint32_t> types;  // of records passes see (compressed containers left out)
+  std::vector<Bytes> bytes;
+  std::vector<uint32_t> trailers;
+};
+
+absl::StatusOr<Read> read_all(const std::string& path) {
+  auto in = io::open_input(path);
+  if (!in.ok()) return in.status();
+  auto session = transform::open_session(*in);
+  if (!session.ok()) return session.status();
+  auto reader = transform::make_reader(*in, *session, {.expand_compressed = true});
+  Read out;
+  while (true) {
+    auto r = reader->next();
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) break;
+    const auto& rec = **r;
+    if (!rec.inner && format::is_compressed_type(rec.header.type)) continue;
+    out.types.push_back(rec.header.type);
+    out.bytes.emplace_back(rec.bytes.begin(), rec.bytes.end());
+    out.trailers.push_back(session->trailer_size(rec));
+  }
+  return out;
+}
+
+class ShapeTest : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ShapeTest, ReaderSeesEveryRecordInOrder) {
+  const Shape& s = GetParam();
+  auto path = testing::write_temp(recording(s).build());
+  auto got = read_all(path);
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<uint32_t> expected;
+  if (s.pipe) {
+    expected = {format::kHeaderAttr, format::kHeaderFeature, format::kHeaderFeature,
+                format::kHeaderFeature};
+  }
+  for (uint32_t t : {3, 1, 1, 10, 9, 9, 68}) expected.push_back(t);
+  if (!s.pipe) expected.push_back(format::kAuxtrace);
+  for (uint32_t t : {3, 68}) expected.push_back(t);
+  EXPECT_EQ(got->types, expected);
+  // The trailer of a COMM is TID, TIME and IDENTIFIER: 24 bytes, from the fixture's attr.
+  size_t comm = std::find(got->types.begin(), got->types.end(), 3U) - got->types.begin();
+  EXPECT_EQ(got->trailers[comm], 24U);
+}
+
+TEST_P(ShapeTest, CopyIsByteIdentical) {
+  Bytes original = recording(GetParam()).build();
+  auto in_path = testing::write_temp(original);
+  auto in = io::open_input(in_path);
+  ASSERT_TRUE(in.ok());
+  const std::string out_path = in_path + ".out";
+  ASSERT_TRUE(transform::run_pipeline(*in, out_path, {}, {}).ok());
+  EXPECT_EQ(testing::read_file(out_path), original);
+}
+
+// Upgrades every MMAP to an MMAP2 with a made-up build-id: 32 bytes more per record, which moves
+// everything after it.
+class GrowMmaps : public transform::Pass {
+ public:
+  std::string_view name() const override { return "grow-mmaps"; }
+  bool changes_records() const override { return true; }
+  absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
+                       transform::RecordSink& out) override {
+    if (r.header.type != format::kMmap) return out.emit(r);
+    const uint32_t trailer = s.trailer_size(r);
+    auto m = format::decode_mmap(r.bytes, s.endian(), trailer, r.offset);
+    if (!m.ok()) return m.status();
+    buf_ = format::encode_mmap2_with_build_id(*m, Bytes(20, 0x77), r.bytes.last(trailer),
+                                              s.endian());
+    transform::RecordRef changed = r;
+    changed.bytes = buf_;
+    changed.header = format::read_record_header(s.endian(), buf_.data());
+    changed.original = false;
+    ++upgraded;
+    return out.emit(changed);
+  }
+  int upgraded = 0;
+
+ private:
+  Bytes buf_;
+};
+
+TEST_P(ShapeTest, GrowingRecordsKeepsTheFileConsistent) {
+  const Shape& s = GetParam();
+  auto in_path = testing::write_temp(recording(s).build());
+  auto in = io::open_input(in_path);
+  ASSERT_TRUE(in.ok());
+  GrowMmaps pass;
+  transform::Pass* passes[] = {&pass};
+  const std::string out_path = in_path + ".out";
+  auto st = transform::run_pipeline(*in, out_path, passes, {});
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(pass.upgraded, 2);
+
+  auto before = read_all(in_path);
+  auto after = read_all(out_path);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_EQ(after->types.size(), before->types.size());
+  for (size_t i = 0; i < before->types.size(); ++i) {
+    if (before->types[i] == format::kMmap) {
+      EXPECT_EQ(after->types[i], format::kMmap2);
+      EXPECT_EQ(after->bytes[i].size(), before->bytes[i].size() + 32);
+      // The sample_id trailer travels to the new end of the record.
+      EXPECT_TRUE(std::equal(before->bytes[i].end() - 24, before->bytes[i].end(),
+                             after->bytes[i].end() - 24));
+    } else {
+      EXPECT_EQ(after->bytes[i], before->bytes[i]) << "record " << i;
+    }
+  }
+  if (s.pipe) return;
+
+  // File mode: the features moved with the data and still read back; the AUXTRACE index points
+  // at the AUXTRACE record's new place.
+  Bytes out = testing::read_file(out_path);
+  auto h = format::parse_file_header(out);
+  ASSERT_TRUE(h.ok());
+  auto table = format::parse_feature_table(out, *h);
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->size(), 4U);  // build_id, hostname, arch, auxtrace
+  for (const auto& f : *table) {
+    format::FeatureBytes fb{std::span<const uint8_t>(out).subspan(f.section.offset, f.section.size),
+                            h->endian, f.section.offset};
+    if (f.id == format::kFeatHostname) {
+      EXPECT_EQ(*format::decode_string_feature(fb), "fixture-host");
+    }
+    if (f.id == format::kFeatAuxtrace) {
+      auto index = format::decode_auxtrace_index(fb);
+      ASSERT_TRUE(index.ok());
+      ASSERT_EQ(index->size(), 1U);
+      const uint64_t at = (*index)[0].file_offset;
+      ASSERT_LT(at + 8, out.size());
+      EXPECT_EQ(h->endian.u32(out.data() + at), format::kAuxtrace);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllShapes, ShapeTest, ::testing::ValuesIn(all_shapes()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Reader, AuxtraceIndexMovesByExactlyTheGrowth) {
+  PerfDataBuilder b;
+  b.attr({}).mmap(1, 0x1000, 0x1000, 0, "/a").auxtrace(Bytes(40, 1));
+  auto in_path = testing::write_temp(b.build());
+  auto in = io::open_input(in_path);
+  GrowMmaps pass;
+  transform::Pass* passes[] = {&pass};
+  ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", passes, {}).ok());
+  auto index_of = [](const Bytes& file) {
+    auto h = format::parse_file_header(file);
+    auto table = format::parse_feature_table(file, *h);
+    for (const auto& f : *table) {
+      if (f.id == format::kFeatAuxtrace) {
+        return (*format::decode_auxtrace_index(
+                    {std::span<const uint8_t>(file).subspan(f.section.offset, f.section.size),
+                     h->endian, 0}))[0]
+            .file_offset;
+      }
+    }
+    return uint64_t{0};
+  };
+  EXPECT_EQ(index_of(testing::read_file(in_path + ".out")),
+            index_of(testing::read_file(in_path)) + 32);
+}
+
+TEST(Reader, ZeroSizeRecordIsRefusedWithItsOffset) {
+  PerfDataBuilder b;
+  b.attr({}).comm(1, 1, "x").raw_record(9, 0, Bytes(8, 0));
+  Bytes file = b.build();
+  auto h = format::parse_file_header(file);
+  // Zero the size of the second record.
+  const uint64_t second = h->data.offset + h->endian.u16(file.data() + h->data.offset + 6);
+  h->endian.put_u16(file.data() + second + 6, 0);
+  auto got = read_all(testing::write_temp(file));
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find(absl::StrCat("offset 0x", absl::Hex(second))),
+            std::string::npos)
+      << got.status();
+  EXPECT_NE(got.status().message().find("SAMPLE"), std::string::npos) << got.status();
+}
+
+TEST(Reader, TruncatedPipeStreamIsRefused) {
+  Bytes file = recording({"", std::endian::little, true, 0}).build();
+  file.resize(file.size() - 12);
+  auto got = read_all(testing::write_temp(file));
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("runs past the end"), std::string::npos) << got.status();
+}
+
+TEST(Reader, TrailingTextAfterAPipeStreamIsKept) {
+  const std::string junk = "[ perf record: Woken up 1 times to write data ]\n";
+  Bytes original = recording({"", std::endian::little, true, 0}).trailing(junk).build();
+  auto path = testing::write_temp(original);
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok());
+  auto session = transform::open_session(*in);
+  auto reader = transform::make_reader(*in, *session, {});
+  std::optional<transform::RecordRef> last;
+  while (true) {
+    auto r = reader->next();
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (!r->has_value()) break;
+    last = **r;
+  }
+  ASSERT_TRUE(last.has_value());
+  EXPECT_TRUE(last->trailing);
+  EXPECT_EQ(std::string(last->bytes.begin(), last->bytes.end()), junk);
+
+  auto in2 = io::open_input(path);
+  ASSERT_TRUE(transform::run_pipeline(*in2, path + ".out", {}, {}).ok());
+  EXPECT_EQ(testing::read_file(path + ".out"), original);
+}
+
+TEST(Reader, CompressedStreamCutInsideARecordIsRefused) {
+  // Drop the last compressed record: the records it completed are now cut off.
+  PerfDataBuilder b;
+  b.attr({}).compress(81, 60).comm(1, 1, "aaaaaaaaaaaaaaaaaaaaaaa").comm(2, 2, "bbbbbbbbbbbbbbbbbbbbbbbbbb");
+  Bytes file = b.build();
+  auto h = format::parse_file_header(file);
+  uint64_t pos = h->data.offset, last = pos;
+  while (pos < h->data.end()) {
+    last = pos;
+    pos += h->endian.u16(file.data() + pos + 6);
+  }
+  h->endian.put_u64(file.data() + 48, last - h->data.offset);
+  auto got = read_all(testing::write_temp(file));
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("compressed data ends inside a record"), std::string::npos)
+      << got.status();
+}
+
+TEST(Writer, FailedRunLeavesNoOutput) {
+  Bytes file = recording({"", std::endian::little, false, 0}).build();
+  auto h = format::parse_file_header(file);
+  h->endian.put_u16(file.data() + h->data.offset + 6, 4);  // first record: size below 8
+  auto path = testing::write_temp(file);
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok());
+  EXPECT_FALSE(transform::run_pipeline(*in, path + ".out", {}, {}).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".out"));
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
+    EXPECT_EQ(entry.path().filename(), "fixture.data") << "left behind: " << entry.path();
+  }
+}
+
+}  // namespace
+}  // namespace pdfix
