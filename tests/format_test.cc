@@ -182,7 +182,8 @@ TEST(Records, ShortRecordIsAnErrorNotARead) {
 
 TEST(Features, BuildIdTableHonoursSizeBit) {
   PerfDataBuilder b;
-  b.attr({}).build_id_entry(0x8000 | 1, -1, Bytes(20, 0xab), "[kernel.kallsyms]")
+  b.attr({})
+      .build_id_entry(0x8000 | 1, -1, Bytes(20, 0xab), "[kernel.kallsyms]")
       .build_id_entry(0x8000 | 2, 77, Bytes(16, 0xcd), "/bin/true");
   Bytes file = b.build();
   auto h = format::parse_file_header(file);

@@ -56,7 +56,10 @@ std::vector<Shape> all_shapes() {
     for (bool pipe : {false, true}) {
       for (uint32_t c : {0U, 81U, 83U}) {
         std::string name = std::string(order == std::endian::big ? "Big" : "Little") +
-                           (pipe ? "Pipe" : "File") + (c == 0 ? "" : c == 81 ? "Zstd" : "Zstd2");
+                           (pipe ? "Pipe" : "File") +
+                           (c == 0    ? ""
+                            : c == 81 ? "Zstd"
+                                      : "Zstd2");
         shapes.push_back({name, order, pipe, c});
       }
     }
@@ -133,8 +136,8 @@ class GrowMmaps : public transform::Pass {
     const uint32_t trailer = s.trailer_size(r);
     auto m = format::decode_mmap(r.bytes, s.endian(), trailer, r.offset);
     if (!m.ok()) return m.status();
-    buf_ = format::encode_mmap2_with_build_id(*m, Bytes(20, 0x77), r.bytes.last(trailer),
-                                              s.endian());
+    buf_ =
+        format::encode_mmap2_with_build_id(*m, Bytes(20, 0x77), r.bytes.last(trailer), s.endian());
     transform::RecordRef changed = r;
     changed.bytes = buf_;
     changed.header = format::read_record_header(s.endian(), buf_.data());
@@ -219,8 +222,8 @@ TEST(Reader, AuxtraceIndexMovesByExactlyTheGrowth) {
     for (const auto& f : *table) {
       if (f.id == format::kFeatAuxtrace) {
         return (*format::decode_auxtrace_index(
-                    {std::span<const uint8_t>(file).subspan(f.section.offset, f.section.size),
-                     h->endian, 0}))[0]
+            {std::span<const uint8_t>(file).subspan(f.section.offset, f.section.size), h->endian,
+             0}))[0]
             .file_offset;
       }
     }
@@ -281,7 +284,10 @@ TEST(Reader, TrailingTextAfterAPipeStreamIsKept) {
 TEST(Reader, CompressedStreamCutInsideARecordIsRefused) {
   // Drop the last compressed record: the records it completed are now cut off.
   PerfDataBuilder b;
-  b.attr({}).compress(81, 60).comm(1, 1, "aaaaaaaaaaaaaaaaaaaaaaa").comm(2, 2, "bbbbbbbbbbbbbbbbbbbbbbbbbb");
+  b.attr({})
+      .compress(81, 60)
+      .comm(1, 1, "aaaaaaaaaaaaaaaaaaaaaaa")
+      .comm(2, 2, "bbbbbbbbbbbbbbbbbbbbbbbbbb");
   Bytes file = b.build();
   auto h = format::parse_file_header(file);
   uint64_t pos = h->data.offset, last = pos;
@@ -305,7 +311,8 @@ TEST(Writer, FailedRunLeavesNoOutput) {
   ASSERT_TRUE(in.ok());
   EXPECT_FALSE(transform::run_pipeline(*in, path + ".out", {}, {}).ok());
   EXPECT_FALSE(std::filesystem::exists(path + ".out"));
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
     EXPECT_EQ(entry.path().filename(), "fixture.data") << "left behind: " << entry.path();
   }
 }

@@ -1,5 +1,5 @@
-// Command-line parsing for the verbs. Each verb declares its options; parse() fills them in. (Abseil
-// flags are process-global and know no verbs, so each verb's options live here instead.)
+// Command-line parsing for the verbs. Each verb declares its options; parse() fills them in.
+// (Abseil flags are process-global and know no verbs, so each verb's options live here instead.)
 #pragma once
 
 #include <functional>
@@ -11,7 +11,7 @@
 namespace pdfix::cli {
 
 struct Option {
-  std::string name;  // "--json"
+  std::string name;        // "--json"
   std::string short_name;  // "-v", or empty
   bool takes_value = false;
   std::function<absl::Status(const std::string& value)> set;

@@ -67,8 +67,8 @@ std::optional<int> parse_read_only(const Args& args, const char* verb, const cha
       return absl::OkStatus();
     };
   };
-  auto pos = parse_args(args, {{"--json", "", false, flag(out.json)},
-                               {"--help", "-h", false, flag(out.help)}});
+  auto pos = parse_args(
+      args, {{"--json", "", false, flag(out.json)}, {"--help", "-h", false, flag(out.help)}});
   if (!pos.ok()) return usage_error(std::string(pos.status().message()), verb);
   if (out.help) {
     std::cout << help_text;

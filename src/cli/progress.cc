@@ -11,7 +11,8 @@ constexpr auto kQuietFor = std::chrono::milliseconds(500);
 }  // namespace
 
 Progress::Progress(std::string label)
-    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1),
+    : label_(std::move(label)),
+      enabled_(isatty(STDERR_FILENO) == 1),
       start_(std::chrono::steady_clock::now()) {}
 
 Progress::~Progress() {

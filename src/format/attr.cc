@@ -12,14 +12,29 @@ namespace {
 constexpr uint64_t kTrailerFields =
     kSampleTid | kSampleTime | kSampleId | kSampleStreamId | kSampleCpu | kSampleIdentifier;
 
-constexpr std::array<const char*, 10> kHardwareNames = {
-    "cycles",        "instructions",          "cache-references",       "cache-misses",
-    "branches",      "branch-misses",         "bus-cycles",             "stalled-cycles-frontend",
-    "stalled-cycles-backend", "ref-cycles"};
-constexpr std::array<const char*, 13> kSoftwareNames = {
-    "cpu-clock",     "task-clock",   "page-faults",      "context-switches", "cpu-migrations",
-    "minor-faults",  "major-faults", "alignment-faults", "emulation-faults", "dummy",
-    "bpf-output",    "cgroup-switches", "dummy"};
+constexpr std::array<const char*, 10> kHardwareNames = {"cycles",
+                                                        "instructions",
+                                                        "cache-references",
+                                                        "cache-misses",
+                                                        "branches",
+                                                        "branch-misses",
+                                                        "bus-cycles",
+                                                        "stalled-cycles-frontend",
+                                                        "stalled-cycles-backend",
+                                                        "ref-cycles"};
+constexpr std::array<const char*, 13> kSoftwareNames = {"cpu-clock",
+                                                        "task-clock",
+                                                        "page-faults",
+                                                        "context-switches",
+                                                        "cpu-migrations",
+                                                        "minor-faults",
+                                                        "major-faults",
+                                                        "alignment-faults",
+                                                        "emulation-faults",
+                                                        "dummy",
+                                                        "bpf-output",
+                                                        "cgroup-switches",
+                                                        "dummy"};
 
 }  // namespace
 
@@ -36,11 +51,16 @@ std::string EventAttr::default_name() const {
     case 1:
       if (config < kSoftwareNames.size()) return kSoftwareNames[config];
       break;
-    case 2: return absl::StrCat("tracepoint:", config);
-    case 3: return absl::StrCat("hw-cache:0x", absl::Hex(config));
-    case 4: return absl::StrCat("raw 0x", absl::Hex(config));
-    case 5: return "breakpoint";
-    default: break;
+    case 2:
+      return absl::StrCat("tracepoint:", config);
+    case 3:
+      return absl::StrCat("hw-cache:0x", absl::Hex(config));
+    case 4:
+      return absl::StrCat("raw 0x", absl::Hex(config));
+    case 5:
+      return "breakpoint";
+    default:
+      break;
   }
   return absl::StrCat("type ", type, " config 0x", absl::Hex(config));
 }

@@ -12,8 +12,7 @@ namespace pdfix::format {
 
 template <typename... Args>
 absl::Status malformed_at(uint64_t offset, const Args&... what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("offset 0x", absl::Hex(offset), ": ", what...));
+  return absl::InvalidArgumentError(absl::StrCat("offset 0x", absl::Hex(offset), ": ", what...));
 }
 
 }  // namespace pdfix::format

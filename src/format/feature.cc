@@ -11,12 +11,12 @@ namespace pdfix::format {
 namespace {
 
 constexpr std::array<const char*, 32> kNames = {
-    "reserved",       "tracing_data",  "build_id",      "hostname",      "osrelease",
-    "version",        "arch",          "nrcpus",        "cpudesc",       "cpuid",
-    "total_mem",      "cmdline",       "event_desc",    "cpu_topology",  "numa_topology",
-    "branch_stack",   "pmu_mappings",  "group_desc",    "auxtrace",      "stat",
-    "cache",          "sample_time",   "mem_topology",  "clockid",       "dir_format",
-    "bpf_prog_info",  "bpf_btf",       "compressed",    "cpu_pmu_caps",  "clock_data",
+    "reserved",        "tracing_data", "build_id",     "hostname",     "osrelease",
+    "version",         "arch",         "nrcpus",       "cpudesc",      "cpuid",
+    "total_mem",       "cmdline",      "event_desc",   "cpu_topology", "numa_topology",
+    "branch_stack",    "pmu_mappings", "group_desc",   "auxtrace",     "stat",
+    "cache",           "sample_time",  "mem_topology", "clockid",      "dir_format",
+    "bpf_prog_info",   "bpf_btf",      "compressed",   "cpu_pmu_caps", "clock_data",
     "hybrid_topology", "pmu_caps"};
 
 // A bounds-checked cursor over one feature payload.
@@ -156,7 +156,8 @@ absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureByt
 }
 
 std::string build_id_hex(const BuildIdEntry& e) {
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(e.id.data()), e.id_size));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(e.id.data()), e.id_size));
 }
 
 absl::StatusOr<CompressionInfo> decode_compressed(const FeatureBytes& f) {

@@ -8,19 +8,36 @@ namespace pdfix::format {
 namespace {
 
 constexpr std::array<std::string_view, 23> kKernelNames = {
-    "",          "MMAP",          "LOST",       "COMM",          "EXIT",
-    "THROTTLE",  "UNTHROTTLE",    "FORK",       "READ",          "SAMPLE",
-    "MMAP2",     "AUX",           "ITRACE_START", "LOST_SAMPLES", "SWITCH",
-    "SWITCH_CPU_WIDE", "NAMESPACES", "KSYMBOL", "BPF_EVENT",     "CGROUP",
-    "TEXT_POKE", "AUX_OUTPUT_HW_ID", "CALLCHAIN_DEFERRED",
+    "",
+    "MMAP",
+    "LOST",
+    "COMM",
+    "EXIT",
+    "THROTTLE",
+    "UNTHROTTLE",
+    "FORK",
+    "READ",
+    "SAMPLE",
+    "MMAP2",
+    "AUX",
+    "ITRACE_START",
+    "LOST_SAMPLES",
+    "SWITCH",
+    "SWITCH_CPU_WIDE",
+    "NAMESPACES",
+    "KSYMBOL",
+    "BPF_EVENT",
+    "CGROUP",
+    "TEXT_POKE",
+    "AUX_OUTPUT_HW_ID",
+    "CALLCHAIN_DEFERRED",
 };
 
 constexpr std::array<std::string_view, 21> kUserNames = {
-    "ATTR",       "EVENT_TYPE",  "TRACING_DATA",  "BUILD_ID",      "FINISHED_ROUND",
-    "ID_INDEX",   "AUXTRACE_INFO", "AUXTRACE",    "AUXTRACE_ERROR", "THREAD_MAP",
-    "CPU_MAP",    "STAT_CONFIG", "STAT",          "STAT_ROUND",    "EVENT_UPDATE",
-    "TIME_CONV",  "FEATURE",     "COMPRESSED",    "FINISHED_INIT", "COMPRESSED2",
-    "BPF_METADATA",
+    "ATTR",          "EVENT_TYPE",  "TRACING_DATA",   "BUILD_ID",   "FINISHED_ROUND", "ID_INDEX",
+    "AUXTRACE_INFO", "AUXTRACE",    "AUXTRACE_ERROR", "THREAD_MAP", "CPU_MAP",        "STAT_CONFIG",
+    "STAT",          "STAT_ROUND",  "EVENT_UPDATE",   "TIME_CONV",  "FEATURE",        "COMPRESSED",
+    "FINISHED_INIT", "COMPRESSED2", "BPF_METADATA",
 };
 
 }  // namespace
@@ -35,12 +52,18 @@ std::string record_type_name(uint32_t type) {
 
 std::string_view cpumode_name(uint16_t misc) {
   switch (misc & kCpuModeMask) {
-    case kCpuModeKernel: return "kernel";
-    case kCpuModeUser: return "user";
-    case kCpuModeHypervisor: return "hypervisor";
-    case kCpuModeGuestKernel: return "guest-kernel";
-    case kCpuModeGuestUser: return "guest-user";
-    default: return "unknown";
+    case kCpuModeKernel:
+      return "kernel";
+    case kCpuModeUser:
+      return "user";
+    case kCpuModeHypervisor:
+      return "hypervisor";
+    case kCpuModeGuestKernel:
+      return "guest-kernel";
+    case kCpuModeGuestUser:
+      return "guest-user";
+    default:
+      return "unknown";
   }
 }
 

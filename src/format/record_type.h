@@ -66,9 +66,12 @@ std::string record_type_name(uint32_t type);
 inline bool is_kernel_type(uint32_t type) { return type < kHeaderAttr; }
 inline bool has_sample_id_trailer(uint32_t type) { return is_kernel_type(type) && type != kSample; }
 inline bool is_known_type(uint32_t type) {
-  return (type >= kMmap && type <= kCallchainDeferred) || (type >= kHeaderAttr && type <= kBpfMetadata);
+  return (type >= kMmap && type <= kCallchainDeferred) ||
+         (type >= kHeaderAttr && type <= kBpfMetadata);
 }
-inline bool is_compressed_type(uint32_t type) { return type == kCompressed || type == kCompressed2; }
+inline bool is_compressed_type(uint32_t type) {
+  return type == kCompressed || type == kCompressed2;
+}
 
 // The cpumode bits of record misc.
 enum CpuMode : uint16_t {

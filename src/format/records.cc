@@ -41,7 +41,8 @@ absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const En
   m.is_mmap2 = e.u32(p) == kMmap2;
   m.misc = e.u16(p + 4);
   uint32_t name_at = m.is_mmap2 ? kMmap2FilenameOffset : kMmapFilenameOffset;
-  auto name = string_field(record, name_at, trailer_size, file_offset, m.is_mmap2 ? "MMAP2" : "MMAP");
+  auto name =
+      string_field(record, name_at, trailer_size, file_offset, m.is_mmap2 ? "MMAP2" : "MMAP");
   if (!name.ok()) return name.status();
   m.filename = *name;
   m.pid = e.u32(p + 8);
@@ -73,8 +74,9 @@ std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
   const uint32_t size = kMmap2FilenameOffset + name_bytes + static_cast<uint32_t>(trailer.size());
   std::vector<uint8_t> out(size, 0);
   uint8_t* p = out.data();
-  write_record_header(e, p, {kMmap2, static_cast<uint16_t>(m.misc | kMiscMmapBuildId),
-                             static_cast<uint16_t>(size)});
+  write_record_header(
+      e, p,
+      {kMmap2, static_cast<uint16_t>(m.misc | kMiscMmapBuildId), static_cast<uint16_t>(size)});
   e.put_u32(p + 8, m.pid);
   e.put_u32(p + 12, m.tid);
   e.put_u64(p + 16, m.start);

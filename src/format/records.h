@@ -27,8 +27,9 @@ inline void write_record_header(const Endian& e, uint8_t* p, const RecordHeader&
   e.put_u16(p + 6, h.size);
 }
 
-inline constexpr uint32_t kMmapFilenameOffset = 40;   // header, pid, tid, start, len, pgoff
-inline constexpr uint32_t kMmap2FilenameOffset = 72;  // + 24 bytes of dev/ino or build-id, prot, flags
+inline constexpr uint32_t kMmapFilenameOffset = 40;  // header, pid, tid, start, len, pgoff
+inline constexpr uint32_t kMmap2FilenameOffset =
+    72;  // + 24 bytes of dev/ino or build-id, prot, flags
 
 struct MmapRecord {
   bool is_mmap2 = false;

@@ -2,8 +2,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "format/records.h"
 #include "format/record_type.h"
+#include "format/records.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
 #include "transform/open_session.h"
@@ -30,8 +30,8 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
       o["len"] = hex(m->len);
       o["pgoff"] = hex(m->pgoff);
       if (m->has_build_id()) {
-        o["build_id"] = absl::BytesToHexString(absl::string_view(
-            reinterpret_cast<const char*>(m->build_id.data()), m->build_id_size));
+        o["build_id"] = absl::BytesToHexString(
+            absl::string_view(reinterpret_cast<const char*>(m->build_id.data()), m->build_id_size));
       } else if (m->is_mmap2) {
         o["dev"] = absl::StrCat(absl::Hex(m->maj), ":", absl::Hex(m->min));
         o["ino"] = static_cast<int64_t>(m->ino);
@@ -79,19 +79,20 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
       if (a->sample_type & format::kSamplePeriod) o["period"] = static_cast<int64_t>(h->period);
       return absl::OkStatus();
     }
-    default: return absl::OkStatus();
+    default:
+      return absl::OkStatus();
   }
 }
 
-void print_text(const llvm::json::Object& o, std::ostream& os) {
-  os << o.getString("offset")->str();
-  if (auto inner = o.getString("inner_offset")) os << " [zstd +" << inner->str() << "]";
-  os << " " << o.getString("type")->str() << " misc=" << o.getString("misc")->str()
-     << " size=" << *o.getInteger("size");
+void print_text(const transform::RecordRef& r, const llvm::json::Object& o, std::ostream& os) {
+  os << hex(r.offset);
+  if (r.inner) os << " [zstd +" << hex(r.inner_offset) << "]";
+  os << " " << (r.trailing ? "TRAILING_BYTES" : format::record_type_name(r.header.type))
+     << " misc=" << hex(r.header.misc) << " size=" << r.bytes.size();
   // Keys in a stable, readable order: the order describe() would list them in.
   static constexpr const char* kOrder[] = {
-      "cpumode", "pid", "ppid", "tid", "ptid", "ip", "time", "cpu", "period", "start", "len",
-      "pgoff", "dev", "ino", "build_id", "prot", "flags", "data", "comm", "filename"};
+      "cpumode", "pid",   "ppid", "tid", "ptid",     "ip",   "time",  "cpu",  "period", "start",
+      "len",     "pgoff", "dev",  "ino", "build_id", "prot", "flags", "data", "comm",   "filename"};
   for (const char* key : kOrder) {
     const llvm::json::Value* v = o.get(key);
     if (v == nullptr) continue;
@@ -131,7 +132,7 @@ absl::Status dump_records(io::Input& in, bool json, std::ostream& os) {
     if (json) {
       jout << llvm::json::Value(std::move(o)) << "\n";
     } else {
-      print_text(o, os);
+      print_text(rec, o, os);
     }
   }
   return absl::OkStatus();

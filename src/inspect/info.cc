@@ -49,7 +49,8 @@ std::string summarize(int id, const format::FeatureBytes& f) {
       auto c = format::decode_clock_data(f);
       return c.ok() ? absl::StrCat("clockid ", c->clockid, " wall ", c->wall_clock_ns, " ns") : "";
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -91,8 +92,8 @@ absl::StatusOr<Info> collect_info(io::Input& in) {
   if (!h.pipe) {
     for (const auto& f : session->feature_table()) {
       auto bytes = session->feature(f.id);
-      info.features.push_back({f.id, format::feature_name(f.id), f.section.size,
-                               bytes ? summarize(f.id, *bytes) : ""});
+      info.features.push_back(
+          {f.id, format::feature_name(f.id), f.section.size, bytes ? summarize(f.id, *bytes) : ""});
     }
   } else {
     for (int id = 0; id < static_cast<int>(format::kFeatureBits); ++id) {
@@ -114,8 +115,8 @@ void print_info_text(const Info& info, std::ostream& os) {
   os << "events (" << info.events.size() << "):\n";
   for (const auto& e : info.events) {
     os << "  " << e.name << "  (type " << e.type << ", config 0x" << std::hex << e.config
-       << ", sample_type 0x" << e.sample_type << std::dec << ", attr " << e.attr_size
-       << " bytes, " << e.ids << " ids)\n";
+       << ", sample_type 0x" << e.sample_type << std::dec << ", attr " << e.attr_size << " bytes, "
+       << e.ids << " ids)\n";
   }
   os << "features (" << info.features.size() << "):\n";
   for (const auto& f : info.features) {

@@ -13,16 +13,14 @@
 namespace pdfix::io {
 namespace {
 
-absl::Status errno_status(const std::string& what) {
-  return absl::ErrnoToStatus(errno, what);
-}
+absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
 
 constexpr uint64_t kPipeChunk = 1 << 20;
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::open_fd(int fd, std::string name) {
-  struct stat st {};
+  struct stat st{};
   if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", name));
   const uint8_t* data = nullptr;
   if (st.st_size > 0) {
@@ -77,7 +75,7 @@ absl::StatusOr<Input> open_input(const std::string& path) {
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno_status(absl::StrCat("cannot open ", path));
   }
-  struct stat st {};
+  struct stat st{};
   if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", in.name));
   if (S_ISDIR(st.st_mode)) {
     if (fd != STDIN_FILENO) close(fd);

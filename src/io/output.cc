@@ -24,7 +24,7 @@ std::string dir_of(const std::string& path) {
 }
 
 bool is_seekable_regular(int fd) {
-  struct stat st {};
+  struct stat st{};
   return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0;
 }
 
@@ -44,8 +44,8 @@ absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, 
     if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file in ", dir));
     return std::unique_ptr<Output>(new Output(fd, "", "", true));
   }
-  std::string temp = absl::StrCat(dir_of(path), "/.", path.substr(path.rfind('/') + 1),
-                                  ".pdfix-XXXXXX");
+  std::string temp =
+      absl::StrCat(dir_of(path), "/.", path.substr(path.rfind('/') + 1), ".pdfix-XXXXXX");
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file beside ", path));
   // mkostemp makes 0600; the finished file should look like any other file the user creates.
@@ -115,8 +115,8 @@ absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
   if (auto s = flush(); !s.ok()) return s;
   uint64_t done = 0;
   while (done < bytes.size()) {
-    ssize_t w = pwrite(fd_, bytes.data() + done, bytes.size() - done,
-                       static_cast<off_t>(offset + done));
+    ssize_t w =
+        pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (w < 0) {
       if (errno == EINTR) continue;
       return errno_status("cannot patch the output header");

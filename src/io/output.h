@@ -1,6 +1,6 @@
-// Where pdfix writes. The output appears only complete: a path is written to a temporary file beside
-// it and renamed over it by commit(); stdout gets the bytes only when they are all known to be
-// good (file mode goes through an anonymous temporary file first, because a perf.data header is
+// Where pdfix writes. The output appears only complete: a path is written to a temporary file
+// beside it and renamed over it by commit(); stdout gets the bytes only when they are all known to
+// be good (file mode goes through an anonymous temporary file first, because a perf.data header is
 // finished last). An Output dropped without commit() leaves nothing behind.
 #pragma once
 

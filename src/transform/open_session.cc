@@ -19,15 +19,18 @@ absl::StatusOr<Session> open_session(io::Input& in) {
   if (!header.ok()) return header.status();
   if (!header->pipe) {
     return absl::InvalidArgumentError(absl::StrCat(
-        in.name, " is a file-mode perf.data arriving through a pipe, which cannot be read in order; "
-                 "give its path instead (or record with -o - for pipe mode)"));
+        in.name,
+        " is a file-mode perf.data arriving through a pipe, which cannot be read in order; "
+        "give its path instead (or record with -o - for pipe mode)"));
   }
   in.pipe->consume(format::kPipeHeaderSize);
   return Session::from_pipe(*header);
 }
 
 std::unique_ptr<RecordReader> make_reader(io::Input& in, Session& session, ReaderOptions opts) {
-  if (in.mapped != nullptr) return std::make_unique<RecordReader>(in.mapped->bytes(), session, opts);
+  if (in.mapped != nullptr) {
+    return std::make_unique<RecordReader>(in.mapped->bytes(), session, opts);
+  }
   return std::make_unique<RecordReader>(*in.pipe, session, opts);
 }
 

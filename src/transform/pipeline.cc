@@ -97,8 +97,8 @@ class Run {
     // Each pass flushes what it held back into the passes after it.
     for (size_t i = 0; i < passes_.size(); ++i) {
       RecordSink& next = i + 1 < passes_.size()
-                              ? static_cast<RecordSink&>(*stages[passes_.size() - 2 - i])
-                              : writer;
+                             ? static_cast<RecordSink&>(*stages[passes_.size() - 2 - i])
+                             : writer;
       if (auto s = passes_[i]->finish(session, next); !s.ok()) return s;
     }
     if (auto s = writer.finish(edits); !s.ok()) return s;

@@ -23,8 +23,7 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
                                              format::RecordHeader& hdr) const {
   const format::Endian& e = session_.endian();
   if (avail.size() < format::kRecordHeaderSize) {
-    return malformed_at(offset, "data ends inside a record header (", avail.size(),
-                        " bytes left)");
+    return malformed_at(offset, "data ends inside a record header (", avail.size(), " bytes left)");
   }
   hdr = format::read_record_header(e, avail.data());
   const std::string name = format::record_type_name(hdr.type);
@@ -40,8 +39,8 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
     if (hdr.size < fixed || avail.size() < fixed) {
       return malformed_at(offset, name, " record is shorter than its ", fixed, "-byte body");
     }
-    const uint64_t payload = hdr.type == format::kAuxtrace ? e.u64(avail.data() + 8)
-                                                           : e.u32(avail.data() + 8);
+    const uint64_t payload =
+        hdr.type == format::kAuxtrace ? e.u64(avail.data() + 8) : e.u32(avail.data() + 8);
     if (payload > (uint64_t{1} << 40)) {
       return malformed_at(offset, name, " record claims a payload of ", payload, " bytes");
     }

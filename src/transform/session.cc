@@ -16,12 +16,15 @@ absl::StatusOr<Session> Session::from_file(std::span<const uint8_t> file,
     const uint64_t attr_bytes = h.attr_size - format::kFileSectionSize;
     auto attr = format::parse_attr(file.data() + at, attr_bytes, e, at);
     if (!attr.ok()) return attr.status();
-    format::Section ids{e.u64(file.data() + at + attr_bytes), e.u64(file.data() + at + attr_bytes + 8)};
+    format::Section ids{e.u64(file.data() + at + attr_bytes),
+                        e.u64(file.data() + at + attr_bytes + 8)};
     if (ids.offset > file.size() || ids.size > file.size() - ids.offset || ids.size % 8) {
       return malformed_at(at + attr_bytes, "ids of attr ", (at - h.attrs.offset) / h.attr_size,
                           " [0x", absl::Hex(ids.offset), ", +", ids.size, ") are out of the file");
     }
-    for (uint64_t i = 0; i < ids.size; i += 8) attr->ids.push_back(e.u64(file.data() + ids.offset + i));
+    for (uint64_t i = 0; i < ids.size; i += 8) {
+      attr->ids.push_back(e.u64(file.data() + ids.offset + i));
+    }
     if (auto st = s.add_attr(*std::move(attr)); !st.ok()) return st;
   }
   auto table = format::parse_feature_table(file, h);
@@ -86,11 +89,11 @@ const format::EventAttr* Session::attr_for(const RecordRef& r) const {
   std::optional<uint64_t> id;
   if (r.header.type == format::kSample) {
     if (auto pos = format::sample_id_position(first.sample_type); pos && *pos < words) {
-      id = e.u64(r.bytes.data() + format::kRecordHeaderSize + 8 * *pos);
+      id = e.u64(r.bytes.data() + format::kRecordHeaderSize + uint64_t{8} * *pos);
     }
   } else if (format::has_sample_id_trailer(r.header.type) && first.sample_id_all()) {
     if (auto pos = format::trailer_id_position_from_end(first.sample_type); pos && *pos <= words) {
-      id = e.u64(r.bytes.data() + r.bytes.size() - 8 * *pos);
+      id = e.u64(r.bytes.data() + r.bytes.size() - uint64_t{8} * *pos);
     }
   }
   if (!id) return nullptr;
@@ -119,8 +122,10 @@ std::optional<format::FeatureBytes> Session::feature(int id) const {
     return format::FeatureBytes{it->second, endian(), 0};
   }
   for (const auto& f : features_) {
-    if (f.id == id) return format::FeatureBytes{file_.subspan(f.section.offset, f.section.size),
-                                                endian(), f.section.offset};
+    if (f.id == id) {
+      return format::FeatureBytes{file_.subspan(f.section.offset, f.section.size), endian(),
+                                  f.section.offset};
+    }
   }
   return std::nullopt;
 }

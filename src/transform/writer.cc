@@ -9,7 +9,7 @@ namespace pdfix::transform {
 namespace {
 
 // Input bytes per re-compressed record: the compressed output must fit a record's u16 size.
-constexpr size_t kCompressChunk = 32 * 1024;
+constexpr size_t kCompressChunk = size_t{32} * 1024;
 constexpr int kDefaultZstdLevel = 1;
 
 }  // namespace
@@ -22,7 +22,9 @@ absl::Status Writer::begin() {
   const format::FileHeader& h = session_.header();
   const uint64_t prefix = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   if (mapped_ != nullptr) {
-    if (auto s = out_.copy_from(mapped_->fd(), 0, mapped_->bytes().first(prefix)); !s.ok()) return s;
+    if (auto s = out_.copy_from(mapped_->fd(), 0, mapped_->bytes().first(prefix)); !s.ok()) {
+      return s;
+    }
   } else {
     // Only a pipe arrives unmapped; its header is the 16-byte pipe header.
     std::vector<uint8_t> head(format::kPipeHeaderSize);
@@ -36,7 +38,8 @@ absl::Status Writer::begin() {
 
 absl::Status Writer::flush_run() {
   if (run_len_ == 0) return absl::OkStatus();
-  auto s = out_.copy_from(mapped_->fd(), run_begin_, mapped_->bytes().subspan(run_begin_, run_len_));
+  auto s =
+      out_.copy_from(mapped_->fd(), run_begin_, mapped_->bytes().subspan(run_begin_, run_len_));
   run_len_ = 0;
   return s;
 }

@@ -92,7 +92,11 @@ TEST(Cli, DumpJsonIsOneObjectPerLine) {
 TEST(Cli, BigEndianFixtureIsReadAndCopied) {
   testing::PerfDataBuilder b(std::endian::big);
   // perf always writes HOSTNAME; readers rely on it to tell how a foreign bitmap was written.
-  b.attr({}).string_feature(3, "zhost").string_feature(6, "s390x").comm(7, 7, "zvm").mmap(7, 0x1000, 0x2000, 0, "/bin/sh");
+  b.attr({})
+      .string_feature(3, "zhost")
+      .string_feature(6, "s390x")
+      .comm(7, 7, "zvm")
+      .mmap(7, 0x1000, 0x2000, 0, "/bin/sh");
   const std::string path = testing::write_temp(b.build());
   RunResult r = sh(pdfix() + " info " + path);
   ASSERT_EQ(r.status, 0) << r.err;

@@ -1,5 +1,6 @@
 #include "e2e/harness.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -8,8 +9,6 @@
 #include <iterator>
 #include <regex>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 namespace pdfix::e2e {
 namespace fs = std::filesystem;
@@ -101,11 +100,12 @@ std::vector<CorpusFile> corpus_files() {
     if (!fs::exists(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root)) {
       const std::string name = e.path().filename();
-      if (!e.is_regular_file() || (name.find(".data") == std::string::npos &&
-                                   name.find("perf.data") != 0)) {
+      if (!e.is_regular_file() ||
+          (name.find(".data") == std::string::npos && name.find("perf.data") != 0)) {
         continue;
       }
-      const bool refused = name == "invalid_perf.data" || name.find("corrupted") != std::string::npos;
+      const bool refused =
+          name == "invalid_perf.data" || name.find("corrupted") != std::string::npos;
       files.push_back({fs::relative(e.path(), fs::path(root).parent_path()).string(),
                        e.path().string(), refused});
     }

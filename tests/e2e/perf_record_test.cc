@@ -6,8 +6,8 @@
 #include <map>
 
 #include "e2e/harness.h"
-#include "format/records.h"
 #include "format/record_type.h"
+#include "format/records.h"
 #include "io/input.h"
 #include "transform/pipeline.h"
 
@@ -125,8 +125,7 @@ TEST_P(PerfRecordTest, PerfReadsWhatTheWriterRewrote) {
   EXPECT_EQ(after["MMAP"] + after["MMAP2"], before["MMAP"] + before["MMAP2"]);
   RunResult script = sh("perf script --show-mmap-events -i " + out);
   ASSERT_EQ(script.status, 0) << script.err;
-  EXPECT_NE(script.out.find("<abababababababababababababababababababab>"),
-            std::string::npos);
+  EXPECT_NE(script.out.find("<abababababababababababababababababababab>"), std::string::npos);
   // Samples are attributed as before. (Symbols are not compared: the made-up id sends perf
   // looking for a libc with that id, which does not exist. A wrong build-id is worse than none.)
   const std::string report = "perf report --stdio -g none --sort comm,pid -i ";
@@ -137,12 +136,13 @@ TEST_P(PerfRecordTest, PerfReadsWhatTheWriterRewrote) {
   EXPECT_EQ(a.out, b.out);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Recordings, PerfRecordTest,
-    ::testing::Values(Recording{"Plain", "", false}, Recording{"NoBuildIdsCallGraph", "-B -g", false},
-                      Recording{"Zstd", "-z", false}, Recording{"Pipe", "", true},
-                      Recording{"PipeCallGraph", "-g", true}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Recordings, PerfRecordTest,
+                         ::testing::Values(Recording{"Plain", "", false},
+                                           Recording{"NoBuildIdsCallGraph", "-B -g", false},
+                                           Recording{"Zstd", "-z", false},
+                                           Recording{"Pipe", "", true},
+                                           Recording{"PipeCallGraph", "-g", true}),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace pdfix::e2e

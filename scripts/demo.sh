@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets pdfix up, then runs it on a real recording: one made here with perf when perf may record,
+# else the small recording shipped in corpora/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+input=$work/run.data
+if perf record -q -B -g -o "$input" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' \
+    2>/dev/null; then
+  echo "== recorded $input with perf record -B -g" >&2
+else
+  input=corpora/sleep-B.data
+  echo "== perf may not record here; using the shipped $input" >&2
+fi
+
+set -x
+build/pdfix info "$input"
+build/pdfix dump "$input" | head -n 12
+build/pdfix copy "$input" "$work/copy.data"
+cmp "$input" "$work/copy.data"
+{ set +x; } 2>/dev/null
+echo "== pdfix copy wrote a byte-identical perf.data" >&2

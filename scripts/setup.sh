@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything pdfix needs from Debian's packages and builds it into build/.
+# Safe to run again: apt-get skips what is installed and the build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  llvm-19-dev libzstd-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  liblzma-dev zlib1g-dev libdebuginfod-dev
+  linux-perf debuginfod zstd xz-utils gzip python3
+  clang-format-19 clang-tidy-19
+)
+
+as_root=()
+[ "$(id -u)" = 0 ] || as_root=(sudo)
+echo "== installing build and test dependencies (apt-get)" >&2
+"${as_root[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends \
+  "${packages[@]}" >/dev/null
+
+echo "== building pdfix into build/" >&2
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build
