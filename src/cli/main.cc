@@ -17,6 +17,9 @@ VERBS
     copy IN OUT        Read and write back unchanged (byte-identical): validates IN.
     info IN            Header, events, features and record counts (--json).
     dump IN            One line per record (--json for JSON Lines).
+    inject --buildids IN OUT
+                       Give every MMAP/MMAP2 the build-id of the mapped file, kernel and
+                       modules included, and add the ids to the build-id table.
 
     IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
     when complete; the input is never written.
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   if (verb == "copy") return cmd_copy(args);
   if (verb == "info") return cmd_info(args);
   if (verb == "dump") return cmd_dump(args);
+  if (verb == "inject") return cmd_inject(args);
   std::cerr << "pdfix: unknown verb '" << verb << "' (see 'pdfix --help')\n";
   return kExitError;
 }

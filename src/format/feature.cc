@@ -160,6 +160,23 @@ std::string build_id_hex(const BuildIdEntry& e) {
       absl::string_view(reinterpret_cast<const char*>(e.id.data()), e.id_size));
 }
 
+std::vector<uint8_t> encode_build_id_entry(uint32_t type, uint16_t misc, int32_t pid,
+                                           std::span<const uint8_t> id, std::string_view filename,
+                                           const Endian& e) {
+  constexpr size_t kNameAlign = 64;
+  const size_t name_bytes = (filename.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
+  std::vector<uint8_t> out(kBuildIdEntryFixedSize + name_bytes, 0);
+  const size_t n = std::min(id.size(), kBuildIdMax);
+  e.put_u32(out.data(), type);
+  e.put_u16(out.data() + 4, misc | kMiscBuildIdSize);
+  e.put_u16(out.data() + 6, static_cast<uint16_t>(out.size()));
+  e.put_u32(out.data() + 8, static_cast<uint32_t>(pid));
+  std::copy_n(id.begin(), n, out.begin() + 12);
+  out[32] = static_cast<uint8_t>(n);
+  std::copy(filename.begin(), filename.end(), out.begin() + kBuildIdEntryFixedSize);
+  return out;
+}
+
 absl::StatusOr<CompressionInfo> decode_compressed(const FeatureBytes& f) {
   Cursor c(f);
   CompressionInfo info;

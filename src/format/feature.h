@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -75,6 +76,11 @@ struct BuildIdEntry {
 // The BUILD_ID feature, or the body of a pipe-mode HEADER_BUILD_ID record (a one-entry table).
 absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureBytes& f);
 std::string build_id_hex(const BuildIdEntry& e);
+// One entry as perf 6.1 writes it (filename padded to 64, MISC_BUILD_ID_SIZE set): a table entry
+// with `type` 0, or a pipe-mode HEADER_BUILD_ID record with type 67.
+std::vector<uint8_t> encode_build_id_entry(uint32_t type, uint16_t misc, int32_t pid,
+                                           std::span<const uint8_t> id, std::string_view filename,
+                                           const Endian& e);
 
 struct CompressionInfo {
   uint32_t version = 0;

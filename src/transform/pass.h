@@ -50,8 +50,9 @@ class Pass {
   virtual absl::Status rewrite(const RecordRef& r, const Session& /*s*/, RecordSink& out) {
     return out.emit(r);
   }
-  // After the last record: emit anything held back.
-  virtual absl::Status finish(const Session& /*s*/, RecordSink& /*out*/) {
+  // After the last record: emit anything held back; in file mode, edit feature sections with what
+  // the rewrite learned (the writer lays features out after the data).
+  virtual absl::Status finish(const Session& /*s*/, RecordSink& /*out*/, FeatureEdits& /*edits*/) {
     return absl::OkStatus();
   }
 };

@@ -99,7 +99,7 @@ class Run {
       RecordSink& next = i + 1 < passes_.size()
                              ? static_cast<RecordSink&>(*stages[passes_.size() - 2 - i])
                              : writer;
-      if (auto s = passes_[i]->finish(session, next); !s.ok()) return s;
+      if (auto s = passes_[i]->finish(session, next, edits); !s.ok()) return s;
     }
     if (auto s = writer.finish(edits); !s.ok()) return s;
     return (*out)->commit();

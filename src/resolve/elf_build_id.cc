@@ -1,0 +1,183 @@
+#include "resolve/elf_build_id.h"
+
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/Error.h"
+
+namespace pdfix::resolve {
+namespace {
+
+// A module this large after decompression is not a module.
+constexpr size_t kMaxDecompressed = size_t{1} << 30;
+
+template <class ELFT>
+std::optional<BuildId> from_notes_of(const llvm::object::ELFFile<ELFT>& elf) {
+  auto from_note = [](const typename ELFT::Note& note) -> std::optional<BuildId> {
+    if (note.getType() == llvm::ELF::NT_GNU_BUILD_ID && note.getName() == "GNU") {
+      auto desc = note.getDesc(4);
+      return BuildId::from_bytes({desc.data(), desc.size()});
+    }
+    return std::nullopt;
+  };
+  // Sections first: relocatable objects (kernel modules) have no program headers.
+  if (auto sections = elf.sections()) {
+    for (const auto& sec : *sections) {
+      if (sec.sh_type != llvm::ELF::SHT_NOTE) continue;
+      llvm::Error err = llvm::Error::success();
+      for (const auto& note : elf.notes(sec, err)) {
+        if (auto id = from_note(note)) {
+          llvm::consumeError(std::move(err));
+          return id;
+        }
+      }
+      llvm::consumeError(std::move(err));
+    }
+  } else {
+    llvm::consumeError(sections.takeError());
+  }
+  if (auto phdrs = elf.program_headers()) {
+    for (const auto& ph : *phdrs) {
+      if (ph.p_type != llvm::ELF::PT_NOTE) continue;
+      llvm::Error err = llvm::Error::success();
+      for (const auto& note : elf.notes(ph, err)) {
+        if (auto id = from_note(note)) {
+          llvm::consumeError(std::move(err));
+          return id;
+        }
+      }
+      llvm::consumeError(std::move(err));
+    }
+  } else {
+    llvm::consumeError(phdrs.takeError());
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::vector<uint8_t>> gunzip(std::span<const uint8_t> in) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return absl::InternalError("zlib init");
+  std::vector<uint8_t> out;
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    out.resize(out.size() + (1 << 20));
+    z.next_out = out.data() + out.size() - (1 << 20);
+    z.avail_out = 1 << 20;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.resize(out.size() - z.avail_out);
+    if (rc != Z_OK && rc != Z_STREAM_END) break;
+    if (out.size() > kMaxDecompressed) break;
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END) return absl::DataLossError("not a complete gzip stream");
+  return out;
+}
+
+absl::StatusOr<std::vector<uint8_t>> unxz(std::span<const uint8_t> in) {
+  lzma_stream s = LZMA_STREAM_INIT;
+  if (lzma_stream_decoder(&s, UINT64_MAX, 0) != LZMA_OK) return absl::InternalError("lzma init");
+  std::vector<uint8_t> out;
+  s.next_in = in.data();
+  s.avail_in = in.size();
+  lzma_ret rc = LZMA_OK;
+  while (rc == LZMA_OK && out.size() <= kMaxDecompressed) {
+    out.resize(out.size() + (1 << 20));
+    s.next_out = out.data() + out.size() - (1 << 20);
+    s.avail_out = 1 << 20;
+    rc = lzma_code(&s, LZMA_FINISH);
+    out.resize(out.size() - s.avail_out);
+  }
+  lzma_end(&s);
+  if (rc != LZMA_STREAM_END) return absl::DataLossError("not a complete xz stream");
+  return out;
+}
+
+absl::StatusOr<std::vector<uint8_t>> unzstd(std::span<const uint8_t> in) {
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  std::vector<uint8_t> out;
+  ZSTD_inBuffer src{in.data(), in.size(), 0};
+  size_t rc = 1;
+  while (rc != 0 && out.size() <= kMaxDecompressed) {
+    out.resize(out.size() + (1 << 20));
+    ZSTD_outBuffer dst{out.data() + out.size() - (1 << 20), 1 << 20, 0};
+    rc = ZSTD_decompressStream(ctx, &dst, &src);
+    out.resize(out.size() - (1 << 20) + dst.pos);
+    if (ZSTD_isError(rc) || (src.pos == src.size && dst.pos == 0)) break;
+  }
+  ZSTD_freeDCtx(ctx);
+  if (rc != 0) return absl::DataLossError("not a complete zstd stream");
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> image) {
+  llvm::StringRef bytes(reinterpret_cast<const char*>(image.data()), image.size());
+  if (!bytes.starts_with(llvm::ELF::ElfMagic)) {
+    return absl::InvalidArgumentError("not an ELF file");
+  }
+  auto obj = llvm::object::ObjectFile::createELFObjectFile(llvm::MemoryBufferRef(bytes, ""));
+  if (!obj) {
+    std::string msg = llvm::toString(obj.takeError());
+    return absl::InvalidArgumentError(absl::StrCat("unreadable ELF: ", msg));
+  }
+  const llvm::object::ObjectFile* o = obj->get();
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(o))
+    return from_notes_of(e->getELFFile());
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF64BEObjectFile>(o))
+    return from_notes_of(e->getELFFile());
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF32LEObjectFile>(o))
+    return from_notes_of(e->getELFFile());
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF32BEObjectFile>(o))
+    return from_notes_of(e->getELFFile());
+  return absl::InvalidArgumentError("unknown ELF class");
+}
+
+std::optional<BuildId> build_id_of_notes(std::span<const uint8_t> notes) {
+  // The kernel writes notes in its own byte order, which is this host's when the blob comes from
+  // the running system: the only case pdfix reads one.
+  using Nhdr = llvm::object::Elf_Nhdr_Impl<llvm::object::ELF64LE>;
+  using Note = llvm::object::Elf_Note_Impl<llvm::object::ELF64LE>;
+  size_t pos = 0;
+  while (notes.size() - pos >= sizeof(Nhdr)) {
+    const auto* nhdr = reinterpret_cast<const Nhdr*>(notes.data() + pos);
+    const size_t size = nhdr->getSize(4);
+    if (size < sizeof(Nhdr) || size > notes.size() - pos) break;
+    Note note(*nhdr);
+    if (note.getType() == llvm::ELF::NT_GNU_BUILD_ID && note.getName() == "GNU") {
+      auto desc = note.getDesc(4);
+      return BuildId::from_bytes({desc.data(), desc.size()});
+    }
+    pos += size;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read_maybe_compressed(const std::string& path) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!file)
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", file.getError().message()));
+  absl::StatusOr<std::vector<uint8_t>> plain;
+  llvm::StringRef raw = (*file)->getBuffer();
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+  if (path.ends_with(".gz")) {
+    plain = gunzip(bytes);
+  } else if (path.ends_with(".xz")) {
+    plain = unxz(bytes);
+  } else if (path.ends_with(".zst")) {
+    plain = unzstd(bytes);
+  } else {
+    return std::move(*file);
+  }
+  if (!plain.ok()) return absl::DataLossError(absl::StrCat(path, ": ", plain.status().message()));
+  return llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(reinterpret_cast<const char*>(plain->data()), plain->size()), path);
+}
+
+}  // namespace pdfix::resolve

@@ -1,0 +1,84 @@
+// Where a map record's build-id comes from, in order of trust (DESIGN.md §4): an id the user gave
+// (--known-build-ids), the recording's own build-id table, the mapped file itself (under --sysroot
+// or on this machine, only if it is provably the file that was mapped), perf's build-id cache, and
+// for the kernel and its modules the running kernel's notes when the recording is of this boot.
+// When in doubt there is no answer, and a reason.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/node_hash_map.h"
+#include "resolve/build_id.h"
+
+namespace pdfix::resolve {
+
+struct ResolverConfig {
+  std::map<std::string, BuildId> known;  // by the name map records use
+  std::string sysroot;                   // a copy of the recording host's root; empty: this machine
+  std::string buildid_dir;               // perf's build-id cache (~/.debug); empty: none
+};
+
+struct TableEntry {
+  std::string filename;
+  BuildId id;
+  bool kernel = false;  // cpumode kernel or guest kernel
+};
+
+// What the recording says about where it was made.
+struct RecordingFacts {
+  std::string osrelease;                // OSRELEASE feature
+  std::optional<uint64_t> kernel_text;  // pgoff of the [kernel.kallsyms]_text map: the KASLR base
+  std::optional<int64_t> ended_at;      // when the recording was last written (seconds, epoch)
+  std::vector<TableEntry> table;        // the header's build-id table / HEADER_BUILD_ID records
+};
+
+enum class MapKind { kFile, kKernel, kModule, kVdso, kAnonymous };
+MapKind classify(std::string_view filename, uint16_t misc);
+
+// The kernel's name for a module map: "[nf_tables]" or ".../nf_tables.ko.xz" -> "nf_tables".
+std::string module_name(std::string_view filename);
+
+struct MapQuery {
+  std::string filename;
+  uint16_t misc = 0;
+  bool has_inode = false;  // an MMAP2 with dev/ino (not with a build-id)
+  uint32_t maj = 0;
+  uint32_t min = 0;
+  uint64_t ino = 0;
+};
+
+struct Resolution {
+  std::optional<BuildId> id;
+  std::string source;  // where the id came from
+  std::string reason;  // why there is none
+};
+
+class Resolver {
+ public:
+  // `facts` is read at each resolve(): in pipe mode it fills in as the stream goes by.
+  Resolver(ResolverConfig config, const RecordingFacts& facts);
+  const Resolution& resolve(const MapQuery& q);
+
+ private:
+  Resolution resolve_uncached(const MapQuery& q);
+  Resolution kernel_image(const MapQuery& q);
+  Resolution kernel_module(const MapQuery& q);
+  Resolution user_file(const MapQuery& q);
+  std::optional<Resolution> from_known_or_table(const MapQuery& q, MapKind kind) const;
+  Resolution from_file(const std::string& path, const MapQuery& q, bool live);
+  std::optional<BuildId> from_buildid_cache(const std::string& filename) const;
+  bool same_boot();
+
+  ResolverConfig config_;
+  const RecordingFacts& facts_;
+  std::optional<bool> same_boot_;
+  // Node-based: passes keep pointers to resolutions while more are added.
+  absl::node_hash_map<std::string, Resolution> cache_;
+};
+
+}  // namespace pdfix::resolve
