@@ -302,6 +302,18 @@ TEST(Reader, CompressedStreamCutInsideARecordIsRefused) {
       << got.status();
 }
 
+TEST(Reader, SynthesizedRecordsUseTheFirstEventsTrailer) {
+  // Two events whose sample_types differ outside the trailer fields (as with Intel PT and a
+  // dummy event), and a kernel map with the zero trailer perf gives synthesized records.
+  PerfDataBuilder b;
+  b.attr({.sample_type = 0x10087, .ids = {1}}).attr({.sample_type = 0x10085 | 0x2, .ids = {2}});
+  b.mmap(-1, 0xffffffff81000000ULL, 0x1000000, 0xffffffff81000000ULL, "[kernel.kallsyms]_text", 1);
+  auto got = read_all(testing::write_temp(b.build()));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->types.size(), 1U);
+  EXPECT_EQ(got->trailers[0], 32U);  // TID, TIME, CPU, IDENTIFIER
+}
+
 TEST(Writer, FailedRunLeavesNoOutput) {
   Bytes file = recording({"", std::endian::little, false, 0}).build();
   auto h = format::parse_file_header(file);

@@ -38,6 +38,10 @@ constexpr std::array<const char*, 13> kSoftwareNames = {"cpu-clock",
 
 }  // namespace
 
+uint64_t EventAttr::trailer_fields() const {
+  return sample_id_all() ? sample_type & kTrailerFields : 0;
+}
+
 uint32_t EventAttr::trailer_size() const {
   if (!sample_id_all()) return 0;
   return 8 * static_cast<uint32_t>(std::popcount(sample_type & kTrailerFields));

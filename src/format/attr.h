@@ -51,6 +51,8 @@ struct EventAttr {
   bool sample_id_all() const { return (flags & kAttrSampleIdAll) != 0; }
   // Bytes the sample_id trailer adds to each non-SAMPLE kernel record of this event.
   uint32_t trailer_size() const;
+  // The sample_type bits that shape the trailer (TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER).
+  uint64_t trailer_fields() const;
   // perf's name for the event when no EVENT_DESC gives one: "cycles", "cpu-clock", "raw 0x1234".
   std::string default_name() const;
 };

@@ -30,12 +30,19 @@ InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config)
   facts_.ended_at = config_.recording_ended_at;
 }
 
+void InjectBuildIds::learn_strings(const transform::Session& s) {
+  for (auto [id, field] : {std::pair{format::kFeatHostname, &facts_.hostname},
+                           std::pair{format::kFeatOsRelease, &facts_.osrelease}}) {
+    if (auto f = s.feature(id)) {
+      if (auto value = format::decode_string_feature(*f); value.ok()) *field = *value;
+    }
+  }
+}
+
 void InjectBuildIds::learn_header(const transform::Session& s) {
   if (header_learned_) return;
   header_learned_ = true;
-  if (auto f = s.feature(format::kFeatOsRelease)) {
-    if (auto rel = format::decode_string_feature(*f); rel.ok()) facts_.osrelease = *rel;
-  }
+  learn_strings(s);
   if (auto f = s.feature(format::kFeatBuildId)) {
     if (auto entries = format::decode_build_id_table(*f); entries.ok()) {
       for (const auto& e : *entries) {
@@ -69,11 +76,7 @@ absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transf
   switch (r.header.type) {
     case format::kHeaderFeature:
       // Pipe mode: the features arrive as records before the data.
-      if (r.bytes.size() >= 16 && e.u64(r.bytes.data() + 8) == format::kFeatOsRelease) {
-        if (auto f = s.feature(format::kFeatOsRelease)) {
-          if (auto rel = format::decode_string_feature(*f); rel.ok()) facts_.osrelease = *rel;
-        }
-      }
+      learn_strings(s);
       return absl::OkStatus();
     case format::kHeaderBuildId: {
       auto entries = format::decode_build_id_table(

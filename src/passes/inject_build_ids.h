@@ -58,6 +58,7 @@ class InjectBuildIds : public transform::Pass {
     resolve::MapQuery query;
   };
   void learn_header(const transform::Session& s);
+  void learn_strings(const transform::Session& s);
   absl::StatusOr<std::optional<Decision>> decide(const transform::RecordRef& r,
                                                  const transform::Session& s);
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,

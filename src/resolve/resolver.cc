@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -147,12 +148,19 @@ std::optional<Resolution> Resolver::from_known_or_table(const MapQuery& q, MapKi
   return std::nullopt;
 }
 
+bool Resolver::this_host() const {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 && !facts_.hostname.empty() &&
+         facts_.hostname == name;
+}
+
 bool Resolver::same_boot() {
   if (!same_boot_) {
     struct utsname u{};
     const bool same_release = uname(&u) == 0 && facts_.osrelease == u.release;
     const auto text = running_kernel_text();
-    same_boot_ = same_release && facts_.kernel_text && text && *facts_.kernel_text == *text;
+    same_boot_ =
+        this_host() && same_release && facts_.kernel_text && text && *facts_.kernel_text == *text;
   }
   return *same_boot_;
 }
@@ -209,6 +217,9 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   struct stat st{};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return {std::nullopt, "", "not found"};
+  }
+  if (live && !this_host()) {
+    return {std::nullopt, "", "not found (recorded on another host; give --sysroot)"};
   }
   if (live) {
     // On this machine a path proves nothing by itself: the file must be the very inode that was

@@ -31,6 +31,7 @@ struct TableEntry {
 
 // What the recording says about where it was made.
 struct RecordingFacts {
+  std::string hostname;                 // HOSTNAME feature: this machine's files count only here
   std::string osrelease;                // OSRELEASE feature
   std::optional<uint64_t> kernel_text;  // pgoff of the [kernel.kallsyms]_text map: the KASLR base
   std::optional<int64_t> ended_at;      // when the recording was last written (seconds, epoch)
@@ -72,6 +73,7 @@ class Resolver {
   std::optional<Resolution> from_known_or_table(const MapQuery& q, MapKind kind) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
   std::optional<BuildId> from_buildid_cache(const std::string& filename) const;
+  bool this_host() const;
   bool same_boot();
 
   ResolverConfig config_;

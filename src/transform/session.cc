@@ -43,9 +43,8 @@ Session Session::from_pipe(const format::FileHeader& h) { return Session(h); }
 
 absl::Status Session::add_attr(format::EventAttr attr) {
   for (uint64_t id : attr.ids) id_to_attr_[id] = attrs_.size();
-  if (!attrs_.empty() && (attrs_.front().sample_type != attr.sample_type ||
-                          attrs_.front().sample_id_all() != attr.sample_id_all())) {
-    uniform_sample_type_ = false;
+  if (!attrs_.empty() && attrs_.front().trailer_fields() != attr.trailer_fields()) {
+    uniform_trailer_ = false;
   }
   attrs_.push_back(std::move(attr));
   return absl::OkStatus();
@@ -97,13 +96,16 @@ const format::EventAttr* Session::attr_for(const RecordRef& r) const {
     }
   }
   if (!id) return nullptr;
+  // Records perf synthesizes (kernel and module maps, initial threads) carry a zero trailer; perf
+  // reads them with its first event, and so does pdfix.
+  if (*id == 0) return &attrs_.front();
   auto it = id_to_attr_.find(*id);
   return it == id_to_attr_.end() ? nullptr : &attrs_[it->second];
 }
 
 uint32_t Session::trailer_size(const RecordRef& r) const {
   if (!format::has_sample_id_trailer(r.header.type) || attrs_.empty()) return 0;
-  if (uniform_sample_type_) return attrs_.front().trailer_size();
+  if (uniform_trailer_) return attrs_.front().trailer_size();
   const format::EventAttr* a = attr_for(r);
   return a == nullptr ? 0 : a->trailer_size();
 }

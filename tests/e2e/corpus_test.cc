@@ -77,6 +77,29 @@ TEST_P(CorpusTest, TruncatedCopiesAreRefused) {
   fs::remove_all(dir);
 }
 
+TEST_P(CorpusTest, InjectLeavesPerfsCountsAlone) {
+  const CorpusFile& f = GetParam();
+  if (f.must_be_refused) GTEST_SKIP() << "refused input";
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/out.data";
+  RunResult r = sh(pdfix() + " inject --buildids " + quote(f.path) + " " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto before = perf_stats(f.path);
+  if (!before.empty()) {
+    auto after = perf_stats(out);
+    ASSERT_FALSE(after.empty()) << "perf reads " << f.name << " but not pdfix's output";
+    for (const char* type : {"SAMPLE", "COMM", "FORK", "EXIT"}) {
+      EXPECT_EQ(after[type], before[type]) << type;
+    }
+    EXPECT_EQ(after["MMAP"] + after["MMAP2"], before["MMAP"] + before["MMAP2"]);
+  }
+  // And pdfix reads its own output, with the same number of records of each kind.
+  auto ours_before = pdfix_counts(f.path);
+  auto ours_after = pdfix_counts(out);
+  EXPECT_EQ(ours_after["SAMPLE"], ours_before["SAMPLE"]);
+  fs::remove_all(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(Foreign, CorpusTest, ::testing::ValuesIn(corpus_files()),
                          [](const auto& info) {
                            std::string n = info.param.name;

@@ -29,7 +29,8 @@ std::string quote(const std::string& s) {
 std::string pdfix() { return quote(PDFIX_BINARY); }
 
 std::string temp_dir() {
-  std::string t = ::testing::TempDir() + "/pdfix-e2e-XXXXXX";
+  // Canonical, as the kernel writes paths into map records.
+  std::string t = (fs::path(::testing::TempDir()) / "pdfix-e2e-XXXXXX").lexically_normal();
   if (mkdtemp(t.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
   return t;
 }

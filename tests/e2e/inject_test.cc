@@ -1,0 +1,220 @@
+// pdfix inject --buildids on recordings made here, judged by the machine's perf and readelf.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "e2e/harness.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+struct MapLine {
+  std::string filename;
+  std::string prot;
+  std::string build_id;  // empty when the record has dev/ino
+};
+
+// What perf itself says about the map records.
+std::vector<MapLine> perf_maps(const std::string& path) {
+  RunResult r = sh("perf script --show-mmap-events -i " + quote(path) + " | grep PERF_RECORD_MMAP");
+  std::vector<MapLine> maps;
+  static const std::regex line(R"(\]: (\S+) (.*)$)");
+  static const std::regex id(R"(<([0-9a-f]+)>\]:)");
+  std::istringstream in(r.out);
+  std::string l;
+  while (std::getline(in, l)) {
+    std::smatch m, i;
+    if (!std::regex_search(l, m, line)) continue;
+    MapLine ml{m[2], m[1], ""};
+    if (std::regex_search(l, i, id)) ml.build_id = i[1];
+    maps.push_back(ml);
+  }
+  return maps;
+}
+
+std::string readelf_id(const std::string& path) {
+  std::smatch m;
+  std::string out = sh("readelf -n " + quote(path)).out;
+  static const std::regex re("Build ID: ([0-9a-f]+)");
+  return std::regex_search(out, m, re) ? m[1].str() : "";
+}
+
+class InjectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!perf_can_record()) {
+      GTEST_SKIP() << "*** perf_event_open is refused here: inject tests are SKIPPED ***";
+    }
+    dir_ = temp_dir();
+    build_app(dir_ + "/app", "1");
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // A program and its shared library, each with its own build-id; `variant` changes both.
+  void build_app(const std::string& where, const std::string& variant) {
+    fs::create_directories(where);
+    std::ofstream(where + "/work.c") << "int work(int n) { volatile int s = " << variant
+                                     << "; for (int i = 0; i < n; i++) s += i * i; return s; }\n";
+    std::ofstream(where + "/main.c")
+        << "int work(int);\nint main(void) { int s = 0; for (int k = 0; k < 300; k++) s += "
+           "work(200000 + "
+        << variant << "); return s == 42; }\n";
+    RunResult r = sh("cd " + where +
+                     " && gcc -O1 -fPIC -shared -Wl,--build-id=sha1 -o libwork.so work.c"
+                     " && gcc -O1 -Wl,--build-id=sha1 -o app main.c -L. -lwork -Wl,-rpath," +
+                     where);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+
+  std::string record(const std::string& args, const std::string& app, bool pipe = false) {
+    const std::string out = dir_ + (pipe ? "/in.pipe.data" : "/in.data");
+    RunResult r = sh("perf record -q -B " + args + (pipe ? " -o - " : " -o " + out) + " -- " + app +
+                     (pipe ? " > " + out : ""));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return out;
+  }
+
+  // Every check of the issue on an injected recording of the app in `where`.
+  void expect_every_map_identified(const std::string& in, const std::string& out,
+                                   const std::string& where, bool pipe = false) {
+    const std::string app_id = readelf_id(where + "/app");
+    const std::string lib_id = readelf_id(where + "/libwork.so");
+    const std::string kernel_id = sh("perf buildid-list -k").out.substr(0, 40);
+    ASSERT_EQ(app_id.size(), 40U);
+    bool saw_app = false, saw_lib = false, saw_kernel = false;
+    for (const MapLine& m : perf_maps(out)) {
+      if (m.filename == "[vdso]") continue;  // no file to identify it by on a -B recording
+      if (m.filename.starts_with("[kernel.kallsyms]")) {
+        EXPECT_EQ(m.build_id, kernel_id);
+        saw_kernel = true;
+        continue;
+      }
+      if (m.prot.find('x') == std::string::npos || m.filename.front() != '/') continue;
+      EXPECT_FALSE(m.build_id.empty()) << "no build-id on " << m.filename;
+      if (m.filename == where + "/app") {
+        EXPECT_EQ(m.build_id, app_id);
+        saw_app = true;
+      }
+      if (m.filename == where + "/libwork.so") {
+        EXPECT_EQ(m.build_id, lib_id);
+        saw_lib = true;
+      }
+      if (m.filename.starts_with("/usr/") || m.filename.starts_with("/lib")) {
+        EXPECT_EQ(m.build_id, readelf_id(m.filename)) << m.filename;
+      }
+    }
+    EXPECT_TRUE(saw_app && saw_lib && saw_kernel);
+    const std::string list = sh("perf buildid-list -i " + quote(out)).out;
+    // On a stream perf lists only the objects that samples hit; the work happens in the library.
+    if (!pipe) {
+      EXPECT_NE(list.find(app_id + " " + where + "/app"), std::string::npos) << list;
+    }
+    EXPECT_NE(list.find(lib_id + " " + where + "/libwork.so"), std::string::npos) << list;
+    EXPECT_NE(list.find(kernel_id + " [kernel.kallsyms]"), std::string::npos) << list;
+    const std::string report = "perf report --stdio --sort dso,sym -i ";
+    RunResult a = sh(report + quote(in) + " | grep -v '^#'");
+    RunResult b = sh(report + quote(out) + " | grep -v '^#'");
+    EXPECT_NE(a.out.find("work"), std::string::npos) << a.out;
+    EXPECT_EQ(a.out, b.out);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(InjectTest, EveryFileBackedMapAndTheKernelGetTheirIds) {
+  const std::string in = record("", dir_ + "/app/app");
+  RunResult r = sh(pdfix() + " inject --buildids " + in + " " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("map records upgraded"), std::string::npos) << r.err;
+  expect_every_map_identified(in, dir_ + "/out.data", dir_ + "/app");
+}
+
+TEST_F(InjectTest, ThroughAPipe) {
+  // perf record -o - | pdfix inject --buildids - - | perf ...: pipes on both sides of pdfix.
+  const std::string in = record("", dir_ + "/app/app", /*pipe=*/true);
+  const std::string out = dir_ + "/out.pipe.data";
+  RunResult r = sh("cat " + in + " | " + pdfix() + " inject --buildids - - | cat > " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_every_map_identified(in, out, dir_ + "/app", /*pipe=*/true);
+  r = sh("perf record -q -B -o - -- " + dir_ + "/app/app | " + pdfix() +
+         " inject --buildids - - | perf report --stdio --sort dso -i - | grep -c libwork");
+  EXPECT_EQ(r.out, "1\n") << r.err;
+}
+
+TEST_F(InjectTest, ZstdCompressedRecording) {
+  const std::string in = record("-z", dir_ + "/app/app");
+  ASSERT_NE(sh(pdfix() + " info " + in).out.find("COMPRESSED"), std::string::npos);
+  RunResult r = sh(pdfix() + " inject --buildids " + in + " " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(sh(pdfix() + " info " + dir_ + "/out.data").out.find("COMPRESSED"), std::string::npos)
+      << "output should stay compressed";
+  expect_every_map_identified(in, dir_ + "/out.data", dir_ + "/app");
+}
+
+TEST_F(InjectTest, ABinaryReplacedAfterRecordingIsNotGivenTheNewId) {
+  const std::string in = record("", dir_ + "/app/app");
+  const std::string old_id = readelf_id(dir_ + "/app/app");
+  // Rebuild elsewhere and move over: a new inode with a new build-id at the same path.
+  build_app(dir_ + "/v2", "2");
+  fs::rename(dir_ + "/v2/app", dir_ + "/app/app");
+  const std::string new_id = readelf_id(dir_ + "/app/app");
+  ASSERT_NE(old_id, new_id);
+  RunResult r = sh(pdfix() + " inject --buildids --json " + in + " " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("inode differs"), std::string::npos) << r.err;
+  for (const MapLine& m : perf_maps(dir_ + "/out.data")) {
+    if (m.filename == dir_ + "/app/app") {
+      EXPECT_EQ(m.build_id, "") << "given an id it cannot have";
+    }
+    if (m.filename == dir_ + "/app/libwork.so") {
+      EXPECT_EQ(m.build_id, readelf_id(m.filename));
+    }
+  }
+}
+
+TEST_F(InjectTest, SysrootAndKnownIdsResolvePathsThatAreGone) {
+  const std::string in = record("", dir_ + "/app/app");
+  const std::string app_id = readelf_id(dir_ + "/app/app");
+  const std::string lib_id = readelf_id(dir_ + "/app/libwork.so");
+  // The recording host's files now live only under a sysroot.
+  const std::string root = dir_ + "/root";
+  fs::create_directories(root + dir_);
+  fs::rename(dir_ + "/app", root + dir_ + "/app");
+  RunResult r = sh(pdfix() + " inject --buildids --sysroot " + root + " " + in + " " + dir_ +
+                   "/sysroot.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh(pdfix() + " inject --buildids " + in + " " + dir_ + "/plain.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh(pdfix() + " inject --buildids --known-build-ids " + dir_ + "/app/app=" + app_id + "," +
+         dir_ + "/app/libwork.so=" + lib_id + " " + in + " " + dir_ + "/known.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto id_of = [&](const std::string& file, const std::string& name) {
+    for (const MapLine& m : perf_maps(file)) {
+      if (m.filename == name) return m.build_id;
+    }
+    return std::string("(no map)");
+  };
+  EXPECT_EQ(id_of(dir_ + "/sysroot.data", dir_ + "/app/app"), app_id);
+  EXPECT_EQ(id_of(dir_ + "/sysroot.data", dir_ + "/app/libwork.so"), lib_id);
+  EXPECT_EQ(id_of(dir_ + "/plain.data", dir_ + "/app/app"), "");
+  EXPECT_EQ(id_of(dir_ + "/known.data", dir_ + "/app/app"), app_id);
+  EXPECT_EQ(id_of(dir_ + "/known.data", dir_ + "/app/libwork.so"), lib_id);
+}
+
+TEST_F(InjectTest, RunningItTwiceChangesNothing) {
+  const std::string in = record("", dir_ + "/app/app");
+  ASSERT_EQ(sh(pdfix() + " inject --buildids " + in + " " + dir_ + "/once.data").status, 0);
+  RunResult r = sh(pdfix() + " inject --buildids " + dir_ + "/once.data " + dir_ + "/twice.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(" 0 map records upgraded"), std::string::npos) << r.err;
+  EXPECT_TRUE(same_file(dir_ + "/once.data", dir_ + "/twice.data"));
+}
+
+}  // namespace
+}  // namespace pdfix::e2e

@@ -1,0 +1,201 @@
+// Where build-ids come from: ELF notes (plain and compressed), and the resolver's trust rules.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "resolve/elf_build_id.h"
+#include "resolve/resolver.h"
+
+namespace pdfix::resolve {
+namespace {
+namespace fs = std::filesystem;
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p != nullptr && fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  if (p != nullptr) pclose(p);
+  return out;
+}
+
+// readelf is the referee for what a file's build-id is.
+std::string readelf_build_id(const std::string& path) {
+  std::smatch m;
+  std::string out = run("readelf -n '" + path + "' 2>/dev/null");
+  static const std::regex re("Build ID: ([0-9a-f]+)");
+  return std::regex_search(out, m, re) ? m[1].str() : "";
+}
+
+class ResolveFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/pdfix-resolve-" + std::to_string(getpid());
+    fs::create_directories(dir_);
+    // A small ELF with a build-id (Debian builds everything with --build-id).
+    fs::copy_file("/usr/bin/true", dir_ + "/prog", fs::copy_options::overwrite_existing);
+    expected_ = readelf_build_id(dir_ + "/prog");
+    ASSERT_FALSE(expected_.empty()) << "the toolchain did not give this binary a build-id";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+  std::string expected_;
+};
+
+TEST_F(ResolveFiles, ElfNoteMatchesReadelf) {
+  auto buf = read_maybe_compressed(dir_ + "/prog");
+  ASSERT_TRUE(buf.ok());
+  llvm::StringRef b = (*buf)->getBuffer();
+  auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE(id->has_value());
+  EXPECT_EQ((*id)->hex(), expected_);
+}
+
+TEST_F(ResolveFiles, CompressedModulesAreOpened) {
+  for (const std::string tool : {"gzip", "xz", "zstd -q"}) {
+    const std::string ext = tool == "gzip" ? ".gz" : tool == "xz" ? ".xz" : ".zst";
+    ASSERT_EQ(std::system(("cd " + dir_ + " && " + tool + " -k -f prog").c_str()), 0) << tool;
+    auto buf = read_maybe_compressed(dir_ + "/prog" + ext);
+    ASSERT_TRUE(buf.ok()) << buf.status();
+    llvm::StringRef b = (*buf)->getBuffer();
+    auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+    ASSERT_TRUE(id.ok() && id->has_value()) << ext;
+    EXPECT_EQ((*id)->hex(), expected_) << ext;
+  }
+}
+
+TEST_F(ResolveFiles, NotElfAndNoNote) {
+  std::ofstream(dir_ + "/text") << "just text\n";
+  auto buf = read_maybe_compressed(dir_ + "/text");
+  llvm::StringRef b = (*buf)->getBuffer();
+  EXPECT_FALSE(build_id_of_elf({reinterpret_cast<const uint8_t*>(b.data()), b.size()}).ok());
+  ASSERT_EQ(std::system(("objcopy --remove-section .note.gnu.build-id " + dir_ + "/prog " + dir_ +
+                         "/stripped")
+                            .c_str()),
+            0);
+  buf = read_maybe_compressed(dir_ + "/stripped");
+  b = (*buf)->getBuffer();
+  auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+  ASSERT_TRUE(id.ok());
+  EXPECT_FALSE(id->has_value());
+}
+
+RecordingFacts this_host() {
+  RecordingFacts facts;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  facts.hostname = name;
+  return facts;
+}
+
+MapQuery user_map(const std::string& path, bool with_inode = false) {
+  MapQuery q{path, /*misc=*/2, with_inode, 0, 0, 0};
+  if (with_inode) {
+    struct stat st{};
+    stat(path.c_str(), &st);
+    q.maj = major(st.st_dev);
+    q.min = minor(st.st_dev);
+    q.ino = st.st_ino;
+  }
+  return q;
+}
+
+TEST_F(ResolveFiles, TheMappedInodeOrNothing) {
+  RecordingFacts facts = this_host();
+  Resolver r({}, facts);
+  MapQuery q = user_map(dir_ + "/prog", true);
+  EXPECT_EQ(r.resolve(q).id->hex(), expected_);
+  EXPECT_EQ(r.resolve(q).source, "file");
+  // Replaced after recording: same path, another inode.
+  fs::copy_file(dir_ + "/prog", dir_ + "/prog.new");
+  fs::rename(dir_ + "/prog.new", dir_ + "/prog");
+  Resolver again({}, facts);
+  const Resolution& res = again.resolve(q);
+  EXPECT_FALSE(res.id.has_value());
+  EXPECT_NE(res.reason.find("inode differs"), std::string::npos) << res.reason;
+}
+
+TEST_F(ResolveFiles, ModifiedAfterTheRecordingIsStale) {
+  RecordingFacts facts = this_host();
+  facts.ended_at = 1000;  // 1970: every file here is newer
+  Resolver r({}, facts);
+  const Resolution& res = r.resolve(user_map(dir_ + "/prog"));
+  EXPECT_FALSE(res.id.has_value());
+  EXPECT_NE(res.reason.find("modified after"), std::string::npos) << res.reason;
+}
+
+TEST_F(ResolveFiles, AnotherHostsRecordingIsNotGivenThisMachinesFiles) {
+  RecordingFacts facts = this_host();
+  facts.hostname += "-elsewhere";
+  Resolver r({}, facts);
+  const Resolution& res = r.resolve(user_map(dir_ + "/prog", true));
+  EXPECT_FALSE(res.id.has_value());
+  EXPECT_NE(res.reason.find("another host"), std::string::npos) << res.reason;
+  // A sysroot is the other host's files: that works.
+  Resolver with_root({.sysroot = "/"}, facts);
+  EXPECT_EQ(with_root.resolve(user_map(dir_ + "/prog")).id->hex(), expected_);
+}
+
+TEST_F(ResolveFiles, SysrootAndKnownIdsResolvePathsThatDoNotExistHere) {
+  fs::create_directories(dir_ + "/root/opt/app");
+  fs::copy_file(dir_ + "/prog", dir_ + "/root/opt/app/server");
+  RecordingFacts facts;
+  Resolver r({.sysroot = dir_ + "/root"}, facts);
+  const Resolution& res = r.resolve(user_map("/opt/app/server"));
+  ASSERT_TRUE(res.id.has_value()) << res.reason;
+  EXPECT_EQ(res.id->hex(), expected_);
+  EXPECT_EQ(res.source, "sysroot");
+
+  Resolver none({}, facts);
+  EXPECT_FALSE(none.resolve(user_map("/opt/app/server")).id.has_value());
+
+  ResolverConfig known;
+  known.known["/opt/app/server"] = *BuildId::from_hex("00112233445566778899aabbccddeeff00112233");
+  Resolver k(known, facts);
+  EXPECT_EQ(k.resolve(user_map("/opt/app/server")).id->hex(),
+            "00112233445566778899aabbccddeeff00112233");
+}
+
+TEST(Resolver, TableWinsOverFilesAndAmbiguityGivesNothing) {
+  RecordingFacts facts;
+  facts.table.push_back({"/usr/bin/true", *BuildId::from_hex("aa"), false});
+  Resolver r({}, facts);
+  EXPECT_EQ(r.resolve({"/usr/bin/true", 2}).source, "build-id table");
+  facts.table.push_back({"/usr/bin/true", *BuildId::from_hex("bb"), false});
+  Resolver twice({}, facts);
+  EXPECT_FALSE(twice.resolve({"/usr/bin/true", 2}).id.has_value());
+}
+
+TEST(Resolver, KernelOfAnotherBootIsNotTakenFromThisMachine) {
+  RecordingFacts facts;
+  facts.osrelease = "2.6.32-ancient";
+  facts.kernel_text = 0xffffffff81000000ULL;
+  Resolver r({}, facts);
+  const Resolution& res = r.resolve({"[kernel.kallsyms]_text", 1});
+  EXPECT_FALSE(res.id.has_value());
+  EXPECT_NE(res.reason.find("not of this boot"), std::string::npos);
+  EXPECT_FALSE(r.resolve({"[nf_tables]", 1}).id.has_value());
+}
+
+TEST(Resolver, ClassifiesMaps) {
+  EXPECT_EQ(classify("[kernel.kallsyms]_text", 1), MapKind::kKernel);
+  EXPECT_EQ(classify("[guest.kernel.kallsyms.42]", 4), MapKind::kKernel);
+  EXPECT_EQ(classify("/lib/modules/6.1.0/kernel/net/nf_tables.ko.xz", 1), MapKind::kModule);
+  EXPECT_EQ(classify("[vdso]", 2), MapKind::kVdso);
+  EXPECT_EQ(classify("//anon", 2), MapKind::kAnonymous);
+  EXPECT_EQ(classify("[heap]", 2), MapKind::kAnonymous);
+  EXPECT_EQ(classify("/memfd:jit (deleted)", 2), MapKind::kAnonymous);
+  EXPECT_EQ(classify("/usr/lib/libc.so.6", 2), MapKind::kFile);
+  EXPECT_EQ(module_name("/lib/modules/6.1.0/kernel/drivers/net/virtio-net.ko.zst"), "virtio_net");
+  EXPECT_EQ(module_name("[qeth_l2]"), "qeth_l2");
+}
+
+}  // namespace
+}  // namespace pdfix::resolve
