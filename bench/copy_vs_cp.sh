@@ -6,6 +6,7 @@
 #   bash bench/copy_vs_cp.sh [RECORDING] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 pdfix=build/pdfix
 runs=${2:-5}
 work=${PDFIX_BENCH_DIR:-$(mktemp -d -p "${TMPDIR:-/var/tmp}")}
@@ -15,16 +16,10 @@ input=${1:-}
 if [ -z "$input" ]; then
   input=$work/dwarf.data
   echo "== recording a --call-graph dwarf perf.data of at least 300 MB into $input" >&2
-  # DWARF call graphs copy 8 KiB of stack per sample: a few seconds of two busy CPUs is plenty.
-  perf record -q --call-graph dwarf -F 4000 -o "$input" -- \
-    sh -c 'for c in 1 2; do (i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done) & done; wait' \
-    2>/dev/null
+  record_dwarf "$input"
 fi
 size=$(stat -c %s "$input")
 echo "== input: $input, $((size / 1048576)) MiB" >&2
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-time_of() { /usr/bin/time -f '%e %M' "$@" 2>&1 >/dev/null | tail -n 1; }
 
 cp "$input" "$work/warm" && rm -f "$work/warm"  # page cache warm for both
 cp_times=() pdfix_times=() pdfix_rss=()
@@ -40,7 +35,7 @@ done
 cp_med=$(printf '%s\n' "${cp_times[@]}" | median)
 pdfix_med=$(printf '%s\n' "${pdfix_times[@]}" | median)
 rss_max=$(printf '%s\n' "${pdfix_rss[@]}" | sort -n | tail -n 1)
-ratio=$(awk -v a="$pdfix_med" -v b="$cp_med" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+ratio=$(ratio "$pdfix_med" "$cp_med")
 printf 'input_mib=%d runs=%d cp_s=%s pdfix_copy_s=%s ratio=%s pdfix_peak_rss_mib=%d\n' \
   $((size / 1048576)) "$runs" "$cp_med" "$pdfix_med" "$ratio" $((rss_max / 1024))
 

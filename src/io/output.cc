@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,8 @@ namespace pdfix::io {
 namespace {
 
 constexpr size_t kBufferSize = 1 << 20;
+// Jobs waiting for the worker at most: bounds the memory held by buffered bytes.
+constexpr size_t kMaxQueued = 16;
 
 absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
 
@@ -55,9 +58,74 @@ absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, 
   return std::unique_ptr<Output>(new Output(fd, path, temp, false));
 }
 
+Output::Output(int fd, std::string target, std::string temp, bool to_stdout)
+    : fd_(fd), target_(std::move(target)), temp_(std::move(temp)), to_stdout_(to_stdout) {
+  worker_ = std::thread([this] { work(); });
+}
+
 Output::~Output() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  worker_.join();
   if (!committed_ && !temp_.empty()) unlink(temp_.c_str());
   if (fd_ > STDERR_FILENO) close(fd_);
+}
+
+void Output::work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    changed_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    const bool failed = !error_.ok();
+    lock.unlock();
+    changed_.notify_all();
+    // After a failure the rest is skipped: the output is abandoned anyway.
+    absl::Status s = failed ? absl::OkStatus() : run(job);
+    lock.lock();
+    busy_ = false;
+    if (!s.ok() && error_.ok()) error_ = s;
+    changed_.notify_all();
+  }
+}
+
+absl::Status Output::enqueue(Job job) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return queue_.size() < kMaxQueued; });
+  if (!error_.ok()) return error_;
+  queue_.push_back(std::move(job));
+  lock.unlock();
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::Status Output::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return queue_.empty() && !busy_; });
+  return error_;
+}
+
+absl::Status Output::run(const Job& job) {
+  if (job.in_fd < 0) return write_all(job.bytes.data(), job.bytes.size());
+  loff_t in_off = static_cast<loff_t>(job.offset);
+  uint64_t done = 0;
+  while (copy_range_ok_ && done < job.mapped.size()) {
+    ssize_t n = copy_file_range(job.in_fd, &in_off, fd_, nullptr, job.mapped.size() - done, 0);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      // Not supported between these two files (a pipe, another file system on old kernels):
+      // the mapping has the same bytes.
+      copy_range_ok_ = false;
+      break;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return write_all(job.mapped.data() + done, job.mapped.size() - done);
 }
 
 absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
@@ -74,45 +142,41 @@ absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
 }
 
 absl::Status Output::flush() {
-  absl::Status s = write_all(buf_.data(), buf_.size());
-  buf_.clear();
-  return s;
+  if (buf_.empty()) return absl::OkStatus();
+  Job job;
+  job.bytes.swap(buf_);
+  return enqueue(std::move(job));
 }
 
 absl::Status Output::write(std::span<const uint8_t> bytes) {
   pos_ += bytes.size();
-  if (buf_.size() + bytes.size() <= kBufferSize) {
+  while (!bytes.empty()) {
     if (buf_.capacity() < kBufferSize) buf_.reserve(kBufferSize);
-    buf_.insert(buf_.end(), bytes.begin(), bytes.end());
-    return absl::OkStatus();
+    const size_t n = std::min(bytes.size(), kBufferSize - buf_.size());
+    buf_.insert(buf_.end(), bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n));
+    bytes = bytes.subspan(n);
+    if (buf_.size() == kBufferSize) {
+      if (auto s = flush(); !s.ok()) return s;
+    }
   }
-  if (auto s = flush(); !s.ok()) return s;
-  return write_all(bytes.data(), bytes.size());
+  return absl::OkStatus();
 }
 
 absl::Status Output::copy_from(int in_fd, uint64_t offset, std::span<const uint8_t> mapped) {
-  if (mapped.size() < kBufferSize || !copy_range_ok_) return write(mapped);
+  // Short runs are cheaper copied into the buffer than handed over one by one.
+  if (mapped.size() < kBufferSize / 4) return write(mapped);
   if (auto s = flush(); !s.ok()) return s;
-  loff_t in_off = static_cast<loff_t>(offset);
-  uint64_t done = 0;
-  while (done < mapped.size()) {
-    ssize_t n = copy_file_range(in_fd, &in_off, fd_, nullptr, mapped.size() - done, 0);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      // Not supported between these two files (a pipe, another file system on old kernels):
-      // the mapping has the same bytes.
-      copy_range_ok_ = false;
-      break;
-    }
-    done += static_cast<uint64_t>(n);
-  }
-  pos_ += done;
-  if (done < mapped.size()) return write(mapped.subspan(done));
-  return absl::OkStatus();
+  pos_ += mapped.size();
+  Job job;
+  job.in_fd = in_fd;
+  job.offset = offset;
+  job.mapped = mapped;
+  return enqueue(std::move(job));
 }
 
 absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
   if (auto s = flush(); !s.ok()) return s;
+  if (auto s = drain(); !s.ok()) return s;
   uint64_t done = 0;
   while (done < bytes.size()) {
     ssize_t w =
@@ -128,6 +192,7 @@ absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
 
 absl::Status Output::commit() {
   if (auto s = flush(); !s.ok()) return s;
+  if (auto s = drain(); !s.ok()) return s;
   if (to_stdout_) {
     // The anonymous temporary file holds the finished perf.data; now it may go out.
     off_t off = 0;

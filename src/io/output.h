@@ -2,12 +2,19 @@
 // beside it and renamed over it by commit(); stdout gets the bytes only when they are all known to
 // be good (file mode goes through an anonymous temporary file first, because a perf.data header is
 // finished last). An Output dropped without commit() leaves nothing behind.
+//
+// The writing itself happens on a worker thread, in order, so that reading and rewriting the next
+// records overlaps the kernel's copying of the previous ones.
 #pragma once
 
 #include <cstdint>
+#include <condition_variable>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,9 +34,11 @@ class Output {
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
 
+  // Errors of earlier writes are reported by a later call, at the latest by commit().
   absl::Status write(std::span<const uint8_t> bytes);
-  // Copies [offset, offset+len) of the regular file `in_fd` (whose bytes are also `mapped`) in the
-  // kernel when it can, so untouched runs of a recording never pass through user memory.
+  // Copies [offset, offset+len) of the regular file `in_fd` (whose bytes are also `mapped`, which
+  // must stay mapped until commit() or destruction) in the kernel when it can, so untouched runs of
+  // a recording never pass through user memory.
   absl::Status copy_from(int in_fd, uint64_t offset, std::span<const uint8_t> mapped);
   // Overwrites bytes already written (kSeekable only).
   absl::Status patch(uint64_t offset, std::span<const uint8_t> bytes);
@@ -37,9 +46,20 @@ class Output {
   absl::Status commit();
 
  private:
-  Output(int fd, std::string target, std::string temp, bool to_stdout)
-      : fd_(fd), target_(std::move(target)), temp_(std::move(temp)), to_stdout_(to_stdout) {}
+  // One piece of output: bytes of its own, or a range of the input file.
+  struct Job {
+    std::vector<uint8_t> bytes;
+    int in_fd = -1;
+    uint64_t offset = 0;
+    std::span<const uint8_t> mapped;
+  };
+  Output(int fd, std::string target, std::string temp, bool to_stdout);
   absl::Status flush();
+  absl::Status enqueue(Job job);
+  // Waits until every queued job is done; returns the first error any of them met.
+  absl::Status drain();
+  void work();
+  absl::Status run(const Job& job);
   absl::Status write_all(const uint8_t* p, uint64_t n);
 
   int fd_;
@@ -50,6 +70,14 @@ class Output {
   bool copy_range_ok_ = true;
   uint64_t pos_ = 0;
   std::vector<uint8_t> buf_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<Job> queue_;
+  bool busy_ = false;
+  bool stop_ = false;
+  absl::Status error_;
+  std::thread worker_;
 };
 
 }  // namespace pdfix::io

@@ -70,7 +70,16 @@ absl::StatusOr<std::optional<InjectBuildIds::Decision>> InjectBuildIds::decide(
   return d;
 }
 
-absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transform::Session& s) {
+bool InjectBuildIds::wants(uint32_t type) const {
+  return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderFeature ||
+         type == format::kHeaderBuildId;
+}
+
+bool InjectBuildIds::needs_analysis(const transform::Session& s) const {
+  return !s.pipe() && s.feature(format::kFeatCompressed).has_value();
+}
+
+absl::Status InjectBuildIds::observe(const transform::RecordRef& r, const transform::Session& s) {
   learn_header(s);
   const format::Endian& e = s.endian();
   switch (r.header.type) {
@@ -79,15 +88,14 @@ absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transf
       learn_strings(s);
       return absl::OkStatus();
     case format::kHeaderBuildId: {
-      auto entries = format::decode_build_id_table(
-          {r.bytes, e, r.offset});  // a one-entry table, whose header is the record's
+      // A one-entry table whose entry header is the record's own.
+      auto entries = format::decode_build_id_table({r.bytes, e, r.offset});
       if (!entries.ok()) return entries.status();
       for (const auto& entry : *entries) {
         if (auto id = resolve::BuildId::from_bytes({entry.id.data(), entry.id_size})) {
           const uint16_t mode = entry.misc & format::kCpuModeMask;
-          facts_.table.push_back(
-              {entry.filename, *id,
-               mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel});
+          facts_.table.push_back({entry.filename, *id, mode == format::kCpuModeKernel ||
+                                                           mode == format::kCpuModeGuestKernel});
           in_table_.insert(table_key(entry.filename, *id));
         }
       }
@@ -95,26 +103,26 @@ absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transf
     }
     case format::kMmap:
     case format::kMmap2: {
+      if (facts_.kernel_text) return absl::OkStatus();
       auto m = format::decode_mmap(r.bytes, e, s.trailer_size(r), r.offset);
       if (!m.ok()) return m.status();
-      if (resolve::classify(m->filename, m->misc) == resolve::MapKind::kKernel &&
-          !facts_.kernel_text) {
+      if (resolve::classify(m->filename, m->misc) == resolve::MapKind::kKernel) {
         facts_.kernel_text = m->pgoff;
-      }
-      // In file mode the whole recording is analysed first: resolving now tells whether the
-      // rewrite will change anything (and so whether compressed data must be re-compressed).
-      if (!s.pipe()) {
-        auto d = decide(r, s);
-        if (!d.ok()) return d.status();
-        if ((*d)->resolution != nullptr && (*d)->resolution->id) will_change_ = true;
-      } else {
-        will_change_ = true;
       }
       return absl::OkStatus();
     }
-    default:
-      return absl::OkStatus();
+    default: return absl::OkStatus();
   }
+}
+
+absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transform::Session& s) {
+  analysed_ = true;
+  if (auto st = observe(r, s); !st.ok()) return st;
+  if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return absl::OkStatus();
+  auto d = decide(r, s);
+  if (!d.ok()) return d.status();
+  if ((*d)->resolution != nullptr && (*d)->resolution->id) will_change_ = true;
+  return absl::OkStatus();
 }
 
 std::vector<uint8_t> InjectBuildIds::table_entry(uint32_t type, const resolve::MapQuery& q,
@@ -139,6 +147,9 @@ void InjectBuildIds::note(const std::string& filename, const std::string& outcom
 
 absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                      transform::RecordSink& out) {
+  if (!analysed_) {
+    if (auto st = observe(r, s); !st.ok()) return st;
+  }
   if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return out.emit(r);
   auto d = decide(r, s);
   if (!d.ok()) return d.status();

@@ -42,9 +42,12 @@ class InjectBuildIds : public transform::Pass {
   explicit InjectBuildIds(InjectBuildIdsConfig config);
 
   std::string_view name() const override { return "inject-build-ids"; }
-  bool needs_analysis() const override { return true; }
+  // Only to know beforehand whether compressed data must be re-compressed; the rewrite itself
+  // resolves maps as they come (the kernel map precedes the modules, as perf writes them).
+  bool needs_analysis(const transform::Session& s) const override;
+  bool wants(uint32_t type) const override;
   absl::Status analyze(const transform::RecordRef& r, const transform::Session& s) override;
-  bool changes_records() const override { return will_change_; }
+  bool changes_records() const override { return !analysed_ || will_change_; }
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
                        transform::RecordSink& out) override;
   absl::Status finish(const transform::Session& s, transform::RecordSink& out,
@@ -57,6 +60,8 @@ class InjectBuildIds : public transform::Pass {
     const resolve::Resolution* resolution = nullptr;  // nullptr: the record keeps its own id
     resolve::MapQuery query;
   };
+  // Learns what the resolver needs to know of the recording from the records that carry it.
+  absl::Status observe(const transform::RecordRef& r, const transform::Session& s);
   void learn_header(const transform::Session& s);
   void learn_strings(const transform::Session& s);
   absl::StatusOr<std::optional<Decision>> decide(const transform::RecordRef& r,
@@ -71,6 +76,7 @@ class InjectBuildIds : public transform::Pass {
   resolve::RecordingFacts facts_;
   resolve::Resolver resolver_;
   bool header_learned_ = false;
+  bool analysed_ = false;
   bool will_change_ = false;
   InjectReport report_;
   std::map<std::pair<std::string, std::string>, size_t> report_index_;

@@ -32,10 +32,14 @@ class Pass {
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;
 
-  // True if the pass must see every record before rewriting any: then, in file mode, analyze()
-  // runs over the whole recording first. In pipe mode analyze() runs on each record just before
-  // rewrite() (the synthesized records a pass needs come first in a stream).
-  virtual bool needs_analysis() const { return false; }
+  // True if the pass must see every record of this recording before rewriting any: then, in file
+  // mode, analyze() runs over the whole recording first (a second read of it, so say true only
+  // when it matters). In pipe mode analyze() runs on each record just before rewrite() (the
+  // synthesized records a pass needs come first in a stream).
+  virtual bool needs_analysis(const Session& /*s*/) const { return false; }
+  // Whether the pass looks at records of this type at all. Records no pass wants go straight to
+  // the writer, which matters when a recording holds millions of samples.
+  virtual bool wants(uint32_t /*type*/) const { return true; }
   virtual absl::Status analyze(const RecordRef& /*r*/, const Session& /*s*/) {
     return absl::OkStatus();
   }

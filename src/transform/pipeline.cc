@@ -1,5 +1,6 @@
 #include "transform/pipeline.h"
 
+#include <bitset>
 #include <memory>
 #include <vector>
 
@@ -26,18 +27,22 @@ class Stage : public RecordSink {
 };
 
 // How much of the mapping is read before the pages behind are given back.
-constexpr uint64_t kReleaseStep = 64ULL << 20;
+constexpr uint64_t kReleaseStep = 16ULL << 20;
 constexpr uint64_t kProgressStep = 16ULL << 20;
 
 class Run {
  public:
   Run(io::Input& in, Session& session, std::span<Pass* const> passes,
       const PipelineOptions& options)
-      : in_(in), session_(session), passes_(passes), options_(options) {}
+      : in_(in), session_(session), passes_(passes), options_(options) {
+    for (uint32_t t = 0; t < wanted_.size(); ++t) {
+      for (Pass* p : passes_) wanted_[t] = wanted_[t] || p->wants(t);
+    }
+  }
 
   absl::Status analyze() {
     bool any = false;
-    for (Pass* p : passes_) any = any || p->needs_analysis();
+    for (Pass* p : passes_) any = any || p->needs_analysis(session_);
     if (!any || (session_.pipe() && in_.mapped == nullptr)) return absl::OkStatus();
     // The analysis sweep gets a session of its own: pipe-format files teach it their events as
     // they go, and the rewrite sweep must learn them again from the start.
@@ -45,11 +50,12 @@ class Run {
     if (!fresh.ok()) return fresh.status();
     auto reader = make_reader(in_, *fresh, {.expand_compressed = true});
     return sweep(*reader, [&](const RecordRef& r) -> absl::Status {
-      if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type))) {
+      if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
+          !wanted(r.header.type)) {
         return absl::OkStatus();
       }
       for (Pass* p : passes_) {
-        if (!p->needs_analysis()) continue;
+        if (!p->needs_analysis(session_)) continue;
         if (auto s = p->analyze(r, *fresh); !s.ok()) return s;
       }
       return absl::OkStatus();
@@ -82,12 +88,13 @@ class Run {
     auto reader = make_reader(in_, session, {.expand_compressed = !passes_.empty()});
     absl::Status st = sweep(*reader, [&](const RecordRef& r) -> absl::Status {
       // Compressed records and a trailing tail are the writer's business, not the passes'.
-      if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type))) {
+      if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
+          !wanted(r.header.type)) {
         return writer.emit(r);
       }
       if (online_analysis) {
         for (Pass* p : passes_) {
-          if (!p->needs_analysis()) continue;
+          if (!p->needs_analysis(session)) continue;
           if (auto s = p->analyze(r, session); !s.ok()) return s;
         }
       }
@@ -129,8 +136,11 @@ class Run {
     return absl::OkStatus();
   }
 
+  bool wanted(uint32_t type) const { return type >= wanted_.size() || wanted_[type]; }
+
   io::Input& in_;
   Session& session_;
+  std::bitset<128> wanted_;
   std::span<Pass* const> passes_;
   const PipelineOptions& options_;
 };

@@ -26,9 +26,8 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
     return malformed_at(offset, "data ends inside a record header (", avail.size(), " bytes left)");
   }
   hdr = format::read_record_header(e, avail.data());
-  const std::string name = format::record_type_name(hdr.type);
   if (hdr.size < format::kRecordHeaderSize) {
-    return malformed_at(offset, name, " record has size ", hdr.size,
+    return malformed_at(offset, format::record_type_name(hdr.type), " record has size ", hdr.size,
                         ", smaller than its own 8-byte header");
   }
   uint64_t total = hdr.size;
@@ -37,12 +36,14 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
     const uint32_t fixed = hdr.type == format::kAuxtrace ? format::kAuxtraceRecordSize
                                                          : format::kTracingDataRecordSize;
     if (hdr.size < fixed || avail.size() < fixed) {
-      return malformed_at(offset, name, " record is shorter than its ", fixed, "-byte body");
+      return malformed_at(offset, format::record_type_name(hdr.type), " record is shorter than its ",
+                          fixed, "-byte body");
     }
     const uint64_t payload =
         hdr.type == format::kAuxtrace ? e.u64(avail.data() + 8) : e.u32(avail.data() + 8);
     if (payload > (uint64_t{1} << 40)) {
-      return malformed_at(offset, name, " record claims a payload of ", payload, " bytes");
+      return malformed_at(offset, format::record_type_name(hdr.type), " record claims a payload of ",
+                          payload, " bytes");
     }
     total += payload;
   }
@@ -64,6 +65,18 @@ absl::StatusOr<RecordRef> RecordReader::cut_off(std::span<const uint8_t> rest, u
 }
 
 absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {
+  // Most records of a mapped file are plain ones that need no more than their header: frame them
+  // here, and leave payloads, compressed data, events and errors to the general path.
+  if (pipe_ == nullptr && inner_pos_ >= inner_.size() && end_ - pos_ >= format::kRecordHeaderSize) {
+    const format::RecordHeader hdr =
+        format::read_record_header(session_.endian(), file_.data() + pos_);
+    if (hdr.size >= format::kRecordHeaderSize && hdr.size <= end_ - pos_ &&
+        format::is_kernel_type(hdr.type)) {
+      RecordRef r{file_.subspan(pos_, hdr.size), hdr, pos_, 0, false, true};
+      pos_ += hdr.size;
+      return r;
+    }
+  }
   if (pipe_ != nullptr && pending_consume_ > 0) {
     pipe_->consume(pending_consume_);
     pending_consume_ = 0;

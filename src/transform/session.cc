@@ -51,6 +51,9 @@ absl::Status Session::add_attr(format::EventAttr attr) {
 }
 
 absl::Status Session::observe(const RecordRef& r) {
+  if (r.header.type != format::kHeaderAttr && r.header.type != format::kHeaderFeature) {
+    return absl::OkStatus();
+  }
   const format::Endian& e = endian();
   if (r.header.type == format::kHeaderAttr) {
     auto attr = format::parse_attr(r.bytes.data() + 8, r.bytes.size() - 8, e, r.offset + 8);

@@ -11,6 +11,9 @@ namespace {
 // Input bytes per re-compressed record: the compressed output must fit a record's u16 size.
 constexpr size_t kCompressChunk = size_t{32} * 1024;
 constexpr int kDefaultZstdLevel = 1;
+// An untouched run is handed to the output once this long, so the copying of it overlaps the
+// reading of what follows.
+constexpr uint64_t kRunChunk = uint64_t{8} << 20;
 
 }  // namespace
 
@@ -52,14 +55,14 @@ absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
 
 absl::Status Writer::write_original(const RecordRef& r) {
   if (mapped_ == nullptr) return write_bytes(r.bytes);
+  pos_ += r.bytes.size();
   if (run_len_ > 0 && run_begin_ + run_len_ == r.offset) {
     run_len_ += r.bytes.size();
-  } else {
-    if (auto s = flush_run(); !s.ok()) return s;
-    run_begin_ = r.offset;
-    run_len_ = r.bytes.size();
+    return run_len_ >= kRunChunk ? flush_run() : absl::OkStatus();
   }
-  pos_ += r.bytes.size();
+  if (auto s = flush_run(); !s.ok()) return s;
+  run_begin_ = r.offset;
+  run_len_ = r.bytes.size();
   return absl::OkStatus();
 }
 

@@ -1,0 +1,33 @@
+# Shared by the bench scripts: timing with peak RSS, medians, and the recordings they use.
+
+# Prints "<seconds> <peak RSS KiB>" for a command (its own output discarded). Dirty pages of the
+# previous run are written back first, so no command pays for another's writeback.
+time_of() {
+  local rss
+  rss=$(mktemp)
+  sync
+  local start=$EPOCHREALTIME
+  /usr/bin/time -f '%M' -o "$rss" "$@" >/dev/null 2>&1
+  local end=$EPOCHREALTIME
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') $(cat "$rss")"
+  rm -f "$rss"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# Two busy CPUs for a few seconds.
+workload() { sh -c 'for c in 1 2; do (i=0; while [ $i -lt '"${1:-3000000}"' ]; do i=$((i+1)); done) & done; wait'; }
+
+# record_dwarf FILE: a --call-graph dwarf recording of a few hundred MB (8 KiB of stack a sample).
+record_dwarf() {
+  perf record -q --call-graph dwarf -F 4000 -o "$1" -- sh -c "$(declare -f workload); workload" \
+    2>/dev/null
+}
+
+# record_dense FILE: a sample-dense system-wide recording: many small records (about 85 MB).
+record_dense() {
+  perf record -q -a -g -F 20000 -o "$1" -- sh -c "$(declare -f workload); workload 9000000" \
+    2>/dev/null
+}
