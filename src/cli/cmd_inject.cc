@@ -107,8 +107,9 @@ void print_summary(const passes::InjectReport& r, bool json, bool verbose) {
   std::cerr << "pdfix inject: " << r.upgraded << " map records upgraded, " << r.already
             << " already had a build-id, " << r.left << " left alone; " << r.table_entries_added
             << " build-id table entries added\n";
-  for (const auto& [why, n] : r.left_by_reason)
+  for (const auto& [why, n] : r.left_by_reason) {
     std::cerr << "  left alone, " << why << ": " << n << "\n";
+  }
   for (const auto& m : r.maps) {
     if (!verbose && m.outcome != "left alone") continue;
     std::cerr << "  " << m.outcome << ": " << m.filename;

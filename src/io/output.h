@@ -7,8 +7,8 @@
 // records overlaps the kernel's copying of the previous ones.
 #pragma once
 
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>

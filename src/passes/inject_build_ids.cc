@@ -94,8 +94,9 @@ absl::Status InjectBuildIds::observe(const transform::RecordRef& r, const transf
       for (const auto& entry : *entries) {
         if (auto id = resolve::BuildId::from_bytes({entry.id.data(), entry.id_size})) {
           const uint16_t mode = entry.misc & format::kCpuModeMask;
-          facts_.table.push_back({entry.filename, *id, mode == format::kCpuModeKernel ||
-                                                           mode == format::kCpuModeGuestKernel});
+          facts_.table.push_back(
+              {entry.filename, *id,
+               mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel});
           in_table_.insert(table_key(entry.filename, *id));
         }
       }
@@ -111,7 +112,8 @@ absl::Status InjectBuildIds::observe(const transform::RecordRef& r, const transf
       }
       return absl::OkStatus();
     }
-    default: return absl::OkStatus();
+    default:
+      return absl::OkStatus();
   }
 }
 

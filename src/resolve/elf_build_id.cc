@@ -128,14 +128,18 @@ absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> 
     return absl::InvalidArgumentError(absl::StrCat("unreadable ELF: ", msg));
   }
   const llvm::object::ObjectFile* o = obj->get();
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(o))
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(o)) {
     return from_notes_of(e->getELFFile());
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF64BEObjectFile>(o))
+  }
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF64BEObjectFile>(o)) {
     return from_notes_of(e->getELFFile());
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF32LEObjectFile>(o))
+  }
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF32LEObjectFile>(o)) {
     return from_notes_of(e->getELFFile());
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF32BEObjectFile>(o))
+  }
+  if (auto* e = llvm::dyn_cast<llvm::object::ELF32BEObjectFile>(o)) {
     return from_notes_of(e->getELFFile());
+  }
   return absl::InvalidArgumentError("unknown ELF class");
 }
 
@@ -161,8 +165,9 @@ std::optional<BuildId> build_id_of_notes(std::span<const uint8_t> notes) {
 
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read_maybe_compressed(const std::string& path) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!file)
+  if (!file) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", file.getError().message()));
+  }
   absl::StatusOr<std::vector<uint8_t>> plain;
   llvm::StringRef raw = (*file)->getBuffer();
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());

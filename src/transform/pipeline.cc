@@ -49,17 +49,20 @@ class Run {
     auto fresh = open_session(in_);
     if (!fresh.ok()) return fresh.status();
     auto reader = make_reader(in_, *fresh, {.expand_compressed = true});
-    return sweep(*reader, [&](const RecordRef& r) -> absl::Status {
-      if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
-          !wanted(r.header.type)) {
-        return absl::OkStatus();
-      }
-      for (Pass* p : passes_) {
-        if (!p->needs_analysis(session_)) continue;
-        if (auto s = p->analyze(r, *fresh); !s.ok()) return s;
-      }
-      return absl::OkStatus();
-    });
+    return sweep(
+        *reader,
+        [&](const RecordRef& r) -> absl::Status {
+          if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
+              !wanted(r.header.type)) {
+            return absl::OkStatus();
+          }
+          for (Pass* p : passes_) {
+            if (!p->needs_analysis(session_)) continue;
+            if (auto s = p->analyze(r, *fresh); !s.ok()) return s;
+          }
+          return absl::OkStatus();
+        },
+        [](const RecordReader::Span&) { return absl::OkStatus(); });
   }
 
   absl::Status rewrite(const std::string& out_path) {
@@ -86,20 +89,25 @@ class Run {
     }
     const bool online_analysis = streaming && in_.mapped == nullptr;
     auto reader = make_reader(in_, session, {.expand_compressed = !passes_.empty()});
-    absl::Status st = sweep(*reader, [&](const RecordRef& r) -> absl::Status {
-      // Compressed records and a trailing tail are the writer's business, not the passes'.
-      if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
-          !wanted(r.header.type)) {
-        return writer.emit(r);
-      }
-      if (online_analysis) {
-        for (Pass* p : passes_) {
-          if (!p->needs_analysis(session)) continue;
-          if (auto s = p->analyze(r, session); !s.ok()) return s;
-        }
-      }
-      return head->emit(r);
-    });
+    absl::Status st = sweep(
+        *reader,
+        [&](const RecordRef& r) -> absl::Status {
+          // Compressed records and a trailing tail are the writer's business, not the passes'.
+          if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
+              !wanted(r.header.type)) {
+            return writer.emit(r);
+          }
+          if (online_analysis) {
+            for (Pass* p : passes_) {
+              if (!p->needs_analysis(session)) continue;
+              if (auto s = p->analyze(r, session); !s.ok()) return s;
+            }
+          }
+          return head->emit(r);
+        },
+        [&](const RecordReader::Span& span) {
+          return writer.emit_untouched(span.offset, span.size);
+        });
     if (!st.ok()) return st;
     // Each pass flushes what it held back into the passes after it.
     for (size_t i = 0; i < passes_.size(); ++i) {
@@ -113,11 +121,17 @@ class Run {
   }
 
  private:
-  template <typename Fn>
-  absl::Status sweep(RecordReader& reader, Fn&& fn) {
+  // Calls `fn` on every record; runs of records no pass wants go to `skipped` in one piece.
+  template <typename Fn, typename Skip>
+  absl::Status sweep(RecordReader& reader, Fn&& fn, Skip&& skipped) {
     uint64_t released = 0;
     uint64_t reported = 0;
+    std::bitset<64> kernel_wanted;
+    for (uint32_t t = 0; t < kernel_wanted.size(); ++t) kernel_wanted[t] = wanted_[t];
     while (true) {
+      if (auto span = reader.skip_unwanted(kernel_wanted); span.size > 0) {
+        if (auto s = skipped(span); !s.ok()) return s;
+      }
       auto r = reader.next();
       if (!r.ok()) return r.status();
       if (!r->has_value()) break;

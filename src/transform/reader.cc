@@ -36,14 +36,14 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
     const uint32_t fixed = hdr.type == format::kAuxtrace ? format::kAuxtraceRecordSize
                                                          : format::kTracingDataRecordSize;
     if (hdr.size < fixed || avail.size() < fixed) {
-      return malformed_at(offset, format::record_type_name(hdr.type), " record is shorter than its ",
-                          fixed, "-byte body");
+      return malformed_at(offset, format::record_type_name(hdr.type),
+                          " record is shorter than its ", fixed, "-byte body");
     }
     const uint64_t payload =
         hdr.type == format::kAuxtrace ? e.u64(avail.data() + 8) : e.u32(avail.data() + 8);
     if (payload > (uint64_t{1} << 40)) {
-      return malformed_at(offset, format::record_type_name(hdr.type), " record claims a payload of ",
-                          payload, " bytes");
+      return malformed_at(offset, format::record_type_name(hdr.type),
+                          " record claims a payload of ", payload, " bytes");
     }
     total += payload;
   }
@@ -62,6 +62,24 @@ absl::StatusOr<RecordRef> RecordReader::cut_off(std::span<const uint8_t> rest, u
   }
   return malformed_at(offset, format::record_type_name(hdr.type), " record of ", total,
                       " bytes runs past the end of the data (", rest.size(), " bytes left)");
+}
+
+RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
+  Span span{pos_, 0};
+  if (pipe_ != nullptr || inner_pos_ < inner_.size()) return span;
+  const format::Endian& e = session_.endian();
+  uint64_t pos = pos_;
+  while (end_ - pos >= format::kRecordHeaderSize) {
+    const format::RecordHeader hdr = format::read_record_header(e, file_.data() + pos);
+    if (hdr.size < format::kRecordHeaderSize || hdr.size > end_ - pos ||
+        !format::is_kernel_type(hdr.type) || wanted[hdr.type]) {
+      break;
+    }
+    pos += hdr.size;
+  }
+  span.size = pos - pos_;
+  pos_ = pos;
+  return span;
 }
 
 absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {

@@ -3,6 +3,7 @@
 // until the next call to next().
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -30,6 +31,14 @@ class RecordReader {
 
   // The next record, or nullopt at the end of the data.
   absl::StatusOr<std::optional<RecordRef>> next();
+  // In a mapped file: moves past the run of plain kernel records (no payload, nothing compressed
+  // waiting) whose types `wanted` does not name, and returns its [offset, offset + size) in the
+  // file; size 0 when the next record is not such. Millions of samples are skipped this way.
+  struct Span {
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  Span skip_unwanted(const std::bitset<64>& wanted);
   // How far the reader has come, and how far it has to go (0 when unknown, as on a pipe).
   uint64_t position() const;
   uint64_t end() const { return end_; }

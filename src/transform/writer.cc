@@ -55,14 +55,18 @@ absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
 
 absl::Status Writer::write_original(const RecordRef& r) {
   if (mapped_ == nullptr) return write_bytes(r.bytes);
-  pos_ += r.bytes.size();
-  if (run_len_ > 0 && run_begin_ + run_len_ == r.offset) {
-    run_len_ += r.bytes.size();
+  return emit_untouched(r.offset, r.bytes.size());
+}
+
+absl::Status Writer::emit_untouched(uint64_t offset, uint64_t size) {
+  pos_ += size;
+  if (run_len_ > 0 && run_begin_ + run_len_ == offset) {
+    run_len_ += size;
     return run_len_ >= kRunChunk ? flush_run() : absl::OkStatus();
   }
   if (auto s = flush_run(); !s.ok()) return s;
-  run_begin_ = r.offset;
-  run_len_ = r.bytes.size();
+  run_begin_ = offset;
+  run_len_ = size;
   return absl::OkStatus();
 }
 

@@ -31,6 +31,8 @@ class Writer : public RecordSink {
   // section, or the pipe header.
   absl::Status begin();
   absl::Status emit(const RecordRef& r) override;
+  // Input bytes [offset, offset + size) go out as they are: a run of untouched plain records.
+  absl::Status emit_untouched(uint64_t offset, uint64_t size);
   // Writes the feature sections (with `edits` applied) and completes the header.
   absl::Status finish(const FeatureEdits& edits);
 
