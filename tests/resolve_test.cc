@@ -1,7 +1,9 @@
 // Where build-ids come from: ELF notes (plain and compressed), and the resolver's trust rules.
 #include <gtest/gtest.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -182,6 +184,42 @@ TEST(Resolver, KernelOfAnotherBootIsNotTakenFromThisMachine) {
   EXPECT_FALSE(res.id.has_value());
   EXPECT_NE(res.reason.find("not of this boot"), std::string::npos);
   EXPECT_FALSE(r.resolve({"[nf_tables]", 1}).id.has_value());
+}
+
+TEST(ElfNotes, ThisProcesssVdsoHasABuildId) {
+  const auto* base = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
+  ASSERT_NE(base, nullptr);
+  auto id = build_id_of_elf({base, 2 * 4096});
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_TRUE(id->has_value());
+}
+
+// The facts of a recording made on this machine in this boot.
+RecordingFacts this_boot() {
+  RecordingFacts facts = this_host();
+  struct utsname u{};
+  uname(&u);
+  facts.osrelease = u.release;
+  std::string kallsyms = run("grep ' _text$' /proc/kallsyms");
+  facts.kernel_text = std::stoull(kallsyms.substr(0, kallsyms.find(' ')), nullptr, 16);
+  return facts;
+}
+
+TEST(Resolver, VdsoOfThisBootIsThisProcesssOfTheSameSize) {
+  RecordingFacts facts = this_boot();
+  if (*facts.kernel_text == 0) GTEST_SKIP() << "/proc/kallsyms hides addresses (not root?)";
+  Resolver r({}, facts);
+  MapQuery q{"[vdso]", 2};
+  q.len = 2 * 4096;
+  const Resolution& res = r.resolve(q);
+  ASSERT_TRUE(res.id.has_value()) << res.reason;
+  EXPECT_EQ(res.source, "this process's vdso");
+  q.len = 3 * 4096;  // another ABI's vdso
+  EXPECT_FALSE(r.resolve(q).id.has_value());
+  facts.kernel_text = *facts.kernel_text + 0x200000;  // another boot
+  Resolver other({}, facts);
+  q.len = 2 * 4096;
+  EXPECT_FALSE(other.resolve(q).id.has_value());
 }
 
 TEST(Resolver, ClassifiesMaps) {

@@ -63,8 +63,13 @@ absl::StatusOr<std::optional<InjectBuildIds::Decision>> InjectBuildIds::decide(
   auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
   if (!m.ok()) return m.status();
   Decision d;
-  d.query = {
-      std::string(m->filename), m->misc, m->is_mmap2 && !m->has_build_id(), m->maj, m->min, m->ino};
+  d.query = {std::string(m->filename),
+             m->misc,
+             m->is_mmap2 && !m->has_build_id(),
+             m->maj,
+             m->min,
+             m->ino,
+             m->len};
   if (m->has_build_id()) return d;
   d.resolution = &resolver_.resolve(d.query);
   return d;

@@ -96,6 +96,8 @@ const Resolution& Resolver::resolve(const MapQuery& q) {
   // its inode as well, so a replaced binary is looked at again.
   std::string key = absl::StrCat(q.filename, "\n", q.misc & kCpuModeMask, "\n", q.has_inode, ":",
                                  q.maj, ":", q.min, ":", q.ino);
+  // Which vdso a map is depends on its length (see vdso()).
+  if (classify(q.filename, q.misc) == MapKind::kVdso) absl::StrAppend(&key, ":", q.len);
   auto it = cache_.find(key);
   if (it == cache_.end()) it = cache_.emplace(key, resolve_uncached(q)).first;
   return it->second;
@@ -110,8 +112,7 @@ Resolution Resolver::resolve_uncached(const MapQuery& q) {
     case MapKind::kModule:
       return kernel_module(q);
     case MapKind::kVdso:
-      if (auto r = from_known_or_table(q, MapKind::kVdso)) return *r;
-      return {std::nullopt, "", "not found (vdso not in the build-id table)"};
+      return vdso(q);
     case MapKind::kFile:
       return user_file(q);
   }
@@ -211,6 +212,36 @@ Resolution Resolver::user_file(const MapQuery& q) {
   if (r.id || r.reason != "not found") return r;
   if (auto id = from_buildid_cache(q.filename)) return {id, "build-id cache", ""};
   return r;
+}
+
+Resolution Resolver::vdso(const MapQuery& q) {
+  if (auto r = from_known_or_table(q, MapKind::kVdso)) return *r;
+  if (!same_boot()) {
+    return {std::nullopt, "",
+            "not found (vdso not in the build-id table, recording not of this boot)"};
+  }
+  // The running kernel maps the same vdso into every process of an ABI, pdfix's own included. A
+  // mapping of another length is another ABI's vdso (a 32-bit process's), which pdfix cannot see.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (!line.ends_with("[vdso]")) continue;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    const std::string field = line.substr(0, line.find(' '));
+    std::vector<absl::string_view> range = absl::StrSplit(field, '-');
+    if (range.size() != 2 || !absl::SimpleHexAtoi(range[0], &begin) ||
+        !absl::SimpleHexAtoi(range[1], &end) || end <= begin) {
+      break;
+    }
+    if (end - begin != q.len) {
+      return {std::nullopt, "", "not found (vdso of another ABI than this process's)"};
+    }
+    auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(begin), end - begin});
+    if (id.ok() && id->has_value()) return {**id, "this process's vdso", ""};
+    break;
+  }
+  return {std::nullopt, "", "not found (no vdso in this process to compare with)"};
 }
 
 Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool live) {

@@ -51,6 +51,7 @@ struct MapQuery {
   uint32_t maj = 0;
   uint32_t min = 0;
   uint64_t ino = 0;
+  uint64_t len = 0;  // of the mapping
 };
 
 struct Resolution {
@@ -70,6 +71,7 @@ class Resolver {
   Resolution kernel_image(const MapQuery& q);
   Resolution kernel_module(const MapQuery& q);
   Resolution user_file(const MapQuery& q);
+  Resolution vdso(const MapQuery& q);
   std::optional<Resolution> from_known_or_table(const MapQuery& q, MapKind kind) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
   std::optional<BuildId> from_buildid_cache(const std::string& filename) const;
