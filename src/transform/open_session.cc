@@ -29,7 +29,7 @@ absl::StatusOr<Session> open_session(io::Input& in) {
 
 std::unique_ptr<RecordReader> make_reader(io::Input& in, Session& session, ReaderOptions opts) {
   if (in.mapped != nullptr) {
-    return std::make_unique<RecordReader>(in.mapped->bytes(), session, opts);
+    return std::make_unique<RecordReader>(*in.mapped, session, opts);
   }
   return std::make_unique<RecordReader>(*in.pipe, session, opts);
 }

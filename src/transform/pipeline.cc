@@ -26,8 +26,6 @@ class Stage : public RecordSink {
   RecordSink& next_;
 };
 
-// How much of the mapping is read before the pages behind are given back.
-constexpr uint64_t kReleaseStep = 16ULL << 20;
 constexpr uint64_t kProgressStep = 16ULL << 20;
 
 class Run {
@@ -124,7 +122,6 @@ class Run {
   // Calls `fn` on every record; runs of records no pass wants go to `skipped` in one piece.
   template <typename Fn, typename Skip>
   absl::Status sweep(RecordReader& reader, Fn&& fn, Skip&& skipped) {
-    uint64_t released = 0;
     uint64_t reported = 0;
     std::bitset<64> kernel_wanted;
     for (uint32_t t = 0; t < kernel_wanted.size(); ++t) kernel_wanted[t] = wanted_[t];
@@ -137,10 +134,6 @@ class Run {
       if (!r->has_value()) break;
       if (auto s = fn(**r); !s.ok()) return s;
       const uint64_t at = reader.position();
-      if (in_.mapped != nullptr && at - released >= kReleaseStep) {
-        in_.mapped->release(released, at - released);
-        released = at;
-      }
       if (options_.progress && at - reported >= kProgressStep) {
         options_.progress(at, reader.end());
         reported = at;

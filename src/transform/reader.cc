@@ -7,11 +7,24 @@ namespace pdfix::transform {
 
 using format::malformed_at;
 
-RecordReader::RecordReader(std::span<const uint8_t> file, Session& session, ReaderOptions opts)
-    : session_(session), opts_(opts), file_(file) {
+namespace {
+// How much of the mapping is read before the pages behind are given back.
+constexpr uint64_t kReleaseStep = uint64_t{16} << 20;
+}  // namespace
+
+RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts)
+    : session_(session), opts_(opts), mapped_(&file), file_(file.bytes()) {
   const format::FileHeader& h = session.header();
   pos_ = h.pipe ? format::kPipeHeaderSize : h.data.offset;
-  end_ = h.pipe ? file.size() : h.data.end();
+  end_ = h.pipe ? file_.size() : h.data.end();
+  released_ = pos_;
+}
+
+void RecordReader::release_behind() {
+  if (pos_ - released_ >= kReleaseStep) {
+    mapped_->release(released_, pos_ - released_);
+    released_ = pos_;
+  }
 }
 
 RecordReader::RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts)
@@ -81,6 +94,7 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
   }
   span.size = pos - pos_;
   pos_ = pos;
+  release_behind();
   return span;
 }
 
@@ -94,6 +108,7 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {
         format::is_kernel_type(hdr.type)) {
       RecordRef r{file_.subspan(pos_, hdr.size), hdr, pos_, 0, false, true};
       pos_ += hdr.size;
+      release_behind();
       return r;
     }
   }
@@ -147,6 +162,7 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next_outer() {
     }
     rec = avail.first(*total);
     pos_ += *total;
+    release_behind();
   } else {
     offset = pipe_->offset();
     // Enough for the longest fixed body that tells a payload length (AUXTRACE's).

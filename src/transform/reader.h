@@ -24,8 +24,9 @@ struct ReaderOptions {
 class RecordReader {
  public:
   // File mode over a mapping: the data section of `header`. A pipe-format file that was mapped
-  // (a saved `perf record -o -`) is read as a stream from byte 16.
-  RecordReader(std::span<const uint8_t> file, Session& session, ReaderOptions opts);
+  // (a saved `perf record -o -`) is read as a stream from byte 16. The reader gives the pages it
+  // has passed back to the kernel as it goes, so a large recording is read through a window.
+  RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts);
   // Pipe mode over a stream whose 16-byte header has been consumed.
   RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts);
 
@@ -54,12 +55,15 @@ class RecordReader {
   absl::StatusOr<uint64_t> frame(std::span<const uint8_t> avail, uint64_t offset,
                                  format::RecordHeader& hdr) const;
   // A record cut off by the end of a stream: an error, or a trailing tail (see RecordRef).
+  void release_behind();
   absl::StatusOr<RecordRef> cut_off(std::span<const uint8_t> rest, uint64_t offset,
                                     const format::RecordHeader& hdr, uint64_t total) const;
 
   Session& session_;
   ReaderOptions opts_;
+  const io::MappedFile* mapped_ = nullptr;
   std::span<const uint8_t> file_;
+  uint64_t released_ = 0;
   io::PipeStream* pipe_ = nullptr;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
