@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fixture/fake_build_id_pass.h"
 #include "fixture/perf_data_builder.h"
 #include "format/feature.h"
 #include "format/record_type.h"
@@ -124,39 +125,18 @@ TEST_P(ShapeTest, CopyIsByteIdentical) {
   EXPECT_EQ(testing::read_file(out_path), original);
 }
 
-// Upgrades every MMAP to an MMAP2 with a made-up build-id: 32 bytes more per record, which moves
-// everything after it.
-class GrowMmaps : public transform::Pass {
- public:
-  std::string_view name() const override { return "grow-mmaps"; }
-  bool changes_records() const override { return true; }
-  absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
-                       transform::RecordSink& out) override {
-    if (r.header.type != format::kMmap) return out.emit(r);
-    const uint32_t trailer = s.trailer_size(r);
-    auto m = format::decode_mmap(r.bytes, s.endian(), trailer, r.offset);
-    if (!m.ok()) return m.status();
-    buf_ =
-        format::encode_mmap2_with_build_id(*m, Bytes(20, 0x77), r.bytes.last(trailer), s.endian());
-    transform::RecordRef changed = r;
-    changed.bytes = buf_;
-    changed.header = format::read_record_header(s.endian(), buf_.data());
-    changed.original = false;
-    ++upgraded;
-    return out.emit(changed);
-  }
-  int upgraded = 0;
-
- private:
-  Bytes buf_;
-};
+// Upgrades every MMAP (not MMAP2) to an MMAP2 with a made-up build-id: 32 bytes more per record,
+// which moves everything after it.
+testing::FakeBuildIdPass grow_mmaps() {
+  return testing::FakeBuildIdPass(0x77, [](const format::MmapRecord& m) { return !m.is_mmap2; });
+}
 
 TEST_P(ShapeTest, GrowingRecordsKeepsTheFileConsistent) {
   const Shape& s = GetParam();
   auto in_path = testing::write_temp(recording(s).build());
   auto in = io::open_input(in_path);
   ASSERT_TRUE(in.ok());
-  GrowMmaps pass;
+  testing::FakeBuildIdPass pass = grow_mmaps();
   transform::Pass* passes[] = {&pass};
   const std::string out_path = in_path + ".out";
   auto st = transform::run_pipeline(*in, out_path, passes, {});
@@ -213,7 +193,7 @@ TEST(Reader, AuxtraceIndexMovesByExactlyTheGrowth) {
   b.attr({}).mmap(1, 0x1000, 0x1000, 0, "/a").auxtrace(Bytes(40, 1));
   auto in_path = testing::write_temp(b.build());
   auto in = io::open_input(in_path);
-  GrowMmaps pass;
+  testing::FakeBuildIdPass pass = grow_mmaps();
   transform::Pass* passes[] = {&pass};
   ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", passes, {}).ok());
   auto index_of = [](const Bytes& file) {

@@ -24,38 +24,31 @@ std::optional<BuildId> from_notes_of(const llvm::object::ELFFile<ELFT>& elf) {
     }
     return std::nullopt;
   };
+  // Walks the notes of every header of one kind (sections or segments) that holds notes.
+  auto search = [&](auto headers, auto holds_notes) -> std::optional<BuildId> {
+    if (!headers) {
+      llvm::consumeError(headers.takeError());
+      return std::nullopt;
+    }
+    for (const auto& h : *headers) {
+      if (!holds_notes(h)) continue;
+      llvm::Error err = llvm::Error::success();
+      std::optional<BuildId> found;
+      for (const auto& note : elf.notes(h, err)) {
+        if ((found = from_note(note))) break;
+      }
+      llvm::consumeError(std::move(err));
+      if (found) return found;
+    }
+    return std::nullopt;
+  };
   // Sections first: relocatable objects (kernel modules) have no program headers.
-  if (auto sections = elf.sections()) {
-    for (const auto& sec : *sections) {
-      if (sec.sh_type != llvm::ELF::SHT_NOTE) continue;
-      llvm::Error err = llvm::Error::success();
-      for (const auto& note : elf.notes(sec, err)) {
-        if (auto id = from_note(note)) {
-          llvm::consumeError(std::move(err));
-          return id;
-        }
-      }
-      llvm::consumeError(std::move(err));
-    }
-  } else {
-    llvm::consumeError(sections.takeError());
+  if (auto id = search(elf.sections(),
+                       [](const auto& sec) { return sec.sh_type == llvm::ELF::SHT_NOTE; })) {
+    return id;
   }
-  if (auto phdrs = elf.program_headers()) {
-    for (const auto& ph : *phdrs) {
-      if (ph.p_type != llvm::ELF::PT_NOTE) continue;
-      llvm::Error err = llvm::Error::success();
-      for (const auto& note : elf.notes(ph, err)) {
-        if (auto id = from_note(note)) {
-          llvm::consumeError(std::move(err));
-          return id;
-        }
-      }
-      llvm::consumeError(std::move(err));
-    }
-  } else {
-    llvm::consumeError(phdrs.takeError());
-  }
-  return std::nullopt;
+  return search(elf.program_headers(),
+                [](const auto& ph) { return ph.p_type == llvm::ELF::PT_NOTE; });
 }
 
 absl::StatusOr<std::vector<uint8_t>> gunzip(std::span<const uint8_t> in) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "e2e/harness.h"
+#include "fixture/fake_build_id_pass.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "io/input.h"
@@ -78,45 +79,19 @@ TEST_P(PerfRecordTest, DumpListsEveryRecord) {
   EXPECT_NE(r.out.find("filename="), std::string::npos);
 }
 
-// Rebuilds every user-space MMAP2 as an MMAP2 carrying a made-up build-id. The records grow and
-// move, inside compressed data too.
-class TagUserMaps : public transform::Pass {
- public:
-  std::string_view name() const override { return "tag-user-maps"; }
-  bool changes_records() const override { return true; }
-  absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
-                       transform::RecordSink& out) override {
-    if (r.header.type != format::kMmap2 && r.header.type != format::kMmap) return out.emit(r);
-    const uint32_t trailer = s.trailer_size(r);
-    auto m = format::decode_mmap(r.bytes, s.endian(), trailer, r.offset);
-    if (!m.ok()) return m.status();
-    if ((m->misc & format::kCpuModeMask) != format::kCpuModeUser || m->has_build_id()) {
-      return out.emit(r);
-    }
-    buf_ = format::encode_mmap2_with_build_id(*m, std::vector<uint8_t>(20, 0xab),
-                                              r.bytes.last(trailer), s.endian());
-    transform::RecordRef changed = r;
-    changed.bytes = buf_;
-    changed.header = format::read_record_header(s.endian(), buf_.data());
-    changed.original = false;
-    ++tagged;
-    return out.emit(changed);
-  }
-  int tagged = 0;
-
- private:
-  std::vector<uint8_t> buf_;
-};
-
 TEST_P(PerfRecordTest, PerfReadsWhatTheWriterRewrote) {
   auto in = io::open_input(path_);
   ASSERT_TRUE(in.ok());
-  TagUserMaps pass;
+  // Every user-space map gets a made-up build-id: records grow and move, inside compressed data
+  // too.
+  testing::FakeBuildIdPass pass(0xab, [](const format::MmapRecord& m) {
+    return (m.misc & format::kCpuModeMask) == format::kCpuModeUser;
+  });
   transform::Pass* passes[] = {&pass};
   const std::string out = dir_ + "/tagged.data";
   auto st = transform::run_pipeline(*in, out, passes, {});
   ASSERT_TRUE(st.ok()) << st;
-  ASSERT_GT(pass.tagged, 0);
+  ASSERT_GT(pass.upgraded, 0);
 
   auto before = perf_stats(path_);
   auto after = perf_stats(out);
