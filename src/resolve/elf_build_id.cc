@@ -35,7 +35,8 @@ std::optional<BuildId> from_notes_of(const llvm::object::ELFFile<ELFT>& elf) {
       llvm::Error err = llvm::Error::success();
       std::optional<BuildId> found;
       for (const auto& note : elf.notes(h, err)) {
-        if ((found = from_note(note))) break;
+        found = from_note(note);
+        if (found) break;
       }
       llvm::consumeError(std::move(err));
       if (found) return found;

@@ -1,5 +1,6 @@
 #include "resolve/resolver.h"
 
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -237,8 +238,12 @@ Resolution Resolver::vdso(const MapQuery& q) {
     if (end - begin != q.len) {
       return {std::nullopt, "", "not found (vdso of another ABI than this process's)"};
     }
-    auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(begin), end - begin});
-    if (id.ok() && id->has_value()) return {**id, "this process's vdso", ""};
+    // The kernel tells a process where its vdso is only as a number.
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
+    const auto* image = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
+    if (image == nullptr || reinterpret_cast<uintptr_t>(image) != begin) break;
+    auto id = build_id_of_elf({image, end - begin});
+    if (id.ok() && id->has_value()) return {*id, "this process's vdso", ""};
     break;
   }
   return {std::nullopt, "", "not found (no vdso in this process to compare with)"};
