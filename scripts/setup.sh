@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   llvm-19-dev libzstd-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblzma-dev zlib1g-dev libdebuginfod-dev
-  linux-perf debuginfod zstd xz-utils gzip python3
+  linux-perf debuginfod zstd xz-utils gzip python3 hyperfine time
   clang-format-19 clang-tidy-19
 )
 
