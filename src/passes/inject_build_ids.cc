@@ -58,8 +58,8 @@ void InjectBuildIds::learn_header(const transform::Session& s) {
   }
 }
 
-absl::StatusOr<std::optional<InjectBuildIds::Decision>> InjectBuildIds::decide(
-    const transform::RecordRef& r, const transform::Session& s) {
+absl::StatusOr<InjectBuildIds::Decision> InjectBuildIds::decide(const transform::RecordRef& r,
+                                                                const transform::Session& s) {
   auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
   if (!m.ok()) return m.status();
   Decision d;
@@ -128,7 +128,7 @@ absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transf
   if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return absl::OkStatus();
   auto d = decide(r, s);
   if (!d.ok()) return d.status();
-  if ((*d)->resolution != nullptr && (*d)->resolution->id) will_change_ = true;
+  if (d->resolution != nullptr && d->resolution->id) will_change_ = true;
   return absl::OkStatus();
 }
 
@@ -160,7 +160,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return out.emit(r);
   auto d = decide(r, s);
   if (!d.ok()) return d.status();
-  const Decision& dec = **d;
+  const Decision& dec = *d;
   if (dec.resolution == nullptr) {
     ++report_.already;
     note(dec.query.filename, "had build-id", "in the record", "");

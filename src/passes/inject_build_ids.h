@@ -64,8 +64,7 @@ class InjectBuildIds : public transform::Pass {
   absl::Status observe(const transform::RecordRef& r, const transform::Session& s);
   void learn_header(const transform::Session& s);
   void learn_strings(const transform::Session& s);
-  absl::StatusOr<std::optional<Decision>> decide(const transform::RecordRef& r,
-                                                 const transform::Session& s);
+  absl::StatusOr<Decision> decide(const transform::RecordRef& r, const transform::Session& s);
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,
             const std::string& id);
   std::vector<uint8_t> table_entry(uint32_t type, const resolve::MapQuery& q,
