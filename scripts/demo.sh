@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets pdfix up, then runs it on a real recording: one made here with perf when perf may record,
-# else the small recording shipped in corpora/.
+# Sets pdfix up, then runs its main job on a real recording: one made here with
+# `perf record -B` (no build-ids at record time) when perf may record, else the small recording
+# shipped in corpora/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,8 +19,10 @@ fi
 
 set -x
 build/pdfix info "$input"
-build/pdfix dump "$input" | head -n 12
+build/pdfix inject --buildids -v "$input" "$work/fixed.data"
+perf script --show-mmap-events -i "$work/fixed.data" 2>/dev/null | grep PERF_RECORD_MMAP | head -n 8
+perf buildid-list -i "$work/fixed.data"
 build/pdfix copy "$input" "$work/copy.data"
 cmp "$input" "$work/copy.data"
 { set +x; } 2>/dev/null
-echo "== pdfix copy wrote a byte-identical perf.data" >&2
+echo "== inject gave the maps their build-ids; copy wrote a byte-identical perf.data" >&2
