@@ -9,8 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 runs=${2:-20}
-work=${PDFIX_BENCH_DIR:-$(mktemp -d -p "${TMPDIR:-/var/tmp}")}
-trap '[ -n "${PDFIX_BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
 
 input=${1:-$work/dwarf.data}
 [ -s "$input" ] || record_dwarf "$input"

@@ -9,8 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 runs=${1:-20}
-work=${PDFIX_BENCH_DIR:-$(mktemp -d -p "${TMPDIR:-/var/tmp}")}
-trap '[ -n "${PDFIX_BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
 
 [ -s "$work/dense.data" ] || record_dense "$work/dense.data"
 [ -s "$work/dwarf.data" ] || record_dwarf "$work/dwarf.data"

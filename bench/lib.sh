@@ -1,4 +1,9 @@
-# Shared by the bench scripts: timing with peak RSS, medians, and the recordings they use.
+# Shared by the bench scripts: their work directory, timing with peak RSS, and the recordings
+# they use.
+
+# $PDFIX_BENCH_DIR keeps recordings between runs; otherwise a temporary directory, removed at exit.
+work=${PDFIX_BENCH_DIR:-$(mktemp -d -p "${TMPDIR:-/var/tmp}")}
+trap '[ -n "${PDFIX_BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
 
 # Prints "<seconds> <peak RSS KiB>" for a command (its own output discarded). Dirty pages of the
 # previous run are written back first, so no command pays for another's writeback.
@@ -12,8 +17,6 @@ time_of() {
   echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') $(cat "$rss")"
   rm -f "$rss"
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 

@@ -115,6 +115,14 @@ std::vector<CorpusFile> corpus_files() {
   return files;
 }
 
+std::string corpus_test_name(const CorpusFile& f) {
+  std::string n = f.name;
+  for (char& c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return n;
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   return fs::exists(a) && fs::exists(b) && slurp(a) == slurp(b);
 }

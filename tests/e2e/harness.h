@@ -35,6 +35,8 @@ struct CorpusFile {
 };
 std::vector<CorpusFile> corpus_files();
 inline void PrintTo(const CorpusFile& f, std::ostream* os) { *os << f.name; }
+// A GoogleTest-safe name for a parameterized test over corpus files.
+std::string corpus_test_name(const CorpusFile& f);
 
 std::string temp_dir();
 bool same_file(const std::string& a, const std::string& b);

@@ -54,13 +54,7 @@ TEST_P(Robustness, DamagedCopiesAreReadOrRefusedNeverCrash) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Robustness, ::testing::ValuesIn(corpus_files()),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& c : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         [](const auto& info) { return corpus_test_name(info.param); });
 
 }  // namespace
 }  // namespace pdfix::e2e
