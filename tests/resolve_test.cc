@@ -12,6 +12,8 @@
 #include <regex>
 
 #include "resolve/elf_build_id.h"
+#include "resolve/module_area.h"
+#include "resolve/proc_modules.h"
 #include "resolve/resolver.h"
 
 namespace pdfix::resolve {
@@ -233,6 +235,43 @@ TEST(Resolver, ClassifiesMaps) {
   EXPECT_EQ(classify("/usr/lib/libc.so.6", 2), MapKind::kFile);
   EXPECT_EQ(module_name("/lib/modules/6.1.0/kernel/drivers/net/virtio-net.ko.zst"), "virtio_net");
   EXPECT_EQ(module_name("[qeth_l2]"), "qeth_l2");
+}
+
+}  // namespace
+}  // namespace pdfix::resolve
+
+namespace pdfix::resolve {
+namespace {
+
+TEST(ProcModules, ReadsTheKernelsListing) {
+  auto m = parse_proc_modules(
+      "nf_tables 344064 0 - Live 0xffffffffc0a00000\n"
+      "snd-hda-intel 57344 3 - Live 0xffffffffc0900000 (E)\n"
+      "hidden 4096 0 - Live 0x0000000000000000\n\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->size(), 2U);  // an address hidden by kptr_restrict is no evidence
+  EXPECT_EQ(m->at("nf_tables").address, 0xffffffffc0a00000);
+  EXPECT_EQ(m->at("nf_tables").size, 344064U);
+  EXPECT_TRUE(m->contains("snd_hda_intel"));  // the kernel's own spelling of the name
+  auto bad = parse_proc_modules("ok 1 0 - Live 0x1000\nnot a listing\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos);
+}
+
+TEST(ModuleArea, BoundsFromTheKernelSources) {
+  // x86_64: MODULES_END, whichever MODULES_VADDR KASLR chose.
+  EXPECT_EQ(module_area_end("x86_64", 0xffffffffa0000000), 0xffffffffff000000);
+  EXPECT_EQ(module_area_end("x86_64", 0xffffffffc0000000), 0xffffffffff000000);
+  // arm: PAGE_OFFSET above a 16 MiB module area; 0xc0000000 and 0x80000000 splits.
+  EXPECT_EQ(module_area_end("armv7l", 0xbf000000), 0xc0000000);
+  EXPECT_EQ(module_area_end("armv7l", 0x7f102000), 0x80000000);
+  // s390x before KASLR: 2 GiB below 4 TiB (3-level) or 8 PiB (4-level).
+  EXPECT_EQ(module_area_end("s390x", 0x3ff804d6990), uint64_t{1} << 42);
+  EXPECT_EQ(module_area_end("s390x", 0x1fffff80002000), uint64_t{1} << 53);
+  EXPECT_EQ(module_area_end("s390x", 0x3ff00000000), std::nullopt);
+  // No bound that holds across versions: the next module and the kernel image bound these.
+  EXPECT_EQ(module_area_end("aarch64", 0xffff800008000000), std::nullopt);
+  EXPECT_EQ(module_area_end("ppc64le", 0xc008000000000000), std::nullopt);
 }
 
 }  // namespace

@@ -1,17 +1,10 @@
-#include <sys/stat.h>
-
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/pass_options.h"
 #include "cli/progress.h"
+#include "cli/summary.h"
 #include "io/input.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_os_ostream.h"
 #include "passes/inject_build_ids.h"
 #include "transform/pipeline.h"
 
@@ -55,104 +48,18 @@ EXIT STATUS
     0 on success (maps left alone are not an error), 2 on bad usage or unreadable input.
 )";
 
-absl::Status parse_known(const std::string& value, resolve::ResolverConfig& config) {
-  std::string text = value;
-  if (!value.empty() && value[0] == '@') {
-    std::ifstream f(value.substr(1));
-    if (!f) return absl::NotFoundError("cannot read " + value.substr(1));
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  for (absl::string_view pair : absl::StrSplit(text, absl::ByAnyChar(",\n"), absl::SkipEmpty())) {
-    pair = absl::StripAsciiWhitespace(pair);
-    if (pair.empty()) continue;
-    auto eq = pair.rfind('=');
-    if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError("--known-build-ids wants PATH=ID, got '" +
-                                        std::string(pair) + "'");
-    }
-    auto id =
-        resolve::BuildId::from_hex(std::string_view(pair.data() + eq + 1, pair.size() - eq - 1));
-    if (!id) {
-      return absl::InvalidArgumentError("not a build-id (hex, up to 40 digits): '" +
-                                        std::string(pair.substr(eq + 1)) + "'");
-    }
-    config.known[std::string(pair.substr(0, eq))] = *id;
-  }
-  return absl::OkStatus();
-}
-
-void print_summary(const passes::InjectReport& r, bool json, bool verbose) {
-  if (json) {
-    llvm::json::Object reasons;
-    for (const auto& [why, n] : r.left_by_reason) reasons[why] = static_cast<int64_t>(n);
-    llvm::json::Array maps;
-    for (const auto& m : r.maps) {
-      llvm::json::Object o{{"filename", m.filename},
-                           {"outcome", m.outcome},
-                           {"detail", m.detail},
-                           {"records", static_cast<int64_t>(m.records)}};
-      if (!m.build_id.empty()) o["build_id"] = m.build_id;
-      maps.push_back(std::move(o));
-    }
-    llvm::json::Object root{{"upgraded", static_cast<int64_t>(r.upgraded)},
-                            {"had_build_id", static_cast<int64_t>(r.already)},
-                            {"left_alone", static_cast<int64_t>(r.left)},
-                            {"left_alone_by_reason", std::move(reasons)},
-                            {"table_entries_added", static_cast<int64_t>(r.table_entries_added)},
-                            {"maps", std::move(maps)}};
-    llvm::raw_os_ostream err(std::cerr);
-    err << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-    return;
-  }
-  std::cerr << "pdfix inject: " << r.upgraded << " map records upgraded, " << r.already
-            << " already had a build-id, " << r.left << " left alone; " << r.table_entries_added
-            << " build-id table entries added\n";
-  for (const auto& [why, n] : r.left_by_reason) {
-    std::cerr << "  left alone, " << why << ": " << n << "\n";
-  }
-  for (const auto& m : r.maps) {
-    if (!verbose && m.outcome != "left alone") continue;
-    std::cerr << "  " << m.outcome << ": " << m.filename;
-    if (!m.build_id.empty()) std::cerr << " " << m.build_id;
-    std::cerr << " (" << m.detail << ", " << m.records << " record" << (m.records == 1 ? "" : "s")
-              << ")\n";
-  }
-}
-
 }  // namespace
 
 int cmd_inject(const Args& args) {
-  bool help = false, buildids = false, json = false, verbose = false;
+  bool buildids = false;
+  CommonOptions common;
   passes::InjectBuildIdsConfig config;
-  if (const char* home = std::getenv("HOME")) {
-    struct stat st{};
-    std::string dir = std::string(home) + "/.debug";
-    if (stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) config.resolver.buildid_dir = dir;
-  }
-  auto flag = [](bool& b) {
-    return [&b](const std::string&) {
-      b = true;
-      return absl::OkStatus();
-    };
-  };
-  auto pos =
-      parse_args(args, {{"--help", "-h", false, flag(help)},
-                        {"--buildids", "", false, flag(buildids)},
-                        {"--json", "", false, flag(json)},
-                        {"--verbose", "-v", false, flag(verbose)},
-                        {"--known-build-ids", "", true,
-                         [&](const std::string& v) { return parse_known(v, config.resolver); }},
-                        {"--sysroot", "", true,
-                         [&](const std::string& v) {
-                           config.resolver.sysroot = std::string(absl::StripSuffix(v, "/"));
-                           return absl::OkStatus();
-                         }},
-                        {"--buildid-dir", "", true, [&](const std::string& v) {
-                           config.resolver.buildid_dir = v;
-                           return absl::OkStatus();
-                         }}});
+  std::vector<Option> options{switch_option("--buildids", "", buildids)};
+  add_common_options(options, common);
+  add_inject_options(options, config);
+  auto pos = parse_args(args, options);
   if (!pos.ok()) return usage_error(std::string(pos.status().message()), "inject");
-  if (help) {
+  if (common.help) {
     std::cout << kHelp;
     return kExitOk;
   }
@@ -160,18 +67,19 @@ int cmd_inject(const Args& args) {
   if (pos->size() != 2) return usage_error("inject takes IN and OUT", "inject");
   auto in = io::open_input((*pos)[0]);
   if (!in.ok()) return fail(in.status());
-  if (in->mapped != nullptr) {
-    // The recording ended when its file was last written: a file changed after that is not the
-    // one that was mapped.
-    struct stat st{};
-    if (fstat(in->mapped->fd(), &st) == 0) config.recording_ended_at = st.st_mtim.tv_sec;
-  }
+  finish_inject_config(config, common, *in);
   passes::InjectBuildIds pass(std::move(config));
   transform::Pass* passes[] = {&pass};
   Progress progress("inject");
-  transform::PipelineOptions options{.progress = progress.callback()};
-  if (auto s = transform::run_pipeline(*in, (*pos)[1], passes, options); !s.ok()) return fail(s);
-  print_summary(pass.report(), json, verbose);
+  transform::PipelineOptions run_options{.progress = progress.callback()};
+  if (auto s = transform::run_pipeline(*in, (*pos)[1], passes, run_options); !s.ok()) {
+    return fail(s);
+  }
+  if (common.json) {
+    print_json(to_json(pass.report()), std::cerr);
+  } else {
+    print_text(pass.report(), common.verbose, std::cerr);
+  }
   return kExitOk;
 }
 

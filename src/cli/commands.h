@@ -15,6 +15,7 @@ int cmd_copy(const Args& args);
 int cmd_info(const Args& args);
 int cmd_dump(const Args& args);
 int cmd_inject(const Args& args);
+int cmd_fix_module_sizes(const Args& args);
 
 // Prints "pdfix: <message>" and returns the error exit status.
 int fail(const absl::Status& status);

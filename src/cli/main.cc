@@ -20,6 +20,9 @@ VERBS
     inject --buildids IN OUT
                        Give every MMAP/MMAP2 the build-id of the mapped file, kernel and
                        modules included, and add the ids to the build-id table.
+    fix-module-sizes IN OUT
+                       Repair kernel-module maps whose length runs past the module area, wraps
+                       or overlaps the next module (--proc-modules, --sysroot, --modules-dir).
 
     IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
     when complete; the input is never written.
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
   if (verb == "info") return cmd_info(args);
   if (verb == "dump") return cmd_dump(args);
   if (verb == "inject") return cmd_inject(args);
+  if (verb == "fix-module-sizes") return cmd_fix_module_sizes(args);
   std::cerr << "pdfix: unknown verb '" << verb << "' (see 'pdfix --help')\n";
   return kExitError;
 }

@@ -54,6 +54,13 @@ class Pass {
   virtual absl::Status rewrite(const RecordRef& r, const Session& /*s*/, RecordSink& out) {
     return out.emit(r);
   }
+  // A pass may hold records back to see a group of them before deciding (module maps, say), as
+  // long as it says so here: before a record the pass does not see goes by, the pipeline calls
+  // release(), so that records leave in the order they came.
+  virtual bool holding() const { return false; }
+  virtual absl::Status release(const Session& /*s*/, RecordSink& /*out*/) {
+    return absl::OkStatus();
+  }
   // After the last record: emit anything held back; in file mode, edit feature sections with what
   // the rewrite learned (the writer lays features out after the data).
   virtual absl::Status finish(const Session& /*s*/, RecordSink& /*out*/, FeatureEdits& /*edits*/) {

@@ -91,8 +91,12 @@ class Run {
         *reader,
         [&](const RecordRef& r) -> absl::Status {
           // Compressed records and a trailing tail are the writer's business, not the passes'.
-          if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
-              !wanted(r.header.type)) {
+          // A compressed container only announces the records inside it, which the passes see.
+          if (!r.inner && format::is_compressed_type(r.header.type) && !r.trailing) {
+            return writer.emit(r);
+          }
+          if (r.trailing || !wanted(r.header.type)) {
+            if (auto s = release_held(stages, writer); !s.ok()) return s;
             return writer.emit(r);
           }
           if (online_analysis) {
@@ -104,14 +108,14 @@ class Run {
           return head->emit(r);
         },
         [&](const RecordReader::Span& span) {
+          if (auto s = release_held(stages, writer); !s.ok()) return s;
           return writer.emit_untouched(span.offset, span.size);
         });
     if (!st.ok()) return st;
     // Each pass flushes what it held back into the passes after it.
     for (size_t i = 0; i < passes_.size(); ++i) {
-      RecordSink& next = i + 1 < passes_.size()
-                             ? static_cast<RecordSink&>(*stages[passes_.size() - 2 - i])
-                             : writer;
+      RecordSink& next = after(i, stages, writer);
+      if (auto s = passes_[i]->release(session, next); !s.ok()) return s;
       if (auto s = passes_[i]->finish(session, next, edits); !s.ok()) return s;
     }
     if (auto s = writer.finish(edits); !s.ok()) return s;
@@ -119,6 +123,23 @@ class Run {
   }
 
  private:
+  // Where pass i's output goes: the stage of the pass after it, or the writer. `stages` holds the
+  // stages last pass first.
+  RecordSink& after(size_t i, const std::vector<std::unique_ptr<Stage>>& stages, Writer& writer) {
+    if (i + 1 == passes_.size()) return writer;
+    return *stages[passes_.size() - 2 - i];
+  }
+
+  // Lets every pass that holds records back emit them, first pass first, so that what one
+  // releases can be released by the next.
+  absl::Status release_held(const std::vector<std::unique_ptr<Stage>>& stages, Writer& writer) {
+    for (size_t i = 0; i < passes_.size(); ++i) {
+      if (!passes_[i]->holding()) continue;
+      if (auto s = passes_[i]->release(session_, after(i, stages, writer)); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
   // Calls `fn` on every record; runs of records no pass wants go to `skipped` in one piece.
   template <typename Fn, typename Skip>
   absl::Status sweep(RecordReader& reader, Fn&& fn, Skip&& skipped) {
