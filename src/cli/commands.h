@@ -16,6 +16,9 @@ int cmd_info(const Args& args);
 int cmd_dump(const Args& args);
 int cmd_inject(const Args& args);
 int cmd_fix_module_sizes(const Args& args);
+int cmd_tag_kernel(const Args& args);
+int cmd_fix(const Args& args);
+int cmd_buildid_list(const Args& args);
 
 // Prints "pdfix: <message>" and returns the error exit status.
 int fail(const absl::Status& status);

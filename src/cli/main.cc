@@ -14,6 +14,8 @@ SYNOPSIS
     pdfix VERB --help
 
 VERBS
+    fix IN OUT         The pre-archive step: fix-module-sizes, tag-kernel and inject --buildids
+                       in one read (their options apply).
     copy IN OUT        Read and write back unchanged (byte-identical): validates IN.
     info IN            Header, events, features and record counts (--json).
     dump IN            One line per record (--json for JSON Lines).
@@ -23,6 +25,9 @@ VERBS
     fix-module-sizes IN OUT
                        Repair kernel-module maps whose length runs past the module area, wraps
                        or overlaps the next module (--proc-modules, --sysroot, --modules-dir).
+    tag-kernel IN OUT  Name the kernel's build-id table entry [kernel.kallsyms], first, keeping
+                       the path it was filed under; repair perf 6.12.0's entry sizes.
+    buildid-list IN    'id path' for every DSO, like perf buildid-list (--hits, --json).
 
     IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
     when complete; the input is never written.
@@ -63,6 +68,9 @@ int main(int argc, char** argv) {
   if (verb == "dump") return cmd_dump(args);
   if (verb == "inject") return cmd_inject(args);
   if (verb == "fix-module-sizes") return cmd_fix_module_sizes(args);
+  if (verb == "tag-kernel") return cmd_tag_kernel(args);
+  if (verb == "fix") return cmd_fix(args);
+  if (verb == "buildid-list") return cmd_buildid_list(args);
   std::cerr << "pdfix: unknown verb '" << verb << "' (see 'pdfix --help')\n";
   return kExitError;
 }

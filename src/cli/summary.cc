@@ -85,6 +85,37 @@ void print_text(const passes::ModuleSizeReport& r, std::ostream& out) {
   }
 }
 
+llvm::json::Object to_json(const passes::TagKernelReport& r) {
+  llvm::json::Array machines;
+  for (const auto& m : r.machines) {
+    llvm::json::Object o{{"machine", m.machine}, {"outcome", m.outcome}, {"detail", m.detail}};
+    if (!m.build_id.empty()) o["build_id"] = m.build_id;
+    machines.push_back(std::move(o));
+  }
+  return llvm::json::Object{{"machines", std::move(machines)},
+                            {"table_repaired", r.table_repaired},
+                            {"entries_added", static_cast<int64_t>(r.entries_added)},
+                            {"kernel_maps_given_id", static_cast<int64_t>(r.kernel_maps_given_id)}};
+}
+
+void print_text(const passes::TagKernelReport& r, std::ostream& out) {
+  if (r.machines.empty()) {
+    out << "pdfix tag-kernel: the build-id table has no kernel entry; nothing to tag\n";
+  }
+  for (const auto& m : r.machines) {
+    out << "pdfix tag-kernel: " << m.machine << " kernel " << m.outcome;
+    if (!m.build_id.empty()) out << " " << m.build_id;
+    out << " (" << m.detail << ")\n";
+  }
+  if (r.table_repaired) {
+    out << "  build-id table entry sizes repaired (written by perf 6.12.0)\n";
+  }
+  if (r.entries_added > 0) out << "  " << r.entries_added << " build-id table entries added\n";
+  if (r.kernel_maps_given_id > 0) {
+    out << "  " << r.kernel_maps_given_id << " kernel map record(s) given the kernel's build-id\n";
+  }
+}
+
 void print_json(llvm::json::Object root, std::ostream& out) {
   llvm::raw_os_ostream os(out);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

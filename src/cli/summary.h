@@ -6,6 +6,7 @@
 #include "llvm/Support/JSON.h"
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
+#include "passes/tag_kernel.h"
 
 namespace pdfix::cli {
 
@@ -14,6 +15,9 @@ void print_text(const passes::InjectReport& r, bool verbose, std::ostream& out);
 
 llvm::json::Object to_json(const passes::ModuleSizeReport& r);
 void print_text(const passes::ModuleSizeReport& r, std::ostream& out);
+
+llvm::json::Object to_json(const passes::TagKernelReport& r);
+void print_text(const passes::TagKernelReport& r, std::ostream& out);
 
 // Pretty-printed, with a final newline.
 void print_json(llvm::json::Object root, std::ostream& out);

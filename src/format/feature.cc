@@ -125,7 +125,22 @@ absl::StatusOr<std::vector<EventDesc>> decode_event_desc(const FeatureBytes& f) 
   return events;
 }
 
-absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureBytes& f) {
+namespace {
+
+BuildIdEntry decode_build_id_entry(const Endian& e, const uint8_t* p, uint64_t offset,
+                                   size_t name_room) {
+  BuildIdEntry b;
+  b.offset = offset;
+  b.misc = e.u16(p + 4);
+  b.pid = e.s32(p + 8);
+  std::copy_n(p + 12, kBuildIdMax, b.id.begin());
+  b.id_size = (b.misc & kMiscBuildIdSize) ? std::min<uint8_t>(p[32], kBuildIdMax) : kBuildIdMax;
+  const char* name = reinterpret_cast<const char*>(p + kBuildIdEntryFixedSize);
+  b.filename.assign(name, std::find(name, name + name_room, '\0'));
+  return b;
+}
+
+absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table_strict(const FeatureBytes& f) {
   std::vector<BuildIdEntry> entries;
   uint64_t pos = 0;
   const Endian& e = f.endian;
@@ -141,18 +156,38 @@ absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureByt
       return malformed_at(f.offset + pos, "build-id entry size ", size, " is impossible (", left,
                           " bytes left)");
     }
-    BuildIdEntry b;
-    b.offset = f.offset + pos;
-    b.misc = e.u16(p + 4);
-    b.pid = e.s32(p + 8);
-    std::copy_n(p + 12, kBuildIdMax, b.id.begin());
-    b.id_size = (b.misc & kMiscBuildIdSize) ? std::min<uint8_t>(p[32], kBuildIdMax) : kBuildIdMax;
-    const char* name = reinterpret_cast<const char*>(p + kBuildIdEntryFixedSize);
-    b.filename.assign(name, std::find(name, name + (size - kBuildIdEntryFixedSize), '\0'));
-    entries.push_back(std::move(b));
+    entries.push_back(decode_build_id_entry(e, p, f.offset + pos, size - kBuildIdEntryFixedSize));
     pos += size;
   }
   return entries;
+}
+
+}  // namespace
+
+std::optional<std::vector<BuildIdEntry>> decode_build_id_table_6_12_0(const FeatureBytes& f) {
+  std::vector<BuildIdEntry> entries;
+  uint64_t pos = 0;
+  const Endian& e = f.endian;
+  while (pos < f.bytes.size()) {
+    const uint64_t left = f.bytes.size() - pos;
+    if (left < kBuildIdEntryFixedSize) return std::nullopt;
+    const uint8_t* p = f.bytes.data() + pos;
+    const uint64_t size = e.u16(p + 6);
+    if (kBuildIdEntryFixedSize + size > left) return std::nullopt;
+    BuildIdEntry b = decode_build_id_entry(e, p, f.offset + pos, size);
+    // The one size 6.12.0 could have written for this name.
+    if (size != (kBuildIdEntryFixedSize + b.filename.size() + 1 + 7) / 8 * 8) return std::nullopt;
+    entries.push_back(std::move(b));
+    pos += kBuildIdEntryFixedSize + size;
+  }
+  return entries;
+}
+
+absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureBytes& f) {
+  auto entries = decode_build_id_table_strict(f);
+  if (entries.ok()) return entries;
+  if (auto repaired = decode_build_id_table_6_12_0(f)) return std::move(*repaired);
+  return entries.status();
 }
 
 std::string build_id_hex(const BuildIdEntry& e) {
@@ -163,9 +198,13 @@ std::string build_id_hex(const BuildIdEntry& e) {
 std::vector<uint8_t> encode_build_id_entry(uint32_t type, uint16_t misc, int32_t pid,
                                            std::span<const uint8_t> id, std::string_view filename,
                                            const Endian& e) {
+  // Table entries as perf up to 6.11 writes them, the name padded to 64; a record in a stream must
+  // keep the records after it 8-aligned, so there the whole entry is padded to 8.
   constexpr size_t kNameAlign = 64;
-  const size_t name_bytes = (filename.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
-  std::vector<uint8_t> out(kBuildIdEntryFixedSize + name_bytes, 0);
+  const size_t size = type == 0 ? kBuildIdEntryFixedSize + (filename.size() + 1 + kNameAlign - 1) /
+                                                               kNameAlign * kNameAlign
+                                : (kBuildIdEntryFixedSize + filename.size() + 1 + 7) / 8 * 8;
+  std::vector<uint8_t> out(size, 0);
   const size_t n = std::min(id.size(), kBuildIdMax);
   e.put_u32(out.data(), type);
   e.put_u16(out.data() + 4, misc | kMiscBuildIdSize);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,10 +75,14 @@ struct BuildIdEntry {
   std::string filename;
 };
 // The BUILD_ID feature, or the body of a pipe-mode HEADER_BUILD_ID record (a one-entry table).
+// A table perf 6.12.0 wrote with wrong entry sizes is read the way it was written.
 absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureBytes& f);
+// perf 6.12.0 gave each entry the size ALIGN(36 + name + 1, 8) but wrote 36 bytes more than
+// that. The entries when the table reads cleanly that way, else nullopt.
+std::optional<std::vector<BuildIdEntry>> decode_build_id_table_6_12_0(const FeatureBytes& f);
 std::string build_id_hex(const BuildIdEntry& e);
-// One entry as perf 6.1 writes it (filename padded to 64, MISC_BUILD_ID_SIZE set): a table entry
-// with `type` 0, or a pipe-mode HEADER_BUILD_ID record with type 67.
+// One entry with MISC_BUILD_ID_SIZE set: a table entry with `type` 0 (filename padded to 64, as
+// perf 6.1 writes it), or a pipe-mode HEADER_BUILD_ID record with type 67 (8-aligned).
 std::vector<uint8_t> encode_build_id_entry(uint32_t type, uint16_t misc, int32_t pid,
                                            std::span<const uint8_t> id, std::string_view filename,
                                            const Endian& e);

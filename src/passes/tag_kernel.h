@@ -1,0 +1,98 @@
+// Kernel tagging: the build-id table names the kernel image "[kernel.kallsyms]" (guests:
+// "[guest.kernel.kallsyms]" / "[guest.kernel.kallsyms.<pid>]"), first among the kernel's entries,
+// as every reader matches it. The entry it was filed under (a vmlinux path, say) is kept. Which
+// entry is the kernel is decided from the data: the module maps name the modules, and the kernel
+// is the kernel-mode entry no module map names. In doubt, nothing changes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "format/feature.h"
+#include "resolve/build_id.h"
+#include "transform/pass.h"
+
+namespace pdfix::passes {
+
+struct TagKernelReport {
+  struct Machine {
+    std::string machine;   // "host" or "guest <pid>"
+    std::string outcome;   // "tagged", "moved first", "already tagged", "undecided"
+    std::string detail;    // the entry taken for the kernel, or why none could be
+    std::string build_id;  // the kernel's
+  };
+  std::vector<Machine> machines;
+  bool table_repaired = false;  // perf 6.12.0 entry sizes rewritten
+  uint64_t entries_added = 0;
+  uint64_t kernel_maps_given_id = 0;
+};
+
+class TagKernel : public transform::Pass {
+ public:
+  std::string_view name() const override { return "tag-kernel"; }
+  bool wants(uint32_t type) const override;
+  // Compressed files only: whether the kernel map inside the compressed data changes.
+  bool needs_analysis(const transform::Session& s) const override;
+  absl::Status analyze(const transform::RecordRef& r, const transform::Session& s) override;
+  absl::Status plan(const transform::Session& s, transform::FeatureEdits& edits) override;
+  bool changes_records() const override { return !analysed_ || will_change_; }
+  // The kernel map and the module maps after it are held back until the run of module maps
+  // ends: only then is it known which table entry is the kernel, whose id the map can carry.
+  // In a stream, kernel-mode HEADER_BUILD_ID records are held the same way.
+  absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
+                       transform::RecordSink& out) override;
+  bool holding() const override { return !held_.empty(); }
+  absl::Status release(const transform::Session& s, transform::RecordSink& out) override;
+  absl::Status finish(const transform::Session& s, transform::RecordSink& out,
+                      transform::FeatureEdits& edits) override;
+
+  const TagKernelReport& report() const { return report_; }
+
+ private:
+  struct Entry {
+    format::BuildIdEntry entry;
+    std::optional<resolve::BuildId> id;
+  };
+  struct Choice {
+    size_t entry = 0;  // index into entries_
+    std::string tag_name;
+    bool already_tagged = false;  // entries_[entry] carries the tag name
+  };
+  struct Held {
+    std::vector<uint8_t> bytes;
+    transform::RecordRef ref;
+  };
+  void learn_table(const transform::Session& s);
+  absl::Status observe(const transform::RecordRef& r, const transform::Session& s);
+  // Which entry is each machine's kernel, from what has been seen so far.
+  void decide();
+  std::optional<resolve::BuildId> kernel_id(uint64_t machine) const;
+  std::vector<uint8_t> table(const transform::Session& s) const;
+  absl::Status emit_kernel_map(Held& h, const transform::Session& s, transform::RecordSink& out);
+  // Pipe mode: a HEADER_BUILD_ID record for each kernel decided on and not yet tagged, placed as
+  // the record `at` was.
+  absl::Status emit_tag_records(const transform::Session& s, transform::RecordSink& out,
+                                const transform::RecordRef& at);
+
+  bool analysed_ = false;
+  bool will_change_ = false;
+  bool table_learned_ = false;
+  bool table_from_6_12_0_ = false;
+  std::vector<Entry> entries_;
+  // Module map names per machine: the full name and the kernel's module name.
+  std::map<uint64_t, std::set<std::string>> modules_;
+  std::map<uint64_t, resolve::BuildId> kernel_map_ids_;
+  std::map<uint64_t, bool> kernel_map_seen_;
+  std::map<uint64_t, Choice> choices_;
+  std::map<uint64_t, std::string> undecided_;
+  std::set<uint64_t> tag_emitted_;  // pipe mode: machines whose tag record went out
+  std::vector<Held> held_;
+  TagKernelReport report_;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace pdfix::passes
