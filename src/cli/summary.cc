@@ -116,9 +116,9 @@ void print_text(const passes::TagKernelReport& r, std::ostream& out) {
   }
 }
 
-void print_json(llvm::json::Object root, std::ostream& out) {
+void print_json(llvm::json::Value root, std::ostream& out) {
   llvm::raw_os_ostream os(out);
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  os << llvm::formatv("{0:2}", root) << "\n";
 }
 
 }  // namespace pdfix::cli

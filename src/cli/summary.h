@@ -20,6 +20,6 @@ llvm::json::Object to_json(const passes::TagKernelReport& r);
 void print_text(const passes::TagKernelReport& r, std::ostream& out);
 
 // Pretty-printed, with a final newline.
-void print_json(llvm::json::Object root, std::ostream& out);
+void print_json(llvm::json::Value root, std::ostream& out);
 
 }  // namespace pdfix::cli

@@ -15,7 +15,8 @@ std::string sample_file() {
 }
 
 TEST(Cli, HelpReadsLikeAManPage) {
-  for (const char* verb : {"", "copy ", "info ", "dump "}) {
+  for (const char* verb : {"", "copy ", "info ", "dump ", "inject ", "fix ", "fix-module-sizes ",
+                           "tag-kernel ", "buildid-list "}) {
     RunResult r = sh(pdfix() + " " + verb + "--help");
     EXPECT_EQ(r.status, 0) << verb;
     EXPECT_NE(r.out.find("SYNOPSIS"), std::string::npos) << verb;

@@ -1,0 +1,279 @@
+#include "inspect/buildid_list.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "format/feature.h"
+#include "format/record_type.h"
+#include "format/records.h"
+#include "transform/open_session.h"
+#include "transform/reader.h"
+
+namespace pdfix::inspect {
+namespace {
+
+constexpr uint64_t kHost = 0;
+constexpr uint64_t kSampleIdentifier = uint64_t{1} << 16;
+constexpr uint64_t kSampleRead = uint64_t{1} << 4;
+constexpr uint64_t kSampleCallchain = uint64_t{1} << 5;
+// Callchain entries at or above this are context markers (PERF_CONTEXT_*), not addresses.
+constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
+constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+
+bool guest_mode(uint16_t mode) {
+  return mode == format::kCpuModeGuestKernel || mode == format::kCpuModeGuestUser;
+}
+
+uint64_t machine_of(uint16_t misc, uint32_t pid) {
+  return guest_mode(misc & format::kCpuModeMask) ? (uint64_t{1} << 32) | pid : kHost;
+}
+
+std::string machine_label(uint64_t machine) {
+  if (machine == kHost) return "host";
+  return absl::StrCat("guest ", static_cast<int32_t>(machine & 0xffffffff));
+}
+
+// perf's dso name for a machine's kernel map.
+std::string kernel_dso(uint64_t machine) {
+  if (machine == kHost) return "[kernel.kallsyms]";
+  const auto pid = static_cast<int32_t>(machine & 0xffffffff);
+  return pid == 0 ? "[guest.kernel.kallsyms]" : absl::StrCat("[guest.kernel.kallsyms.", pid, "]");
+}
+
+struct Map {
+  uint64_t end = 0;
+  size_t dso = 0;
+};
+// Address -> map, maps never overlapping: a new map replaces what it covers, as in perf.
+using Maps = std::map<uint64_t, Map>;
+
+void insert(Maps& maps, uint64_t start, uint64_t end, size_t dso) {
+  if (end <= start) end = UINT64_MAX;
+  auto it = maps.upper_bound(start);
+  if (it != maps.begin()) --it;
+  while (it != maps.end() && it->first < end) {
+    const uint64_t s = it->first;
+    const Map m = it->second;
+    if (m.end <= start) {
+      ++it;
+      continue;
+    }
+    it = maps.erase(it);
+    if (s < start) maps[s] = {start, m.dso};
+    if (m.end > end) maps[end] = {m.end, m.dso};
+  }
+  maps[start] = {end, dso};
+}
+
+std::optional<size_t> find(const Maps& maps, uint64_t ip) {
+  auto it = maps.upper_bound(ip);
+  if (it == maps.begin()) return std::nullopt;
+  --it;
+  if (ip < it->second.end) return it->second.dso;
+  return std::nullopt;
+}
+
+// perf's machines, threads and DSOs, as far as telling hit DSOs apart needs them.
+class Model {
+ public:
+  size_t dso(uint64_t machine, const std::string& name) {
+    auto [it, added] = index_.try_emplace(absl::StrCat(machine, "\n", name), dsos_.size());
+    if (added) dsos_.push_back({"", name, machine_label(machine)});
+    return it->second;
+  }
+  void set_id(size_t dso, std::string id) { dsos_[dso].build_id = std::move(id); }
+  void hit(size_t dso) {
+    hits_.resize(dsos_.size());
+    hits_[dso] = true;
+  }
+  bool was_hit(size_t dso) const { return dso < hits_.size() && hits_[dso]; }
+  const std::vector<DsoBuildId>& dsos() const { return dsos_; }
+
+  Maps& kernel(uint64_t machine) { return kernel_[machine]; }
+  void set_kernel_start(uint64_t machine, uint64_t start) { kernel_start_[machine] = start; }
+  bool kernel_ip(uint64_t ip) const {
+    auto it = kernel_start_.find(kHost);
+    return it != kernel_start_.end() && it->second != 0 ? ip >= it->second : (ip >> 63) != 0;
+  }
+
+  // A thread's maps: a new thread of a known process shares the process's, a new process gets
+  // its own.
+  Maps& user(uint32_t pid, uint32_t tid) { return *group(pid, tid); }
+  void fork(uint32_t pid, uint32_t tid, uint32_t ppid, uint32_t ptid) {
+    std::shared_ptr<Maps> parent = group(ppid, ptid);
+    threads_.erase({pid, tid});
+    threads_[{pid, tid}] = pid == ppid ? parent : std::make_shared<Maps>(*parent);
+  }
+  void exit(uint32_t pid, uint32_t tid) { threads_.erase({pid, tid}); }
+
+ private:
+  std::shared_ptr<Maps> group(uint32_t pid, uint32_t tid) {
+    auto it = threads_.find({pid, tid});
+    if (it != threads_.end()) return it->second;
+    std::shared_ptr<Maps> maps = tid == pid ? std::make_shared<Maps>() : group(pid, pid);
+    threads_[{pid, tid}] = maps;
+    return maps;
+  }
+
+  std::vector<DsoBuildId> dsos_;
+  std::vector<bool> hits_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  std::map<uint64_t, Maps> kernel_;
+  std::map<uint64_t, uint64_t> kernel_start_;
+  std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Maps>> threads_;
+};
+
+void add_entries(Model& model, const std::vector<format::BuildIdEntry>& entries) {
+  for (const auto& e : entries) {
+    model.set_id(model.dso(machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename),
+                 format::build_id_hex(e));
+  }
+}
+
+absl::Status add_map(Model& model, const transform::RecordRef& r, const transform::Session& s) {
+  auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+  if (!m.ok()) return m.status();
+  const uint16_t mode = m->misc & format::kCpuModeMask;
+  const uint64_t machine = machine_of(m->misc, m->pid);
+  const bool kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
+  const bool image = m->filename.starts_with("[kernel.kallsyms]") ||
+                     m->filename.starts_with("[guest.kernel.kallsyms");
+  const size_t dso = model.dso(machine, image ? kernel_dso(machine) : std::string(m->filename));
+  if (m->has_build_id()) {
+    model.set_id(dso, format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}));
+  }
+  const uint64_t end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
+  if (kernel) {
+    if (image) model.set_kernel_start(machine, m->start);
+    insert(model.kernel(machine), m->start, end, dso);
+  } else if (machine == kHost) {
+    insert(model.user(m->pid, m->tid), m->start, end, dso);
+  }
+  return absl::OkStatus();
+}
+
+void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) {
+  std::optional<size_t> dso;
+  if (mode == format::kCpuModeKernel) {
+    dso = find(model.kernel(kHost), ip);
+  } else if (mode == format::kCpuModeGuestKernel) {
+    dso = find(model.kernel(machine_of(mode, pid)), ip);
+  } else if (mode == format::kCpuModeUser) {
+    dso = find(model.user(pid, tid), ip);
+    // perf looks a user-mode address up among the kernel's maps when no user map has it.
+    if (!dso && model.kernel_ip(ip)) dso = find(model.kernel(kHost), ip);
+  }
+  if (dso) model.hit(*dso);
+}
+
+absl::Status add_sample(Model& model, const transform::RecordRef& r, const transform::Session& s,
+                        bool callchain) {
+  const format::EventAttr* attr = s.attr_for(r);
+  if (attr == nullptr) return absl::OkStatus();
+  auto head = format::decode_sample_head(r.bytes, s.endian(), attr->sample_type, r.offset);
+  if (!head.ok()) return head.status();
+  const uint16_t mode = r.header.misc & format::kCpuModeMask;
+  mark(model, mode, head->pid, head->tid, head->ip);
+  const uint64_t st = attr->sample_type;
+  // A READ group before the callchain has a layout of its own; such samples count by ip only.
+  if (!callchain || (st & kSampleCallchain) == 0 || (st & kSampleRead) != 0) {
+    return absl::OkStatus();
+  }
+  // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD come first, 8 bytes each.
+  size_t pos = 8;
+  for (uint64_t bit :
+       {kSampleIdentifier, uint64_t{1} << 0, uint64_t{1} << 1, uint64_t{1} << 2, uint64_t{1} << 3,
+        uint64_t{1} << 6, uint64_t{1} << 9, uint64_t{1} << 7, uint64_t{1} << 8}) {
+    if (st & bit) pos += 8;
+  }
+  if (pos + 8 > r.bytes.size()) return absl::OkStatus();
+  const uint64_t nr = s.endian().u64(r.bytes.data() + pos);
+  pos += 8;
+  if (nr > (r.bytes.size() - pos) / 8) return absl::OkStatus();
+  uint16_t context = mode;
+  for (uint64_t i = 0; i < nr; ++i) {
+    const uint64_t ip = s.endian().u64(r.bytes.data() + pos + 8 * i);
+    if (ip >= kContextMax) {
+      if (ip == kContextKernel) context = format::kCpuModeKernel;
+      if (ip == kContextUser) context = format::kCpuModeUser;
+      continue;
+    }
+    mark(model, context, head->pid, head->tid, ip);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
+                                                       const BuildIdListOptions& options) {
+  auto session = transform::open_session(in);
+  if (!session.ok()) return session.status();
+  const bool pipe = session->pipe();
+  Model model;
+  const auto table = session->feature(format::kFeatBuildId);
+  if (table) {
+    auto entries = format::decode_build_id_table(*table);
+    if (!entries.ok()) return entries.status();
+    add_entries(model, *entries);
+  }
+  // perf buildid-list's rules: AUX area traces are not decoded, so their files list everything;
+  // without a table the hits are all there is.
+  bool with_hits = options.hits;
+  if (!pipe && session->feature(format::kFeatAuxtrace)) with_hits = false;
+  if (!table) with_hits = true;
+
+  if (with_hits || pipe) {
+    auto reader = transform::make_reader(in, *session, {.expand_compressed = true});
+    while (true) {
+      auto r = reader->next();
+      if (!r.ok()) return r.status();
+      if (!r->has_value()) break;
+      const transform::RecordRef& rec = **r;
+      if (rec.trailing) continue;
+      absl::Status st;
+      switch (rec.header.type) {
+        case format::kMmap:
+        case format::kMmap2:
+          st = add_map(model, rec, *session);
+          break;
+        case format::kFork:
+        case format::kExit: {
+          auto t = format::decode_task(rec.bytes, session->endian(), rec.offset);
+          if (!t.ok()) return t.status();
+          if (rec.header.type == format::kFork) {
+            model.fork(t->pid, t->tid, t->ppid, t->ptid);
+          } else {
+            model.exit(t->pid, t->tid);
+          }
+          break;
+        }
+        case format::kSample:
+          if (with_hits) st = add_sample(model, rec, *session, options.hits);
+          break;
+        case format::kHeaderBuildId: {
+          auto entries = format::decode_build_id_table({rec.bytes, session->endian(), rec.offset});
+          if (!entries.ok()) return entries.status();
+          add_entries(model, *entries);
+          break;
+        }
+        default:
+          break;
+      }
+      if (!st.ok()) return st;
+    }
+  }
+  std::vector<DsoBuildId> out;
+  for (size_t i = 0; i < model.dsos().size(); ++i) {
+    if (with_hits && !model.was_hit(i)) continue;
+    out.push_back(model.dsos()[i]);
+  }
+  return out;
+}
+
+}  // namespace pdfix::inspect

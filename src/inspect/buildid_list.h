@@ -1,0 +1,31 @@
+// The build-ids a recording names, DSO by DSO, as `perf buildid-list` lists them: from the
+// build-id table, HEADER_BUILD_ID records and MMAP2 records that carry an id.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "io/input.h"
+
+namespace pdfix::inspect {
+
+struct DsoBuildId {
+  std::string build_id;  // hex; empty for a DSO that samples hit but no record gives an id for
+  std::string name;      // the DSO's long name: a path, "[kernel.kallsyms]", "[vdso]", ...
+  std::string machine;   // "host" or "guest <pid>"
+};
+
+struct BuildIdListOptions {
+  // Only DSOs that samples fall in, callchain entries (user and kernel) included.
+  bool hits = false;
+};
+
+// What perf buildid-list prints, perf's own rules included: a file with a build-id table lists
+// the table; a stream, or a file without a table, lists the DSOs that sample addresses hit (perf
+// 6.1 looks at the sample ip only), with or without an id. One entry per DSO and machine; a
+// later id for the same DSO replaces an earlier one, as in perf.
+absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
+                                                       const BuildIdListOptions& options);
+
+}  // namespace pdfix::inspect
