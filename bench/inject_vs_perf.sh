@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# pdfix inject --buildids against cp and perf inject -b on the same recordings, in the same run:
+# pdfix inject --buildids and pdfix fix (every repair pass) against cp and perf inject -b on the
+# same recordings, in the same run:
 # a sample-dense system-wide one (many small records) and a --call-graph dwarf one (few large
 # records). hyperfine times each command (page cache warm, output removed and dirty pages written
 # back before every run); ratios are of the means. Peak RSS from one more run each.
@@ -13,16 +14,16 @@ runs=${1:-20}
 [ -s "$work/dense.data" ] || record_dense "$work/dense.data"
 [ -s "$work/dwarf.data" ] || record_dwarf "$work/dwarf.data"
 
-printf '%-8s %6s %14s %14s %14s %9s %9s %10s %10s\n' recording MiB 'cp ms' 'pdfix ms' \
-  'perf ms' pdfix/cp perf/cp pdfix_rss perf_rss
+printf '%-8s %6s %14s %14s %14s %14s %9s %9s %9s %10s %10s\n' recording MiB 'cp ms' \
+  'inject ms' 'fix ms' 'perf ms' inject/cp fix/cp perf/cp pdfix_rss perf_rss
 for name in dense dwarf; do
   in=$work/$name.data
   out=$work/out.data
   hyperfine -N --style none --warmup 2 --runs "$runs" --export-json "$work/$name.json" \
     --prepare "sh -c 'rm -f $out; sync'" \
-    "cp $in $out" "build/pdfix inject --buildids $in $out" "perf inject -b -i $in -o $out" \
-    >/dev/null
-  read -r c cs p ps f fs < <(python3 -c '
+    "cp $in $out" "build/pdfix inject --buildids $in $out" "build/pdfix fix $in $out" \
+    "perf inject -b -i $in -o $out" >/dev/null
+  read -r c cs p ps x xs f fs < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 print(" ".join(f"{x[k]*1000:.1f}" for x in r for k in ("mean", "stddev")))' "$work/$name.json")
@@ -31,7 +32,7 @@ print(" ".join(f"{x[k]*1000:.1f}" for x in r for k in ("mean", "stddev")))' "$wo
   rm -f "$out"
   read -r _ fm < <(time_of perf inject -b -i "$in" -o "$out")
   rm -f "$out"
-  printf '%-8s %6d %14s %14s %14s %9s %9s %9dM %9dM\n' "$name" \
-    $(($(stat -c %s "$in") / 1048576)) "$c±$cs" "$p±$ps" "$f±$fs" \
-    "$(ratio "$p" "$c")" "$(ratio "$f" "$c")" $((pm / 1024)) $((fm / 1024))
+  printf '%-8s %6d %14s %14s %14s %14s %9s %9s %9s %9dM %9dM\n' "$name" \
+    $(($(stat -c %s "$in") / 1048576)) "$c±$cs" "$p±$ps" "$x±$xs" "$f±$fs" \
+    "$(ratio "$p" "$c")" "$(ratio "$x" "$c")" "$(ratio "$f" "$c")" $((pm / 1024)) $((fm / 1024))
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets pdfix up, then runs its main job on a real recording: one made here with
+# Sets pdfix up, then runs its main job, pdfix fix, on a real recording: one made here with
 # `perf record -B` (no build-ids at record time) when perf may record, else the small recording
 # shipped in corpora/.
 set -euo pipefail
@@ -19,10 +19,11 @@ fi
 
 set -x
 build/pdfix info "$input"
-build/pdfix inject --buildids -v "$input" "$work/fixed.data"
+build/pdfix fix -v "$input" "$work/fixed.data"
 perf script --show-mmap-events -i "$work/fixed.data" 2>/dev/null | grep PERF_RECORD_MMAP | head -n 8
 perf buildid-list -i "$work/fixed.data"
+build/pdfix buildid-list "$work/fixed.data"
 build/pdfix copy "$input" "$work/copy.data"
 cmp "$input" "$work/copy.data"
 { set +x; } 2>/dev/null
-echo "== inject gave the maps their build-ids; copy wrote a byte-identical perf.data" >&2
+echo "== fix gave the maps their build-ids; copy wrote a byte-identical perf.data" >&2

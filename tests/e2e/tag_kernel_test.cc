@@ -278,3 +278,89 @@ TEST(TagKernel, RepairsA6120Table) {
 
 }  // namespace
 }  // namespace pdfix::e2e
+
+namespace pdfix::e2e {
+namespace {
+
+// A HEADER_BUILD_ID record's body: pid, id, id size, padding, name.
+testing::Bytes build_id_body(const format::Endian& e, int32_t pid, uint8_t fill,
+                             const std::string& name) {
+  testing::Bytes body(28 + (name.size() + 1 + 63) / 64 * 64, 0);
+  e.put_u32(body.data(), static_cast<uint32_t>(pid));
+  std::fill_n(body.begin() + 4, 20, fill);
+  body[24] = 20;
+  std::copy(name.begin(), name.end(), body.begin() + 28);
+  return body;
+}
+
+std::string hex_of(uint8_t fill) {
+  static const char* digits = "0123456789abcdef";
+  std::string one{digits[fill >> 4], digits[fill & 15]};
+  std::string out;
+  for (int i = 0; i < 20; ++i) out += one;
+  return out;
+}
+
+TEST(TagKernel, GuestsKeepTheirNamesAndPids) {
+  testing::PerfDataBuilder b;
+  b.attr({});
+  b.string_feature(3, "host").string_feature(6, "x86_64");
+  b.mmap(0xffffffff, 0xffffffff81000000, 0x1000000, 0xffffffff81000000, "[kernel.kallsyms]_text",
+         1);
+  b.mmap(1234, 0xffffffff81000000, 0x1000000, 0xffffffff81000000, "[guest.kernel.kallsyms.1234]",
+         4);
+  b.build_id_entry(0x8001, -1, testing::Bytes(20, 0x11), "/usr/lib/debug/boot/vmlinux-6.1");
+  b.build_id_entry(0x8004, 1234, testing::Bytes(20, 0x22), "/srv/guest/vmlinux");
+  const std::string in = testing::write_temp(b.build());
+  const std::string out = fs::path(in).parent_path() / "out.data";
+  RunResult r = sh(pdfix() + " tag-kernel " + quote(in) + " " + quote(out));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("guest 1234 kernel tagged"), std::string::npos) << r.err;
+  // perf lists the host's and the guest's DSOs.
+  const std::string listed = sh("perf buildid-list -i " + quote(out) + " 2>/dev/null").out;
+  for (const std::string& line :
+       {hex_of(0x11) + " [kernel.kallsyms]", hex_of(0x11) + " /usr/lib/debug/boot/vmlinux-6.1",
+        hex_of(0x22) + " [guest.kernel.kallsyms.1234]", hex_of(0x22) + " /srv/guest/vmlinux"}) {
+    EXPECT_NE(listed.find(line), std::string::npos) << line << "\n" << listed;
+  }
+}
+
+TEST(TagKernel, StreamGetsAnAlignedTagRecordInEitherByteOrder) {
+  for (auto order : {std::endian::little, std::endian::big}) {
+    SCOPED_TRACE(order == std::endian::big ? "big-endian" : "little-endian");
+    testing::PerfDataBuilder b(order);
+    // No sample_id trailer: perf then takes the maps as they come, before the sample it queues.
+    b.pipe_mode().attr({.sample_id_all = false});
+    b.string_feature(3, "host").string_feature(6, "x86_64");
+    // As perf inject writes a stream: the ids first. An out-of-tree module, then the kernel
+    // under its vmlinux path.
+    b.raw_record(67, 0x8001, build_id_body(b.endian(), -1, 0xf0, "[foo]"));
+    b.raw_record(67, 0x8001, build_id_body(b.endian(), -1, 0x11, "/boot/vmlinux-6.1"));
+    b.mmap(0xffffffff, 0xffffffff81000000, 0x1000000, 0xffffffff81000000, "[kernel.kallsyms]_text",
+           1);
+    b.mmap(0xffffffff, 0xffffffffc0000000, 0x1000, 0, "[foo]", 1);
+    b.comm(7, 7, "x").sample(0xffffffff81000100, 7, 7, 100, 1);
+    const std::string in = testing::write_temp(b.build());
+    // Before: perf files the kernel under its vmlinux path; nothing is [kernel.kallsyms].
+    EXPECT_EQ(sh("perf buildid-list -i - < " + quote(in) + " 2>/dev/null").out.find("[kernel"),
+              std::string::npos);
+    const std::string out = fs::path(in).parent_path() / "out.data";
+    RunResult r = sh("cat " + quote(in) + " | " + pdfix() + " tag-kernel - - > " + quote(out));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string listed = sh("perf buildid-list -i - < " + quote(out) + " 2>&1").out;
+    EXPECT_NE(listed.find(hex_of(0x11) + " [kernel.kallsyms]"), std::string::npos)
+        << listed << r.err << sh(pdfix() + " dump " + quote(out)).out;
+    // Every HEADER_BUILD_ID record keeps the stream 8-aligned, the added one included.
+    const std::string dump = sh(pdfix() + " dump " + quote(out) + " | grep BUILD_ID").out;
+    static const std::regex size(R"(size=(\d+))");
+    int records = 0;
+    for (std::sregex_iterator it(dump.begin(), dump.end(), size), end; it != end; ++it) {
+      EXPECT_EQ(std::stoi((*it)[1]) % 8, 0) << dump;
+      ++records;
+    }
+    EXPECT_EQ(records, 3) << dump;
+  }
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
