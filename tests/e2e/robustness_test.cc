@@ -1,5 +1,7 @@
-// No input crashes pdfix: damaged copies of every corpus file are read, copied and dumped, and each
-// run ends with exit status 0 or 2 (never a signal, never a hang), leaving no partial output.
+// No input crashes pdfix: damaged copies of every corpus file are read, copied, dumped, repaired
+// (pdfix fix, every pass) and listed (buildid-list --hits, which follows threads, maps and
+// callchains), and each run ends with exit status 0 or 2 (never a signal, never a hang), leaving
+// no partial output.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -38,13 +40,14 @@ TEST_P(Robustness, DamagedCopiesAreReadOrRefusedNeverCrash) {
     if (rng() % 4 == 0) data.resize(rng() % data.size());
     const std::string damaged = dir + "/damaged.data";
     std::ofstream(damaged, std::ios::binary) << data;
-    for (const std::string verb : {"info", "dump", "copy"}) {
-      const std::string out = verb == "copy" ? " " + dir + "/out.data" : "";
+    for (const std::string verb : {"info", "dump", "copy", "fix", "buildid-list --hits"}) {
+      const bool writes = verb == "copy" || verb == "fix";
+      const std::string out = writes ? " " + dir + "/out.data" : "";
       RunResult r = sh("timeout 20 " + pdfix() + " " + verb + " " + damaged + out);
       EXPECT_TRUE(r.status == 0 || r.status == 2)
           << verb << " on a damaged " << f.name << " (round " << round << ") ended with "
           << r.status << ": " << r.err;
-      if (verb == "copy" && r.status == 2) {
+      if (writes && r.status == 2) {
         EXPECT_FALSE(fs::exists(dir + "/out.data"));
       }
       fs::remove(dir + "/out.data");
