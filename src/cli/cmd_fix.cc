@@ -2,13 +2,11 @@
 
 #include "cli/commands.h"
 #include "cli/pass_options.h"
-#include "cli/progress.h"
 #include "cli/summary.h"
 #include "io/input.h"
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
 #include "passes/tag_kernel.h"
-#include "transform/pipeline.h"
 
 namespace pdfix::cli {
 namespace {
@@ -72,19 +70,15 @@ int cmd_fix(const Args& args) {
   passes::TagKernel tag_kernel;
   passes::InjectBuildIds inject(std::move(inject_config));
   transform::Pass* passes[] = {&module_sizes, &tag_kernel, &inject};
-  Progress progress("fix");
-  transform::PipelineOptions run_options{.progress = progress.callback()};
-  if (auto s = transform::run_pipeline(*in, (*pos)[1], passes, run_options); !s.ok()) {
-    return fail(s);
-  }
+  if (int rc = run_passes("fix", *in, (*pos)[1], passes); rc != kExitOk) return rc;
   if (common.json) {
     print_json(llvm::json::Object{{"module_sizes", to_json(module_sizes.report())},
                                   {"tag_kernel", to_json(tag_kernel.report())},
                                   {"inject", to_json(inject.report())}},
                std::cerr);
   } else {
-    print_text(module_sizes.report(), std::cerr);
-    print_text(tag_kernel.report(), std::cerr);
+    print_text(module_sizes.report(), common.verbose, std::cerr);
+    print_text(tag_kernel.report(), common.verbose, std::cerr);
     print_text(inject.report(), common.verbose, std::cerr);
   }
   return kExitOk;

@@ -2,11 +2,9 @@
 
 #include "cli/commands.h"
 #include "cli/pass_options.h"
-#include "cli/progress.h"
 #include "cli/summary.h"
 #include "io/input.h"
 #include "passes/fix_module_sizes.h"
-#include "transform/pipeline.h"
 
 namespace pdfix::cli {
 namespace {
@@ -72,16 +70,8 @@ int cmd_fix_module_sizes(const Args& args) {
   finish_module_size_config(config, common);
   passes::FixModuleSizes pass(std::move(config));
   transform::Pass* passes[] = {&pass};
-  Progress progress("fix-module-sizes");
-  transform::PipelineOptions run_options{.progress = progress.callback()};
-  if (auto s = transform::run_pipeline(*in, (*pos)[1], passes, run_options); !s.ok()) {
-    return fail(s);
-  }
-  if (common.json) {
-    print_json(to_json(pass.report()), std::cerr);
-  } else {
-    print_text(pass.report(), std::cerr);
-  }
+  if (int rc = run_passes("fix-module-sizes", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  print_report(pass.report(), common.json, common.verbose);
   return kExitOk;
 }
 

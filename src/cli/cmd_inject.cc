@@ -2,11 +2,9 @@
 
 #include "cli/commands.h"
 #include "cli/pass_options.h"
-#include "cli/progress.h"
 #include "cli/summary.h"
 #include "io/input.h"
 #include "passes/inject_build_ids.h"
-#include "transform/pipeline.h"
 
 namespace pdfix::cli {
 namespace {
@@ -70,16 +68,8 @@ int cmd_inject(const Args& args) {
   finish_inject_config(config, common, *in);
   passes::InjectBuildIds pass(std::move(config));
   transform::Pass* passes[] = {&pass};
-  Progress progress("inject");
-  transform::PipelineOptions run_options{.progress = progress.callback()};
-  if (auto s = transform::run_pipeline(*in, (*pos)[1], passes, run_options); !s.ok()) {
-    return fail(s);
-  }
-  if (common.json) {
-    print_json(to_json(pass.report()), std::cerr);
-  } else {
-    print_text(pass.report(), common.verbose, std::cerr);
-  }
+  if (int rc = run_passes("inject", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  print_report(pass.report(), common.json, common.verbose);
   return kExitOk;
 }
 

@@ -2,11 +2,9 @@
 
 #include "cli/commands.h"
 #include "cli/pass_options.h"
-#include "cli/progress.h"
 #include "cli/summary.h"
 #include "io/input.h"
 #include "passes/tag_kernel.h"
-#include "transform/pipeline.h"
 
 namespace pdfix::cli {
 namespace {
@@ -57,16 +55,8 @@ int cmd_tag_kernel(const Args& args) {
   if (!in.ok()) return fail(in.status());
   passes::TagKernel pass;
   transform::Pass* passes[] = {&pass};
-  Progress progress("tag-kernel");
-  transform::PipelineOptions run_options{.progress = progress.callback()};
-  if (auto s = transform::run_pipeline(*in, (*pos)[1], passes, run_options); !s.ok()) {
-    return fail(s);
-  }
-  if (common.json) {
-    print_json(to_json(pass.report()), std::cerr);
-  } else {
-    print_text(pass.report(), std::cerr);
-  }
+  if (int rc = run_passes("tag-kernel", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  print_report(pass.report(), common.json, common.verbose);
   return kExitOk;
 }
 

@@ -8,6 +8,9 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "transform/pipeline.h"
 
 namespace pdfix::cli {
 namespace {
@@ -109,6 +112,14 @@ void add_module_size_options(std::vector<Option>& options, passes::FixModuleSize
 
 void finish_module_size_config(passes::FixModuleSizesConfig& config, const CommonOptions& common) {
   config.sysroot = common.sysroot;
+}
+
+int run_passes(const char* verb, io::Input& in, const std::string& out_path,
+               std::span<transform::Pass* const> passes) {
+  Progress progress(verb);
+  transform::PipelineOptions options{.progress = progress.callback()};
+  if (auto s = transform::run_pipeline(in, out_path, passes, options); !s.ok()) return fail(s);
+  return kExitOk;
 }
 
 }  // namespace pdfix::cli

@@ -1,6 +1,7 @@
 // The options of each pass, shared by the pass's own verb and by `pdfix fix`, which runs them all.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "io/input.h"
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
+#include "transform/pass.h"
 
 namespace pdfix::cli {
 
@@ -32,5 +34,10 @@ void finish_inject_config(passes::InjectBuildIdsConfig& config, const CommonOpti
 // --proc-modules FILE (read and checked when parsed) and --modules-dir DIR.
 void add_module_size_options(std::vector<Option>& options, passes::FixModuleSizesConfig& config);
 void finish_module_size_config(passes::FixModuleSizesConfig& config, const CommonOptions& common);
+
+// Runs `passes` over `in` into `out_path` with a progress bar labelled `verb`. Returns 0, or the
+// error exit status after printing the error.
+int run_passes(const char* verb, io::Input& in, const std::string& out_path,
+               std::span<transform::Pass* const> passes);
 
 }  // namespace pdfix::cli

@@ -67,7 +67,7 @@ llvm::json::Object to_json(const passes::ModuleSizeReport& r) {
                             {"unresolved", std::move(unresolved)}};
 }
 
-void print_text(const passes::ModuleSizeReport& r, std::ostream& out) {
+void print_text(const passes::ModuleSizeReport& r, bool /*verbose*/, std::ostream& out) {
   if (r.changed.empty() && r.unresolved.empty()) {
     out << "pdfix fix-module-sizes: nothing to fix (" << r.module_maps << " module maps)\n";
     return;
@@ -98,7 +98,7 @@ llvm::json::Object to_json(const passes::TagKernelReport& r) {
                             {"kernel_maps_given_id", static_cast<int64_t>(r.kernel_maps_given_id)}};
 }
 
-void print_text(const passes::TagKernelReport& r, std::ostream& out) {
+void print_text(const passes::TagKernelReport& r, bool /*verbose*/, std::ostream& out) {
   if (r.machines.empty()) {
     out << "pdfix tag-kernel: the build-id table has no kernel entry; nothing to tag\n";
   }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/feature.h"
+#include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "transform/open_session.h"
@@ -16,7 +17,7 @@
 namespace pdfix::inspect {
 namespace {
 
-constexpr uint64_t kHost = 0;
+constexpr uint64_t kHost = format::kHostMachine;
 constexpr uint64_t kSampleIdentifier = uint64_t{1} << 16;
 constexpr uint64_t kSampleRead = uint64_t{1} << 4;
 constexpr uint64_t kSampleCallchain = uint64_t{1} << 5;
@@ -24,26 +25,6 @@ constexpr uint64_t kSampleCallchain = uint64_t{1} << 5;
 constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
 constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
 constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
-
-bool guest_mode(uint16_t mode) {
-  return mode == format::kCpuModeGuestKernel || mode == format::kCpuModeGuestUser;
-}
-
-uint64_t machine_of(uint16_t misc, uint32_t pid) {
-  return guest_mode(misc & format::kCpuModeMask) ? (uint64_t{1} << 32) | pid : kHost;
-}
-
-std::string machine_label(uint64_t machine) {
-  if (machine == kHost) return "host";
-  return absl::StrCat("guest ", static_cast<int32_t>(machine & 0xffffffff));
-}
-
-// perf's dso name for a machine's kernel map.
-std::string kernel_dso(uint64_t machine) {
-  if (machine == kHost) return "[kernel.kallsyms]";
-  const auto pid = static_cast<int32_t>(machine & 0xffffffff);
-  return pid == 0 ? "[guest.kernel.kallsyms]" : absl::StrCat("[guest.kernel.kallsyms.", pid, "]");
-}
 
 struct Map {
   uint64_t end = 0;
@@ -83,7 +64,7 @@ class Model {
  public:
   size_t dso(uint64_t machine, const std::string& name) {
     auto [it, added] = index_.try_emplace(absl::StrCat(machine, "\n", name), dsos_.size());
-    if (added) dsos_.push_back({"", name, machine_label(machine)});
+    if (added) dsos_.push_back({"", name, format::machine_label(machine)});
     return it->second;
   }
   void set_id(size_t dso, std::string id) { dsos_[dso].build_id = std::move(id); }
@@ -130,7 +111,7 @@ class Model {
 
 void add_entries(Model& model, const std::vector<format::BuildIdEntry>& entries) {
   for (const auto& e : entries) {
-    model.set_id(model.dso(machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename),
+    model.set_id(model.dso(format::machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename),
                  format::build_id_hex(e));
   }
 }
@@ -139,11 +120,12 @@ absl::Status add_map(Model& model, const transform::RecordRef& r, const transfor
   auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
   if (!m.ok()) return m.status();
   const uint16_t mode = m->misc & format::kCpuModeMask;
-  const uint64_t machine = machine_of(m->misc, m->pid);
+  const uint64_t machine = format::machine_of(m->misc, m->pid);
   const bool kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
   const bool image = m->filename.starts_with("[kernel.kallsyms]") ||
                      m->filename.starts_with("[guest.kernel.kallsyms");
-  const size_t dso = model.dso(machine, image ? kernel_dso(machine) : std::string(m->filename));
+  const size_t dso =
+      model.dso(machine, image ? format::kernel_name(machine) : std::string(m->filename));
   if (m->has_build_id()) {
     model.set_id(dso, format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}));
   }
@@ -162,7 +144,7 @@ void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) 
   if (mode == format::kCpuModeKernel) {
     dso = find(model.kernel(kHost), ip);
   } else if (mode == format::kCpuModeGuestKernel) {
-    dso = find(model.kernel(machine_of(mode, pid)), ip);
+    dso = find(model.kernel(format::machine_of(mode, pid)), ip);
   } else if (mode == format::kCpuModeUser) {
     dso = find(model.user(pid, tid), ip);
     // perf looks a user-mode address up among the kernel's maps when no user map has it.

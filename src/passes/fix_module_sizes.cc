@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/feature.h"
+#include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "resolve/elf_build_id.h"
@@ -20,10 +21,6 @@ constexpr uint64_t kAbsurdLen = uint64_t{2} << 30;
 // Bounds the look-ahead on a pipe: past this many module maps in a row the run is judged as it
 // stands.
 constexpr size_t kMaxHeld = 1 << 16;
-
-uint64_t machine_of(uint16_t misc, uint32_t pid) {
-  return (static_cast<uint64_t>(misc & format::kCpuModeMask) << 32) | pid;
-}
 
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
@@ -92,7 +89,7 @@ absl::StatusOr<std::optional<FixModuleSizes::ModuleMap>> FixModuleSizes::module_
   switch (resolve::classify(m->filename, m->misc)) {
     case resolve::MapKind::kKernel:
       // Old perf wrote the kernel map from address 0; pgoff is always the _text address.
-      kernel_start_[machine_of(m->misc, m->pid)] = m->pgoff != 0 ? m->pgoff : m->start;
+      kernel_start_[format::machine_of(m->misc, m->pid)] = m->pgoff != 0 ? m->pgoff : m->start;
       return std::nullopt;
     case resolve::MapKind::kModule: {
       ModuleMap mm{std::string(m->filename), m->misc, m->pid, m->start, m->len, std::nullopt};
@@ -144,15 +141,15 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
   std::vector<size_t> order(maps.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const uint64_t ma = machine_of(maps[a]->misc, maps[a]->pid);
-    const uint64_t mb = machine_of(maps[b]->misc, maps[b]->pid);
+    const uint64_t ma = format::machine_of(maps[a]->misc, maps[a]->pid);
+    const uint64_t mb = format::machine_of(maps[b]->misc, maps[b]->pid);
     if (ma != mb) return ma < mb;
     return maps[a]->start != maps[b]->start ? maps[a]->start < maps[b]->start : a < b;
   });
   std::vector<std::optional<Fix>> fixes(maps.size());
   for (size_t k = 0; k < order.size(); ++k) {
     const ModuleMap& m = *maps[order[k]];
-    const uint64_t machine = machine_of(m.misc, m.pid);
+    const uint64_t machine = format::machine_of(m.misc, m.pid);
     // What this module may not run past: the next module, the kernel image, the module area.
     std::optional<Bound> bound;
     auto consider = [&](uint64_t at, std::string what, std::string evidence) {
@@ -162,7 +159,7 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
     };
     for (size_t j = k + 1; j < order.size(); ++j) {
       const ModuleMap& n = *maps[order[j]];
-      if (machine_of(n.misc, n.pid) != machine) break;
+      if (format::machine_of(n.misc, n.pid) != machine) break;
       if (n.start > m.start) {
         const std::string next = resolve::module_name(n.filename);
         consider(n.start, "the next module, " + next, "the next module's start (" + next + ")");
@@ -260,8 +257,7 @@ absl::Status FixModuleSizes::rewrite(const transform::RecordRef& r, const transf
     if (auto st = release(s, out); !st.ok()) return st;
   }
   if (!*mm) return out.emit(r);
-  Held h{{r.bytes.begin(), r.bytes.end()}, r, std::move(**mm)};
-  held_.push_back(std::move(h));
+  held_.push_back({transform::OwnedRecord(r), std::move(**mm)});
   return absl::OkStatus();
 }
 
@@ -276,14 +272,14 @@ absl::Status FixModuleSizes::release(const transform::Session& s, transform::Rec
   report_.module_maps += held.size();
   for (size_t i = 0; i < held.size(); ++i) {
     Held& h = held[i];
-    h.ref.bytes = h.bytes;
     if (fixes[i]) {
-      s.endian().put_u64(h.bytes.data() + format::MmapRecord::kLenOffset, fixes[i]->new_len);
-      h.ref.original = false;
+      s.endian().put_u64(h.record.bytes().data() + format::MmapRecord::kLenOffset,
+                         fixes[i]->new_len);
+      h.record.mark_changed();
       report_.changed.push_back({h.map.filename, h.map.start, h.map.len, fixes[i]->new_len,
                                  fixes[i]->problem, fixes[i]->evidence});
     }
-    if (auto st = out.emit(h.ref); !st.ok()) return st;
+    if (auto st = out.emit(h.record.view()); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 #include "resolve/build_id.h"
 #include "resolve/module_files.h"
 #include "resolve/proc_modules.h"
+#include "transform/owned_record.h"
 #include "transform/pass.h"
 
 namespace pdfix::passes {
@@ -79,8 +80,7 @@ class FixModuleSizes : public transform::Pass {
 
  private:
   struct Held {
-    std::vector<uint8_t> bytes;
-    transform::RecordRef ref;
+    transform::OwnedRecord record;
     ModuleMap map;
   };
   // A module map, or nullopt for any other record (a kernel map teaches where the kernel is).

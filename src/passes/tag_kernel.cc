@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "resolve/resolver.h"
@@ -10,33 +11,15 @@ namespace pdfix::passes {
 namespace {
 
 constexpr int32_t kHostPid = -1;
-constexpr uint64_t kHost = 0;
+constexpr uint64_t kHost = format::kHostMachine;
 
 bool kernel_mode(uint16_t misc) {
   const uint16_t mode = misc & format::kCpuModeMask;
   return mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
 }
 
-bool guest(uint16_t misc) {
-  const uint16_t mode = misc & format::kCpuModeMask;
-  return mode == format::kCpuModeGuestKernel || mode == format::kCpuModeGuestUser;
-}
-
-// Host records share one machine; a guest's are its own, by the guest's pid.
 uint64_t machine_of(uint16_t misc, int32_t pid) {
-  return guest(misc) ? (uint64_t{1} << 32) | static_cast<uint32_t>(pid) : kHost;
-}
-
-std::string machine_label(uint64_t machine) {
-  if (machine == kHost) return "host";
-  return absl::StrCat("guest ", static_cast<int32_t>(machine & 0xffffffff));
-}
-
-// perf's name for a machine's kernel: machine->mmap_name.
-std::string tag_name(uint64_t machine) {
-  if (machine == kHost) return "[kernel.kallsyms]";
-  const auto pid = static_cast<int32_t>(machine & 0xffffffff);
-  return pid == 0 ? "[guest.kernel.kallsyms]" : absl::StrCat("[guest.kernel.kallsyms.", pid, "]");
+  return format::machine_of(misc, static_cast<uint32_t>(pid));
 }
 
 bool is_tag(std::string_view name) {
@@ -157,7 +140,7 @@ void TagKernel::decide() {
     undecided_.erase(machine);
     choices_[machine] = {*chosen,
                          is_tag(entries_[*chosen].entry.filename) ? entries_[*chosen].entry.filename
-                                                                  : tag_name(machine),
+                                                                  : format::kernel_name(machine),
                          tagged.has_value()};
   }
 }
@@ -184,21 +167,19 @@ absl::Status TagKernel::plan(const transform::Session& /*s*/, transform::Feature
   return absl::OkStatus();
 }
 
-absl::Status TagKernel::emit_kernel_map(Held& h, const transform::Session& s,
+absl::Status TagKernel::emit_kernel_map(const transform::RecordRef& r, const transform::Session& s,
                                         transform::RecordSink& out) {
   const format::Endian& e = s.endian();
-  h.ref.bytes = h.bytes;
-  auto m = format::decode_mmap(h.bytes, e, s.trailer_size(h.ref), h.ref.offset);
+  auto m = format::decode_mmap(r.bytes, e, s.trailer_size(r), r.offset);
   if (!m.ok()) return m.status();
   if (resolve::classify(m->filename, m->misc) != resolve::MapKind::kKernel || m->has_build_id()) {
-    return out.emit(h.ref);
+    return out.emit(r);
   }
   auto id = kernel_id(machine_of(m->misc, static_cast<int32_t>(m->pid)));
-  if (!id) return out.emit(h.ref);
-  buf_ = format::encode_mmap2_with_build_id(*m, id->view(), h.ref.bytes.last(s.trailer_size(h.ref)),
-                                            e);
+  if (!id) return out.emit(r);
+  buf_ = format::encode_mmap2_with_build_id(*m, id->view(), r.bytes.last(s.trailer_size(r)), e);
   ++report_.kernel_maps_given_id;
-  transform::RecordRef changed = h.ref;
+  transform::RecordRef changed = r;
   changed.bytes = buf_;
   changed.header = format::read_record_header(e, buf_.data());
   changed.original = false;
@@ -209,11 +190,7 @@ absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::
                                 transform::RecordSink& out) {
   // Records other passes want come by too.
   const bool map = r.header.type == format::kMmap || r.header.type == format::kMmap2;
-  if (analysed_) {
-    if (!map) return out.emit(r);
-    Held h{{r.bytes.begin(), r.bytes.end()}, r};
-    return emit_kernel_map(h, s, out);
-  }
+  if (analysed_) return map ? emit_kernel_map(r, s, out) : out.emit(r);
   if (auto st = observe(r, s); !st.ok()) return st;
   bool hold = false;
   if (r.header.type == format::kHeaderBuildId) {
@@ -227,7 +204,7 @@ absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::
         kind == resolve::MapKind::kKernel || (kind == resolve::MapKind::kModule && !held_.empty());
   }
   if (hold) {
-    held_.push_back({{r.bytes.begin(), r.bytes.end()}, r});
+    held_.emplace_back(r);
     return absl::OkStatus();
   }
   if (auto st = release(s, out); !st.ok()) return st;
@@ -236,20 +213,17 @@ absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::
 
 absl::Status TagKernel::release(const transform::Session& s, transform::RecordSink& out) {
   if (held_.empty()) return absl::OkStatus();
-  std::vector<Held> held = std::move(held_);
+  std::vector<transform::OwnedRecord> held = std::move(held_);
   held_.clear();
   // Once the kernel map and the modules after it have gone by, the data has named the modules.
   if (!kernel_map_seen_.empty()) decide();
   if (s.pipe()) {
-    if (auto st = emit_tag_records(s, out, held.front().ref); !st.ok()) return st;
+    if (auto st = emit_tag_records(s, out, held.front().view()); !st.ok()) return st;
   }
-  for (Held& h : held) {
-    h.ref.bytes = h.bytes;
-    if (h.ref.header.type == format::kHeaderBuildId) {
-      if (auto st = out.emit(h.ref); !st.ok()) return st;
-    } else if (auto st = emit_kernel_map(h, s, out); !st.ok()) {
-      return st;
-    }
+  for (const transform::OwnedRecord& h : held) {
+    const transform::RecordRef r = h.view();
+    auto st = r.header.type == format::kHeaderBuildId ? out.emit(r) : emit_kernel_map(r, s, out);
+    if (!st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -327,13 +301,13 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
     }
     if (outcome != "already tagged") change = true;
     report_.machines.push_back(
-        {machine_label(machine), outcome,
+        {format::machine_label(machine), outcome,
          choice.already_tagged ? k.filename : k.filename + " is the kernel image",
          entries_[choice.entry].id->hex()});
     if (!s.pipe() && outcome == "tagged") ++report_.entries_added;
   }
   for (const auto& [machine, why] : undecided_) {
-    report_.machines.push_back({machine_label(machine), "undecided", why, ""});
+    report_.machines.push_back({format::machine_label(machine), "undecided", why, ""});
   }
   if (s.pipe()) {
     // Entries that came after the last held run: their tag goes at the end of the stream.

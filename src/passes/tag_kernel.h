@@ -14,6 +14,7 @@
 
 #include "format/feature.h"
 #include "resolve/build_id.h"
+#include "transform/owned_record.h"
 #include "transform/pass.h"
 
 namespace pdfix::passes {
@@ -62,17 +63,14 @@ class TagKernel : public transform::Pass {
     std::string tag_name;
     bool already_tagged = false;  // entries_[entry] carries the tag name
   };
-  struct Held {
-    std::vector<uint8_t> bytes;
-    transform::RecordRef ref;
-  };
   void learn_table(const transform::Session& s);
   absl::Status observe(const transform::RecordRef& r, const transform::Session& s);
   // Which entry is each machine's kernel, from what has been seen so far.
   void decide();
   std::optional<resolve::BuildId> kernel_id(uint64_t machine) const;
   std::vector<uint8_t> table(const transform::Session& s) const;
-  absl::Status emit_kernel_map(Held& h, const transform::Session& s, transform::RecordSink& out);
+  absl::Status emit_kernel_map(const transform::RecordRef& r, const transform::Session& s,
+                               transform::RecordSink& out);
   // Pipe mode: a HEADER_BUILD_ID record for each kernel decided on and not yet tagged, placed as
   // the record `at` was.
   absl::Status emit_tag_records(const transform::Session& s, transform::RecordSink& out,
@@ -90,7 +88,7 @@ class TagKernel : public transform::Pass {
   std::map<uint64_t, Choice> choices_;
   std::map<uint64_t, std::string> undecided_;
   std::set<uint64_t> tag_emitted_;  // pipe mode: machines whose tag record went out
-  std::vector<Held> held_;
+  std::vector<transform::OwnedRecord> held_;
   TagKernelReport report_;
   std::vector<uint8_t> buf_;
 };

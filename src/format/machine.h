@@ -1,0 +1,37 @@
+// perf's machines: the host, and each guest by its pid. Records and build-id entries tell theirs
+// by cpumode and pid; the kernel of each has a name of its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "format/record_type.h"
+
+namespace pdfix::format {
+
+inline constexpr uint64_t kHostMachine = 0;
+
+inline bool is_guest_mode(uint16_t misc) {
+  const uint16_t mode = misc & kCpuModeMask;
+  return mode == kCpuModeGuestKernel || mode == kCpuModeGuestUser;
+}
+
+// Host records share one machine; a guest's are its own, keyed by the guest's pid.
+inline uint64_t machine_of(uint16_t misc, uint32_t pid) {
+  return is_guest_mode(misc) ? (uint64_t{1} << 32) | pid : kHostMachine;
+}
+
+inline std::string machine_label(uint64_t machine) {
+  if (machine == kHostMachine) return "host";
+  return absl::StrCat("guest ", static_cast<int32_t>(machine & 0xffffffff));
+}
+
+// perf's name for a machine's kernel (machine->mmap_name): the DSO of its kernel map.
+inline std::string kernel_name(uint64_t machine) {
+  if (machine == kHostMachine) return "[kernel.kallsyms]";
+  const auto pid = static_cast<int32_t>(machine & 0xffffffff);
+  return pid == 0 ? "[guest.kernel.kallsyms]" : absl::StrCat("[guest.kernel.kallsyms.", pid, "]");
+}
+
+}  // namespace pdfix::format
