@@ -19,6 +19,8 @@ namespace {
 
 constexpr uint64_t kHost = format::kHostMachine;
 constexpr uint64_t kSampleIdentifier = uint64_t{1} << 16;
+constexpr uint64_t kSampleTid = uint64_t{1} << 1;
+constexpr uint64_t kSampleTime = uint64_t{1} << 2;
 constexpr uint64_t kSampleRead = uint64_t{1} << 4;
 constexpr uint64_t kSampleCallchain = uint64_t{1} << 5;
 // Callchain entries at or above this are context markers (PERF_CONTEXT_*), not addresses.
@@ -59,7 +61,9 @@ std::optional<size_t> find(const Maps& maps, uint64_t ip) {
   return std::nullopt;
 }
 
-// perf's machines, threads and DSOs, as far as telling hit DSOs apart needs them.
+// perf's machines, threads and DSOs, as far as telling hit DSOs apart needs them. An exited thread
+// keeps its maps: perf drops it only after its last sample, and a new process of the same pid
+// comes with a FORK, which replaces them.
 class Model {
  public:
   size_t dso(uint64_t machine, const std::string& name) {
@@ -90,7 +94,6 @@ class Model {
     threads_.erase({pid, tid});
     threads_[{pid, tid}] = pid == ppid ? parent : std::make_shared<Maps>(*parent);
   }
-  void exit(uint32_t pid, uint32_t tid) { threads_.erase({pid, tid}); }
 
  private:
   std::shared_ptr<Maps> group(uint32_t pid, uint32_t tid) {
@@ -116,28 +119,25 @@ void add_entries(Model& model, const std::vector<format::BuildIdEntry>& entries)
   }
 }
 
-absl::Status add_map(Model& model, const transform::RecordRef& r, const transform::Session& s) {
-  auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
-  if (!m.ok()) return m.status();
-  const uint16_t mode = m->misc & format::kCpuModeMask;
-  const uint64_t machine = format::machine_of(m->misc, m->pid);
-  const bool kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
-  const bool image = m->filename.starts_with("[kernel.kallsyms]") ||
-                     m->filename.starts_with("[guest.kernel.kallsyms");
-  const size_t dso =
-      model.dso(machine, image ? format::kernel_name(machine) : std::string(m->filename));
-  if (m->has_build_id()) {
-    model.set_id(dso, format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}));
-  }
-  const uint64_t end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
-  if (kernel) {
-    if (image) model.set_kernel_start(machine, m->start);
-    insert(model.kernel(machine), m->start, end, dso);
-  } else if (machine == kHost) {
-    insert(model.user(m->pid, m->tid), m->start, end, dso);
-  }
-  return absl::OkStatus();
-}
+// What one record does to the model, decoded, waiting for its turn.
+struct Event {
+  enum class Kind { kMap, kFork, kSample } kind = Kind::kMap;
+  uint64_t seq = 0;  // arrival, which breaks ties in time
+  std::optional<uint64_t> time;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t ppid = 0;
+  uint32_t ptid = 0;
+  // kMap
+  uint64_t machine = kHost;
+  bool kernel = false;
+  bool image = false;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  size_t dso = 0;
+  // kSample: each address with the cpumode it is to be looked up in
+  std::vector<std::pair<uint16_t, uint64_t>> ips;
+};
 
 void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) {
   std::optional<size_t> dso;
@@ -153,30 +153,122 @@ void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) 
   if (dso) model.hit(*dso);
 }
 
-absl::Status add_sample(Model& model, const transform::RecordRef& r, const transform::Session& s,
-                        bool callchain) {
-  const format::EventAttr* attr = s.attr_for(r);
-  if (attr == nullptr) return absl::OkStatus();
-  auto head = format::decode_sample_head(r.bytes, s.endian(), attr->sample_type, r.offset);
-  if (!head.ok()) return head.status();
-  const uint16_t mode = r.header.misc & format::kCpuModeMask;
-  mark(model, mode, head->pid, head->tid, head->ip);
-  const uint64_t st = attr->sample_type;
-  // A READ group before the callchain has a layout of its own; such samples count by ip only.
-  if (!callchain || (st & kSampleCallchain) == 0 || (st & kSampleRead) != 0) {
-    return absl::OkStatus();
+void apply(Model& model, const Event& e) {
+  switch (e.kind) {
+    case Event::Kind::kMap:
+      if (e.kernel) {
+        if (e.image) model.set_kernel_start(e.machine, e.start);
+        insert(model.kernel(e.machine), e.start, e.end, e.dso);
+      } else if (e.machine == kHost) {
+        insert(model.user(e.pid, e.tid), e.start, e.end, e.dso);
+      }
+      break;
+    case Event::Kind::kFork:
+      model.fork(e.pid, e.tid, e.ppid, e.ptid);
+      break;
+    case Event::Kind::kSample:
+      for (const auto& [mode, ip] : e.ips) mark(model, mode, e.pid, e.tid, ip);
+      break;
   }
+}
+
+// perf's ordered events: records with a time wait in a queue; at each FINISHED_ROUND those up to
+// the highest time of the round before are delivered in time order; at the end, all of them.
+class Ordered {
+ public:
+  explicit Ordered(Model& model) : model_(model) {}
+  void add(Event e) {
+    e.seq = seq_++;
+    if (!e.time) {
+      apply(model_, e);
+      return;
+    }
+    max_ = std::max(max_, *e.time);
+    queue_.push_back(std::move(e));
+  }
+  void round() {
+    deliver(next_flush_);
+    next_flush_ = max_;
+  }
+  void finish() { deliver(UINT64_MAX); }
+
+ private:
+  void deliver(uint64_t up_to) {
+    std::sort(queue_.begin(), queue_.end(), [](const Event& a, const Event& b) {
+      return *a.time != *b.time ? *a.time < *b.time : a.seq < b.seq;
+    });
+    size_t n = 0;
+    while (n < queue_.size() && *queue_[n].time <= up_to) apply(model_, queue_[n++]);
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(n));
+  }
+
+  Model& model_;
+  std::vector<Event> queue_;
+  uint64_t seq_ = 0;
+  uint64_t max_ = 0;
+  uint64_t next_flush_ = 0;
+};
+
+// The time in a non-sample record's sample_id trailer, when its event records one.
+std::optional<uint64_t> trailer_time(const transform::RecordRef& r, const transform::Session& s) {
+  const format::EventAttr* attr = s.attr_for(r);
+  const uint32_t size = s.trailer_size(r);
+  if (attr == nullptr || size == 0 || (attr->sample_type & kSampleTime) == 0) return std::nullopt;
+  const size_t at = r.bytes.size() - size + ((attr->sample_type & kSampleTid) != 0 ? 8 : 0);
+  if (at + 8 > r.bytes.size()) return std::nullopt;
+  return s.endian().u64(r.bytes.data() + at);
+}
+
+absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
+                                const transform::Session& s) {
+  auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+  if (!m.ok()) return m.status();
+  Event e;
+  e.kind = Event::Kind::kMap;
+  e.time = trailer_time(r, s);
+  e.pid = m->pid;
+  e.tid = m->tid;
+  const uint16_t mode = m->misc & format::kCpuModeMask;
+  e.machine = format::machine_of(m->misc, m->pid);
+  e.kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
+  e.image = m->filename.starts_with("[kernel.kallsyms]") ||
+            m->filename.starts_with("[guest.kernel.kallsyms");
+  e.dso = model.dso(e.machine, e.image ? format::kernel_name(e.machine) : std::string(m->filename));
+  if (m->has_build_id()) {
+    model.set_id(e.dso, format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}));
+  }
+  e.start = m->start;
+  e.end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
+  return e;
+}
+
+absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
+                                                  const transform::Session& s, bool callchain) {
+  const format::EventAttr* attr = s.attr_for(r);
+  if (attr == nullptr) return std::nullopt;
+  const uint64_t st = attr->sample_type;
+  auto head = format::decode_sample_head(r.bytes, s.endian(), st, r.offset);
+  if (!head.ok()) return head.status();
+  Event e;
+  e.kind = Event::Kind::kSample;
+  if (st & kSampleTime) e.time = head->time;
+  e.pid = head->pid;
+  e.tid = head->tid;
+  const uint16_t mode = r.header.misc & format::kCpuModeMask;
+  e.ips.emplace_back(mode, head->ip);
+  // A READ group before the callchain has a layout of its own; such samples count by ip only.
+  if (!callchain || (st & kSampleCallchain) == 0 || (st & kSampleRead) != 0) return e;
   // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD come first, 8 bytes each.
   size_t pos = 8;
   for (uint64_t bit :
-       {kSampleIdentifier, uint64_t{1} << 0, uint64_t{1} << 1, uint64_t{1} << 2, uint64_t{1} << 3,
+       {kSampleIdentifier, uint64_t{1} << 0, kSampleTid, kSampleTime, uint64_t{1} << 3,
         uint64_t{1} << 6, uint64_t{1} << 9, uint64_t{1} << 7, uint64_t{1} << 8}) {
     if (st & bit) pos += 8;
   }
-  if (pos + 8 > r.bytes.size()) return absl::OkStatus();
+  if (pos + 8 > r.bytes.size()) return e;
   const uint64_t nr = s.endian().u64(r.bytes.data() + pos);
   pos += 8;
-  if (nr > (r.bytes.size() - pos) / 8) return absl::OkStatus();
+  if (nr > (r.bytes.size() - pos) / 8) return e;
   uint16_t context = mode;
   for (uint64_t i = 0; i < nr; ++i) {
     const uint64_t ip = s.endian().u64(r.bytes.data() + pos + 8 * i);
@@ -185,9 +277,9 @@ absl::Status add_sample(Model& model, const transform::RecordRef& r, const trans
       if (ip == kContextUser) context = format::kCpuModeUser;
       continue;
     }
-    mark(model, context, head->pid, head->tid, ip);
+    e.ips.emplace_back(context, ip);
   }
-  return absl::OkStatus();
+  return e;
 }
 
 }  // namespace
@@ -211,6 +303,7 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
   if (!table) with_hits = true;
 
   if (with_hits || pipe) {
+    Ordered ordered(model);
     auto reader = transform::make_reader(in, *session, {.expand_compressed = true});
     while (true) {
       auto r = reader->next();
@@ -218,25 +311,36 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
       if (!r->has_value()) break;
       const transform::RecordRef& rec = **r;
       if (rec.trailing) continue;
-      absl::Status st;
       switch (rec.header.type) {
         case format::kMmap:
-        case format::kMmap2:
-          st = add_map(model, rec, *session);
-          break;
-        case format::kFork:
-        case format::kExit: {
-          auto t = format::decode_task(rec.bytes, session->endian(), rec.offset);
-          if (!t.ok()) return t.status();
-          if (rec.header.type == format::kFork) {
-            model.fork(t->pid, t->tid, t->ppid, t->ptid);
-          } else {
-            model.exit(t->pid, t->tid);
-          }
+        case format::kMmap2: {
+          auto e = map_event(model, rec, *session);
+          if (!e.ok()) return e.status();
+          ordered.add(std::move(*e));
           break;
         }
-        case format::kSample:
-          if (with_hits) st = add_sample(model, rec, *session, options.hits);
+        case format::kFork: {
+          auto t = format::decode_task(rec.bytes, session->endian(), rec.offset);
+          if (!t.ok()) return t.status();
+          Event e;
+          e.kind = Event::Kind::kFork;
+          e.time = trailer_time(rec, *session);
+          e.pid = t->pid;
+          e.tid = t->tid;
+          e.ppid = t->ppid;
+          e.ptid = t->ptid;
+          ordered.add(std::move(e));
+          break;
+        }
+        case format::kSample: {
+          if (!with_hits) break;
+          auto e = sample_event(rec, *session, options.hits);
+          if (!e.ok()) return e.status();
+          if (*e) ordered.add(std::move(**e));
+          break;
+        }
+        case format::kFinishedRound:
+          ordered.round();
           break;
         case format::kHeaderBuildId: {
           auto entries = format::decode_build_id_table({rec.bytes, session->endian(), rec.offset});
@@ -247,8 +351,8 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
         default:
           break;
       }
-      if (!st.ok()) return st;
     }
+    ordered.finish();
   }
   std::vector<DsoBuildId> out;
   for (size_t i = 0; i < model.dsos().size(); ++i) {

@@ -92,9 +92,11 @@ std::string kernel_lines(const std::string& report) {
 // `id path` lines of perf buildid-list.
 std::map<std::string, std::string> perf_buildids(const std::string& path) {
   std::map<std::string, std::string> by_name;
+  // "%-40s %s": the id is blank for a DSO without one.
   std::istringstream in(sh("perf buildid-list -i " + quote(path) + " 2>/dev/null").out);
-  std::string id, name;
-  while (in >> id >> name) by_name[name] = id;
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > 41) by_name[line.substr(41)] = line.substr(0, line.find(' '));
+  }
   return by_name;
 }
 
