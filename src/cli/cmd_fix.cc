@@ -3,7 +3,6 @@
 #include "cli/commands.h"
 #include "cli/pass_options.h"
 #include "cli/summary.h"
-#include "io/input.h"
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
 #include "passes/tag_kernel.h"
@@ -55,22 +54,15 @@ int cmd_fix(const Args& args) {
   add_common_options(options, common);
   add_inject_options(options, inject_config);
   add_module_size_options(options, module_config);
-  auto pos = parse_args(args, options);
-  if (!pos.ok()) return usage_error(std::string(pos.status().message()), "fix");
-  if (common.help) {
-    std::cout << kHelp;
-    return kExitOk;
-  }
-  if (pos->size() != 2) return usage_error("fix takes IN and OUT", "fix");
-  auto in = io::open_input((*pos)[0]);
-  if (!in.ok()) return fail(in.status());
-  finish_inject_config(inject_config, common, *in);
+  RepairArgs parsed = parse_repair_args(args, options, common, "fix", kHelp);
+  if (parsed.exit) return *parsed.exit;
+  finish_inject_config(inject_config, common, *parsed.in);
   finish_module_size_config(module_config, common);
   passes::FixModuleSizes module_sizes(std::move(module_config));
   passes::TagKernel tag_kernel;
   passes::InjectBuildIds inject(std::move(inject_config));
   transform::Pass* passes[] = {&module_sizes, &tag_kernel, &inject};
-  if (int rc = run_passes("fix", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  if (int rc = run_passes("fix", *parsed.in, parsed.out, passes); rc != kExitOk) return rc;
   if (common.json) {
     print_json(llvm::json::Object{{"module_sizes", to_json(module_sizes.report())},
                                   {"tag_kernel", to_json(tag_kernel.report())},

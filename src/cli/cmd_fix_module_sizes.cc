@@ -3,7 +3,6 @@
 #include "cli/commands.h"
 #include "cli/pass_options.h"
 #include "cli/summary.h"
-#include "io/input.h"
 #include "passes/fix_module_sizes.h"
 
 namespace pdfix::cli {
@@ -58,19 +57,13 @@ int cmd_fix_module_sizes(const Args& args) {
   std::vector<Option> options;
   add_common_options(options, common);
   add_module_size_options(options, config);
-  auto pos = parse_args(args, options);
-  if (!pos.ok()) return usage_error(std::string(pos.status().message()), "fix-module-sizes");
-  if (common.help) {
-    std::cout << kHelp;
-    return kExitOk;
-  }
-  if (pos->size() != 2) return usage_error("fix-module-sizes takes IN and OUT", "fix-module-sizes");
-  auto in = io::open_input((*pos)[0]);
-  if (!in.ok()) return fail(in.status());
+  RepairArgs parsed = parse_repair_args(args, options, common, "fix-module-sizes", kHelp);
+  if (parsed.exit) return *parsed.exit;
   finish_module_size_config(config, common);
   passes::FixModuleSizes pass(std::move(config));
   transform::Pass* passes[] = {&pass};
-  if (int rc = run_passes("fix-module-sizes", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  const int rc = run_passes("fix-module-sizes", *parsed.in, parsed.out, passes);
+  if (rc != kExitOk) return rc;
   print_report(pass.report(), common.json, common.verbose);
   return kExitOk;
 }

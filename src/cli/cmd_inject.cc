@@ -3,7 +3,6 @@
 #include "cli/commands.h"
 #include "cli/pass_options.h"
 #include "cli/summary.h"
-#include "io/input.h"
 #include "passes/inject_build_ids.h"
 
 namespace pdfix::cli {
@@ -55,20 +54,13 @@ int cmd_inject(const Args& args) {
   std::vector<Option> options{switch_option("--buildids", "", buildids)};
   add_common_options(options, common);
   add_inject_options(options, config);
-  auto pos = parse_args(args, options);
-  if (!pos.ok()) return usage_error(std::string(pos.status().message()), "inject");
-  if (common.help) {
-    std::cout << kHelp;
-    return kExitOk;
-  }
+  RepairArgs parsed = parse_repair_args(args, options, common, "inject", kHelp);
+  if (parsed.exit) return *parsed.exit;
   if (!buildids) return usage_error("say what to inject: --buildids", "inject");
-  if (pos->size() != 2) return usage_error("inject takes IN and OUT", "inject");
-  auto in = io::open_input((*pos)[0]);
-  if (!in.ok()) return fail(in.status());
-  finish_inject_config(config, common, *in);
+  finish_inject_config(config, common, *parsed.in);
   passes::InjectBuildIds pass(std::move(config));
   transform::Pass* passes[] = {&pass};
-  if (int rc = run_passes("inject", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  if (int rc = run_passes("inject", *parsed.in, parsed.out, passes); rc != kExitOk) return rc;
   print_report(pass.report(), common.json, common.verbose);
   return kExitOk;
 }

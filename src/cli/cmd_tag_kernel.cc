@@ -3,7 +3,6 @@
 #include "cli/commands.h"
 #include "cli/pass_options.h"
 #include "cli/summary.h"
-#include "io/input.h"
 #include "passes/tag_kernel.h"
 
 namespace pdfix::cli {
@@ -44,18 +43,11 @@ int cmd_tag_kernel(const Args& args) {
   CommonOptions common;
   std::vector<Option> options;
   add_common_options(options, common);
-  auto pos = parse_args(args, options);
-  if (!pos.ok()) return usage_error(std::string(pos.status().message()), "tag-kernel");
-  if (common.help) {
-    std::cout << kHelp;
-    return kExitOk;
-  }
-  if (pos->size() != 2) return usage_error("tag-kernel takes IN and OUT", "tag-kernel");
-  auto in = io::open_input((*pos)[0]);
-  if (!in.ok()) return fail(in.status());
+  RepairArgs parsed = parse_repair_args(args, options, common, "tag-kernel", kHelp);
+  if (parsed.exit) return *parsed.exit;
   passes::TagKernel pass;
   transform::Pass* passes[] = {&pass};
-  if (int rc = run_passes("tag-kernel", *in, (*pos)[1], passes); rc != kExitOk) return rc;
+  if (int rc = run_passes("tag-kernel", *parsed.in, parsed.out, passes); rc != kExitOk) return rc;
   print_report(pass.report(), common.json, common.verbose);
   return kExitOk;
 }

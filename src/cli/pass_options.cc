@@ -4,8 +4,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/commands.h"
@@ -112,6 +114,27 @@ void add_module_size_options(std::vector<Option>& options, passes::FixModuleSize
 
 void finish_module_size_config(passes::FixModuleSizesConfig& config, const CommonOptions& common) {
   config.sysroot = common.sysroot;
+}
+
+RepairArgs parse_repair_args(const std::vector<std::string>& args,
+                             const std::vector<Option>& options, const CommonOptions& common,
+                             const char* verb, const char* help) {
+  RepairArgs out;
+  auto pos = parse_args(args, options);
+  if (!pos.ok()) {
+    out.exit = usage_error(std::string(pos.status().message()), verb);
+  } else if (common.help) {
+    std::cout << help;
+    out.exit = kExitOk;
+  } else if (pos->size() != 2) {
+    out.exit = usage_error(absl::StrCat(verb, " takes IN and OUT"), verb);
+  } else if (auto in = io::open_input((*pos)[0]); !in.ok()) {
+    out.exit = fail(in.status());
+  } else {
+    out.in = std::move(*in);
+    out.out = (*pos)[1];
+  }
+  return out;
 }
 
 int run_passes(const char* verb, io::Input& in, const std::string& out_path,

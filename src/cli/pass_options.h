@@ -1,6 +1,7 @@
 // The options of each pass, shared by the pass's own verb and by `pdfix fix`, which runs them all.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +35,17 @@ void finish_inject_config(passes::InjectBuildIdsConfig& config, const CommonOpti
 // --proc-modules FILE (read and checked when parsed) and --modules-dir DIR.
 void add_module_size_options(std::vector<Option>& options, passes::FixModuleSizesConfig& config);
 void finish_module_size_config(passes::FixModuleSizesConfig& config, const CommonOptions& common);
+
+// A repair verb's command line after parsing: IN opened, OUT named. When `exit` is set the verb is
+// done already (its help printed, or a usage or input error reported) and returns that status.
+struct RepairArgs {
+  std::optional<io::Input> in;
+  std::string out;
+  std::optional<int> exit;
+};
+RepairArgs parse_repair_args(const std::vector<std::string>& args,
+                             const std::vector<Option>& options, const CommonOptions& common,
+                             const char* verb, const char* help);
 
 // Runs `passes` over `in` into `out_path` with a progress bar labelled `verb`. Returns 0, or the
 // error exit status after printing the error.
