@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -44,6 +45,16 @@ void MappedFile::release(uint64_t offset, uint64_t len) const {
   uint64_t end = (offset + len) / page * page;
   if (data_ != nullptr && end > begin) {
     madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+  }
+}
+
+void MappedFile::prefault(uint64_t offset, uint64_t len) const {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t begin = offset / page * page;
+  const uint64_t end = std::min(size_, offset + len);
+  // Kernels before 5.14 do not know MADV_POPULATE_READ; they fault the pages in as read.
+  if (data_ != nullptr && end > begin) {
+    madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_POPULATE_READ);
   }
 }
 

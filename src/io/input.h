@@ -26,6 +26,8 @@ class MappedFile {
   // Tells the kernel that [offset, offset+len) will not be read again, so a sliding window over a
   // large file keeps resident memory bounded.
   void release(uint64_t offset, uint64_t len) const;
+  // Maps the pages of [offset, offset+len) now, in one call; only a hint.
+  void prefault(uint64_t offset, uint64_t len) const;
 
  private:
   MappedFile(int fd, const uint8_t* data, uint64_t size, std::string name)

@@ -1,5 +1,7 @@
 #include "transform/reader.h"
 
+#include <algorithm>
+
 #include "format/error.h"
 #include "format/record_type.h"
 
@@ -10,6 +12,19 @@ using format::malformed_at;
 namespace {
 // How much of the mapping is read before the pages behind are given back.
 constexpr uint64_t kReleaseStep = uint64_t{16} << 20;
+// How far behind the read position pages are kept: the writer writes untouched runs from the
+// mapping a few jobs behind the reader (io::Output), and a page given back before that would be
+// mapped again, and then kept.
+constexpr uint64_t kReleaseLag = uint64_t{8} << 20;
+// How much of the mapping ahead is mapped in one call: one page fault at a time stalls the
+// framing, and prefetches into pages not yet mapped are dropped.
+constexpr uint64_t kPrefaultStep = uint64_t{2} << 20;
+// At most this much is skipped in one call, so that the window slides and the writer can hand
+// over what was skipped while it is still in the cache.
+constexpr uint64_t kMaxSkip = uint64_t{256} << 10;
+// How far ahead of the header being read its successors are fetched into the cache: far enough
+// to cover the memory latency of several dozen small records.
+constexpr uint64_t kPrefetchDistance = 2048;
 }  // namespace
 
 RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts)
@@ -18,12 +33,20 @@ RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderO
   pos_ = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   end_ = h.pipe ? file_.size() : h.data.end();
   released_ = pos_;
+  prefaulted_ = pos_;
 }
 
-void RecordReader::release_behind() {
-  if (pos_ - released_ >= kReleaseStep) {
-    mapped_->release(released_, pos_ - released_);
-    released_ = pos_;
+void RecordReader::slide_window() {
+  if (pos_ - released_ >= kReleaseStep + kReleaseLag) {
+    const uint64_t upto = pos_ - kReleaseLag;
+    mapped_->release(released_, upto - released_);
+    released_ = upto;
+  }
+  prefaulted_ = std::max(prefaulted_, pos_);
+  if (prefaulted_ < end_ && prefaulted_ - pos_ < kPrefaultStep / 2) {
+    const uint64_t len = std::min(kPrefaultStep, end_ - prefaulted_);
+    mapped_->prefault(prefaulted_, len);
+    prefaulted_ += len;
   }
 }
 
@@ -82,9 +105,10 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
   if (pipe_ != nullptr || inner_pos_ < inner_.size()) return span;
   const format::Endian& e = session_.endian();
   uint64_t pos = pos_;
-  while (end_ - pos >= format::kRecordHeaderSize) {
+  const uint64_t limit = pos_ + std::min(kMaxSkip, end_ - pos_);
+  while (limit - pos >= format::kRecordHeaderSize) {
     // Each header says where the next one is: without a look ahead, every record waits on memory.
-    __builtin_prefetch(file_.data() + pos + 512);
+    __builtin_prefetch(file_.data() + pos + kPrefetchDistance);
     const format::RecordHeader hdr = format::read_record_header(e, file_.data() + pos);
     if (hdr.size < format::kRecordHeaderSize || hdr.size > end_ - pos ||
         !format::is_kernel_type(hdr.type) || wanted[hdr.type]) {
@@ -94,7 +118,7 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
   }
   span.size = pos - pos_;
   pos_ = pos;
-  release_behind();
+  slide_window();
   return span;
 }
 
@@ -108,7 +132,7 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {
         format::is_kernel_type(hdr.type)) {
       RecordRef r{file_.subspan(pos_, hdr.size), hdr, pos_, 0, false, true};
       pos_ += hdr.size;
-      release_behind();
+      slide_window();
       return r;
     }
   }
@@ -162,7 +186,7 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next_outer() {
     }
     rec = avail.first(*total);
     pos_ += *total;
-    release_behind();
+    slide_window();
   } else {
     offset = pipe_->offset();
     // Enough for the longest fixed body that tells a payload length (AUXTRACE's).

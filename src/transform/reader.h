@@ -54,8 +54,9 @@ class RecordReader {
   // be more than `avail` holds.
   absl::StatusOr<uint64_t> frame(std::span<const uint8_t> avail, uint64_t offset,
                                  format::RecordHeader& hdr) const;
+  // Gives back the pages behind the read position and maps those ahead of it.
+  void slide_window();
   // A record cut off by the end of a stream: an error, or a trailing tail (see RecordRef).
-  void release_behind();
   absl::StatusOr<RecordRef> cut_off(std::span<const uint8_t> rest, uint64_t offset,
                                     const format::RecordHeader& hdr, uint64_t total) const;
 
@@ -63,7 +64,8 @@ class RecordReader {
   ReaderOptions opts_;
   const io::MappedFile* mapped_ = nullptr;
   std::span<const uint8_t> file_;
-  uint64_t released_ = 0;
+  uint64_t released_ = 0;    // the mapping before this offset has been given back
+  uint64_t prefaulted_ = 0;  // ... and up to this one has been mapped ahead
   io::PipeStream* pipe_ = nullptr;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
