@@ -1,6 +1,8 @@
 // Reader, pipeline and writer over synthetic recordings of every shape the fixture builder makes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -191,6 +193,20 @@ TEST_P(ShapeTest, GrowingRecordsKeepsTheFileConsistent) {
 INSTANTIATE_TEST_SUITE_P(AllShapes, ShapeTest, ::testing::ValuesIn(all_shapes()),
                          [](const auto& info) { return info.param.name; });
 
+uint64_t auxtrace_index_entry(const Bytes& file) {
+  auto h = format::parse_file_header(file);
+  auto table = format::parse_feature_table(file, *h);
+  for (const auto& f : *table) {
+    if (f.id == format::kFeatAuxtrace) {
+      return (*format::decode_auxtrace_index(
+          {std::span<const uint8_t>(file).subspan(f.section.offset, f.section.size), h->endian,
+           0}))[0]
+          .file_offset;
+    }
+  }
+  return 0;
+}
+
 TEST(Reader, AuxtraceIndexMovesByExactlyTheGrowth) {
   PerfDataBuilder b;
   b.attr({}).mmap(1, 0x1000, 0x1000, 0, "/a").auxtrace(Bytes(40, 1));
@@ -199,21 +215,57 @@ TEST(Reader, AuxtraceIndexMovesByExactlyTheGrowth) {
   testing::FakeBuildIdPass pass = grow_mmaps();
   transform::Pass* passes[] = {&pass};
   ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", passes, {}).ok());
-  auto index_of = [](const Bytes& file) {
-    auto h = format::parse_file_header(file);
-    auto table = format::parse_feature_table(file, *h);
-    for (const auto& f : *table) {
-      if (f.id == format::kFeatAuxtrace) {
-        return (*format::decode_auxtrace_index(
-            {std::span<const uint8_t>(file).subspan(f.section.offset, f.section.size), h->endian,
-             0}))[0]
-            .file_offset;
-      }
-    }
-    return uint64_t{0};
-  };
-  EXPECT_EQ(index_of(testing::read_file(in_path + ".out")),
-            index_of(testing::read_file(in_path)) + 32);
+  EXPECT_EQ(auxtrace_index_entry(testing::read_file(in_path + ".out")),
+            auxtrace_index_entry(testing::read_file(in_path)) + 32);
+}
+
+// A recording long enough that untouched runs are written straight from the mapping: 12,000
+// samples of 40 bytes after one MMAP, and an AUXTRACE record at the end.
+Bytes long_recording() {
+  PerfDataBuilder b;
+  b.attr({}).mmap(1, 0x400000, 0x1000, 0, "/a");
+  for (uint64_t i = 0; i < 12000; ++i) b.sample(0x400010, 1, 1, i);
+  b.auxtrace(Bytes(40, 1));
+  return b.build();
+}
+
+TEST(Writer, LongRunsAfterAGrownRecordKeepTheirOffsetWithinAPage) {
+  const Bytes original = long_recording();
+  auto in_path = testing::write_temp(original);
+  auto in = io::open_input(in_path);
+  testing::FakeBuildIdPass pass = grow_mmaps();
+  transform::Pass* passes[] = {&pass};
+  ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", passes, {}).ok());
+  const Bytes out = testing::read_file(in_path + ".out");
+
+  // The MMAP grew by 32 bytes; page - 32 zero bytes before the data section make up for it.
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  auto a = format::parse_file_header(original);
+  auto b = format::parse_file_header(out);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->data.offset, a->data.offset + page - 32);
+  EXPECT_EQ(b->data.size, a->data.size + 32);
+  EXPECT_TRUE(std::all_of(out.begin() + static_cast<ptrdiff_t>(a->data.offset),
+                          out.begin() + static_cast<ptrdiff_t>(b->data.offset),
+                          [](uint8_t c) { return c == 0; }));
+  EXPECT_EQ(auxtrace_index_entry(out), auxtrace_index_entry(original) + page);
+
+  auto before = read_all(in_path);
+  auto after = read_all(in_path + ".out");
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_EQ(after->types.size(), before->types.size());
+  EXPECT_EQ(after->types[0], format::kMmap2);
+  for (size_t i = 1; i < before->types.size(); ++i) {
+    ASSERT_EQ(after->bytes[i], before->bytes[i]) << "record " << i;
+  }
+}
+
+TEST(Writer, LongRecordingThatNothingChangesIsByteIdentical) {
+  const Bytes original = long_recording();
+  auto in_path = testing::write_temp(original);
+  auto in = io::open_input(in_path);
+  ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", {}, {}).ok());
+  EXPECT_EQ(testing::read_file(in_path + ".out"), original);
 }
 
 TEST(Reader, ZeroSizeRecordIsRefusedWithItsOffset) {

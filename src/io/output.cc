@@ -15,8 +15,9 @@ namespace pdfix::io {
 namespace {
 
 constexpr size_t kBufferSize = 1 << 20;
-// Jobs waiting for the worker at most: bounds the memory held by buffered bytes.
-constexpr size_t kMaxQueued = 16;
+// Jobs waiting for the worker at most: bounds the memory held by buffered bytes, and how far
+// behind the caller the worker may fall (a megabyte or two of mapped input stays in the cache).
+constexpr size_t kMaxQueued = 4;
 
 absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
 
@@ -111,21 +112,8 @@ absl::Status Output::drain() {
 }
 
 absl::Status Output::run(const Job& job) {
-  if (job.in_fd < 0) return write_all(job.bytes.data(), job.bytes.size());
-  loff_t in_off = static_cast<loff_t>(job.offset);
-  uint64_t done = 0;
-  while (copy_range_ok_ && done < job.mapped.size()) {
-    ssize_t n = copy_file_range(job.in_fd, &in_off, fd_, nullptr, job.mapped.size() - done, 0);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      // Not supported between these two files (a pipe, another file system on old kernels):
-      // the mapping has the same bytes.
-      copy_range_ok_ = false;
-      break;
-    }
-    done += static_cast<uint64_t>(n);
-  }
-  return write_all(job.mapped.data() + done, job.mapped.size() - done);
+  if (!job.mapped.empty()) return write_all(job.mapped.data(), job.mapped.size());
+  return write_all(job.bytes.data(), job.bytes.size());
 }
 
 absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
@@ -162,14 +150,11 @@ absl::Status Output::write(std::span<const uint8_t> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Output::copy_from(int in_fd, uint64_t offset, std::span<const uint8_t> mapped) {
-  // Short runs are cheaper copied into the buffer than handed over one by one.
-  if (mapped.size() < kBufferSize / 4) return write(mapped);
+absl::Status Output::write_mapped(std::span<const uint8_t> mapped) {
+  if (mapped.size() < kMinDirectWrite) return write(mapped);
   if (auto s = flush(); !s.ok()) return s;
   pos_ += mapped.size();
   Job job;
-  job.in_fd = in_fd;
-  job.offset = offset;
   job.mapped = mapped;
   return enqueue(std::move(job));
 }

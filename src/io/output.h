@@ -4,7 +4,8 @@
 // finished last). An Output dropped without commit() leaves nothing behind.
 //
 // The writing itself happens on a worker thread, in order, so that reading and rewriting the next
-// records overlaps the kernel's copying of the previous ones.
+// records overlaps the kernel's copying of the previous ones. The worker is kept a few jobs behind
+// the caller: close enough that what it writes is still in the cache.
 #pragma once
 
 #include <condition_variable>
@@ -36,21 +37,22 @@ class Output {
 
   // Errors of earlier writes are reported by a later call, at the latest by commit().
   absl::Status write(std::span<const uint8_t> bytes);
-  // Copies [offset, offset+len) of the regular file `in_fd` (whose bytes are also `mapped`, which
-  // must stay mapped until commit() or destruction) in the kernel when it can, so untouched runs of
-  // a recording never pass through user memory.
-  absl::Status copy_from(int in_fd, uint64_t offset, std::span<const uint8_t> mapped);
+  // Byte ranges shorter than this are cheaper copied into the buffer than handed over one by one.
+  static constexpr uint64_t kMinDirectWrite = uint64_t{256} << 10;
+
+  // Writes `mapped` (bytes of a file mapping, which must stay mapped until commit() or
+  // destruction) straight from where they are. The caller has just read them, so the worker, a
+  // step behind, copies them from the cache: less memory traffic than copying the file twice.
+  absl::Status write_mapped(std::span<const uint8_t> mapped);
   // Overwrites bytes already written (kSeekable only).
   absl::Status patch(uint64_t offset, std::span<const uint8_t> bytes);
   uint64_t position() const { return pos_; }
   absl::Status commit();
 
  private:
-  // One piece of output: bytes of its own, or a range of the input file.
+  // One piece of output: bytes of its own, or a view of a mapping.
   struct Job {
     std::vector<uint8_t> bytes;
-    int in_fd = -1;
-    uint64_t offset = 0;
     std::span<const uint8_t> mapped;
   };
   Output(int fd, std::string target, std::string temp, bool to_stdout);
@@ -67,7 +69,6 @@ class Output {
   std::string temp_;    // the temporary path to rename; empty when there is none
   bool to_stdout_;
   bool committed_ = false;
-  bool copy_range_ok_ = true;
   uint64_t pos_ = 0;
   std::vector<uint8_t> buf_;
 

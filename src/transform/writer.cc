@@ -1,5 +1,7 @@
 #include "transform/writer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "format/error.h"
@@ -11,23 +13,28 @@ namespace {
 // Input bytes per re-compressed record: the compressed output must fit a record's u16 size.
 constexpr size_t kCompressChunk = size_t{32} * 1024;
 constexpr int kDefaultZstdLevel = 1;
-// An untouched run is handed to the output once this long, so the copying of it overlaps the
-// reading of what follows.
-constexpr uint64_t kRunChunk = uint64_t{8} << 20;
+// An untouched run is handed to the output once this long, so that the writing of it overlaps the
+// reading of what follows while the run is still in the cache.
+constexpr uint64_t kRunChunk = io::Output::kMinDirectWrite;
+// Data-section bytes held back while the alignment pad is undecided, at most: a recording whose
+// head is rewritten this far gets no pad.
+constexpr size_t kMaxHeld = size_t{1} << 20;
 
 }  // namespace
 
 Writer::Writer(io::Output& out, const Session& session, const io::MappedFile* mapped,
                Compression compression)
-    : out_(out), session_(session), mapped_(mapped), compression_(compression) {}
+    : out_(out),
+      session_(session),
+      mapped_(mapped),
+      compression_(compression),
+      page_size_(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) {}
 
 absl::Status Writer::begin() {
   const format::FileHeader& h = session_.header();
   const uint64_t prefix = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   if (mapped_ != nullptr) {
-    if (auto s = out_.copy_from(mapped_->fd(), 0, mapped_->bytes().first(prefix)); !s.ok()) {
-      return s;
-    }
+    if (auto s = out_.write_mapped(mapped_->bytes().first(prefix)); !s.ok()) return s;
   } else {
     // Only a pipe arrives unmapped; its header is the 16-byte pipe header.
     std::vector<uint8_t> head(format::kPipeHeaderSize);
@@ -36,21 +43,47 @@ absl::Status Writer::begin() {
     if (auto s = out_.write(head); !s.ok()) return s;
   }
   pos_ = prefix;
+  aligning_ = mapped_ != nullptr && !h.pipe;
   return absl::OkStatus();
+}
+
+absl::Status Writer::put(std::span<const uint8_t> bytes) {
+  if (!aligning_) return out_.write(bytes);
+  held_.insert(held_.end(), bytes.begin(), bytes.end());
+  return held_.size() >= kMaxHeld ? settle_pad(0) : absl::OkStatus();
+}
+
+absl::Status Writer::settle_pad(uint64_t pad) {
+  aligning_ = false;
+  data_pad_ = pad;
+  pos_ += pad;
+  for (auto& [from, to] : auxtrace_moves_) to += pad;
+  if (auto s = out_.write(std::vector<uint8_t>(pad)); !s.ok()) return s;
+  auto s = out_.write(held_);
+  held_ = {};
+  return s;
 }
 
 absl::Status Writer::flush_run() {
   if (run_len_ == 0) return absl::OkStatus();
-  auto s =
-      out_.copy_from(mapped_->fd(), run_begin_, mapped_->bytes().subspan(run_begin_, run_len_));
+  const std::span<const uint8_t> run = mapped_->bytes().subspan(run_begin_, run_len_);
+  const uint64_t out_begin = pos_ - run_len_;
   run_len_ = 0;
-  return s;
+  if (aligning_) {
+    if (run.size() < io::Output::kMinDirectWrite) return put(run);
+    // The kernel copies a run into the page cache much faster when it sits at the same offset
+    // within a page in both files, and records that grew before it (MMAP upgraded to MMAP2)
+    // moved it. Padding before the data section moves it back. The pad is decided here, at the
+    // first long run, because only now is the growth before it known.
+    if (auto s = settle_pad((run_begin_ - out_begin) & (page_size_ - 1)); !s.ok()) return s;
+  }
+  return out_.write_mapped(run);
 }
 
 absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
   if (auto s = flush_run(); !s.ok()) return s;
   pos_ += bytes.size();
-  return out_.write(bytes);
+  return put(bytes);
 }
 
 absl::Status Writer::write_original(const RecordRef& r) {
@@ -132,6 +165,9 @@ absl::Status Writer::emit(const RecordRef& r) {
 absl::Status Writer::finish(const FeatureEdits& edits) {
   if (auto s = flush_compressed(true); !s.ok()) return s;
   if (auto s = flush_run(); !s.ok()) return s;
+  if (aligning_) {
+    if (auto s = settle_pad(0); !s.ok()) return s;
+  }
   if (session_.pipe()) return absl::OkStatus();
   return write_features(edits, pos_);
 }
@@ -216,7 +252,8 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
   // The header: data size, and the feature bitmap when the set of features changed.
   std::vector<uint8_t> head(file.begin(), file.begin() + static_cast<ptrdiff_t>(in.header_size));
   format::FileHeader patched = in;
-  patched.data.size = new_data_end - in.data.offset;
+  patched.data.offset = in.data.offset + data_pad_;
+  patched.data.size = new_data_end - patched.data.offset;
   format::patch_data_section(head, patched);
   if (bits != in.features) {
     if (in.header_size < format::kFileHeaderSize) {

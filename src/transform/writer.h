@@ -1,6 +1,6 @@
 // Writes a recording back out: file mode (the input's own layout, with the data size, the feature
 // table, the feature bitmap and the AUXTRACE index recomputed) or pipe mode (records in order).
-// Runs of untouched records are copied from the input file, not through memory.
+// Runs of untouched records are written straight from the input's mapping.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,10 @@ class Writer : public RecordSink {
  private:
   absl::Status write_original(const RecordRef& r);
   absl::Status write_bytes(std::span<const uint8_t> bytes);
+  // Data-section bytes go out through here, held while the pad is undecided.
+  absl::Status put(std::span<const uint8_t> bytes);
+  // Writes `pad` zero bytes before the data section, then what was held.
+  absl::Status settle_pad(uint64_t pad);
   absl::Status flush_run();
   absl::Status flush_compressed(bool all);
   absl::Status write_features(const FeatureEdits& edits, uint64_t new_data_end);
@@ -51,6 +55,12 @@ class Writer : public RecordSink {
   uint64_t pos_ = 0;  // logical output position, including the pending run
   uint64_t run_begin_ = 0;
   uint64_t run_len_ = 0;
+  uint64_t page_size_;
+
+  // File mode only: zero bytes between what precedes the data section and its records.
+  bool aligning_ = false;  // data-section bytes are held until the pad is decided
+  uint64_t data_pad_ = 0;
+  std::vector<uint8_t> held_;
 
   std::optional<ZstdEncoder> zstd_;
   std::vector<uint8_t> to_compress_;

@@ -1,5 +1,6 @@
 // pdfix inject --buildids on recordings made here, judged by the machine's perf and readelf.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,8 @@
 #include <sstream>
 
 #include "e2e/harness.h"
+#include "fixture/perf_data_builder.h"
+#include "format/file_header.h"
 
 namespace pdfix::e2e {
 namespace {
@@ -210,6 +213,26 @@ TEST_F(InjectTest, SysrootAndKnownIdsResolvePathsThatAreGone) {
   EXPECT_EQ(id_of(dir_ + "/plain.data", dir_ + "/app/app"), "");
   EXPECT_EQ(id_of(dir_ + "/known.data", dir_ + "/app/app"), app_id);
   EXPECT_EQ(id_of(dir_ + "/known.data", dir_ + "/app/libwork.so"), lib_id);
+}
+
+TEST_F(InjectTest, ALongRecordingKeepsItsPageOffsetsBehindTheGrownKernelMap) {
+  // perf 6.1 writes the kernel map as an MMAP, 32 bytes shorter than its MMAP2 form. The data
+  // section is padded so that everything after it keeps its offset within a page, as it had.
+  const std::string in = record("--call-graph dwarf,4096 -F 5000", dir_ + "/app/app");
+  const std::string out = dir_ + "/out.data";
+  RunResult r = sh(pdfix() + " inject --buildids " + in + " " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const testing::Bytes a_file = testing::read_file(in);
+  const testing::Bytes b_file = testing::read_file(out);
+  auto a = format::parse_file_header(a_file);
+  auto b = format::parse_file_header(b_file);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_GT(a->data.size, uint64_t{1} << 20) << "too short to have long runs";
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_GT(b->data.offset, a->data.offset);
+  EXPECT_LT(b->data.offset, a->data.offset + page);
+  EXPECT_EQ((b->data.end() - a->data.end()) % page, 0U);
+  expect_every_map_identified(in, out, dir_ + "/app");
 }
 
 TEST_F(InjectTest, RunningItTwiceChangesNothing) {
