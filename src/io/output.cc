@@ -83,11 +83,12 @@ void Output::work() {
     Job job = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
-    const bool failed = !error_.ok();
+    const bool abandoned = !error_.ok() || stop_;
     lock.unlock();
     changed_.notify_all();
-    // After a failure the rest is skipped: the output is abandoned anyway.
-    absl::Status s = failed ? absl::OkStatus() : run(job);
+    // After a failure, or when the Output is dropped uncommitted, the rest is skipped: it would
+    // go to a file about to be removed, and a mapping it views may be on its way out.
+    absl::Status s = abandoned ? absl::OkStatus() : run(job);
     lock.lock();
     busy_ = false;
     if (!s.ok() && error_.ok()) error_ = s;
