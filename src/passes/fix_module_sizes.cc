@@ -52,7 +52,7 @@ bool FixModuleSizes::wants(uint32_t type) const {
 }
 
 bool FixModuleSizes::needs_analysis(const transform::Session& s) const {
-  return !s.pipe() && s.feature(format::kFeatCompressed).has_value();
+  return s.compressed_file();
 }
 
 void FixModuleSizes::learn_ids(const transform::Session& s) {

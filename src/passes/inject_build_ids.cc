@@ -81,7 +81,7 @@ bool InjectBuildIds::wants(uint32_t type) const {
 }
 
 bool InjectBuildIds::needs_analysis(const transform::Session& s) const {
-  return !s.pipe() && s.feature(format::kFeatCompressed).has_value();
+  return s.compressed_file();
 }
 
 absl::Status InjectBuildIds::observe(const transform::RecordRef& r, const transform::Session& s) {

@@ -39,9 +39,7 @@ bool TagKernel::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
 }
 
-bool TagKernel::needs_analysis(const transform::Session& s) const {
-  return !s.pipe() && s.feature(format::kFeatCompressed).has_value();
-}
+bool TagKernel::needs_analysis(const transform::Session& s) const { return s.compressed_file(); }
 
 void TagKernel::learn_table(const transform::Session& s) {
   if (table_learned_) return;
