@@ -1,9 +1,7 @@
 // Where build-ids come from: ELF notes (plain and compressed), and the resolver's trust rules.
 #include <gtest/gtest.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <regex>
 
+#include "fixture/fake_host.h"
+#include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/module_area.h"
 #include "resolve/proc_modules.h"
@@ -91,12 +91,28 @@ TEST_F(ResolveFiles, NotElfAndNoNote) {
   EXPECT_FALSE(id->has_value());
 }
 
-RecordingFacts this_host() {
-  RecordingFacts facts;
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  facts.hostname = name;
-  return facts;
+// A recording's facts, owned; the resolver reads a view of them.
+struct Recording {
+  std::string hostname;
+  std::string osrelease;
+  std::optional<uint64_t> kernel_text;
+  std::optional<int64_t> ended_at;
+  std::vector<format::BuildIdEntry> table;
+  RecordingFacts view() const { return {hostname, osrelease, kernel_text, ended_at, table}; }
+  void add(const std::string& name, const std::string& hex, uint16_t misc = 2) {
+    format::BuildIdEntry e;
+    e.misc = misc;
+    e.filename = name;
+    auto id = BuildId::from_hex(hex);
+    std::copy(id->bytes.begin(), id->bytes.end(), e.id.begin());
+    e.id_size = id->size;
+    table.push_back(e);
+  }
+};
+
+// Made on the fake host, in its present boot.
+Recording this_boot(const testing::FakeHost& host) {
+  return {host.name, host.release, host.text, std::nullopt, {}};
 }
 
 MapQuery user_map(const std::string& path, bool with_inode = false) {
@@ -112,119 +128,151 @@ MapQuery user_map(const std::string& path, bool with_inode = false) {
 }
 
 TEST_F(ResolveFiles, TheMappedInodeOrNothing) {
-  RecordingFacts facts = this_host();
-  Resolver r({}, facts);
+  const testing::FakeHost host;
+  const Recording rec = this_boot(host);
+  Resolver r({}, host);
   MapQuery q = user_map(dir_ + "/prog", true);
-  EXPECT_EQ(r.resolve(q).id->hex(), expected_);
-  EXPECT_EQ(r.resolve(q).source, "file");
+  ASSERT_TRUE(r.resolve(q, rec.view()).id.has_value());
+  EXPECT_EQ(r.resolve(q, rec.view()).id->hex(), expected_);
+  EXPECT_EQ(r.resolve(q, rec.view()).source, "file");
   // Replaced after recording: same path, another inode.
   fs::copy_file(dir_ + "/prog", dir_ + "/prog.new");
   fs::rename(dir_ + "/prog.new", dir_ + "/prog");
-  Resolver again({}, facts);
-  const Resolution& res = again.resolve(q);
+  Resolver again({}, host);
+  const Resolution& res = again.resolve(q, rec.view());
   EXPECT_FALSE(res.id.has_value());
   EXPECT_NE(res.reason.find("inode differs"), std::string::npos) << res.reason;
 }
 
 TEST_F(ResolveFiles, ModifiedAfterTheRecordingIsStale) {
-  RecordingFacts facts = this_host();
-  facts.ended_at = 1000;  // 1970: every file here is newer
-  Resolver r({}, facts);
-  const Resolution& res = r.resolve(user_map(dir_ + "/prog"));
+  const testing::FakeHost host;
+  Recording rec = this_boot(host);
+  rec.ended_at = 1000;  // 1970: every file here is newer
+  Resolver r({}, host);
+  const Resolution& res = r.resolve(user_map(dir_ + "/prog"), rec.view());
   EXPECT_FALSE(res.id.has_value());
   EXPECT_NE(res.reason.find("modified after"), std::string::npos) << res.reason;
 }
 
 TEST_F(ResolveFiles, AnotherHostsRecordingIsNotGivenThisMachinesFiles) {
-  RecordingFacts facts = this_host();
-  facts.hostname += "-elsewhere";
-  Resolver r({}, facts);
-  const Resolution& res = r.resolve(user_map(dir_ + "/prog", true));
+  const testing::FakeHost host;
+  Recording rec = this_boot(host);
+  rec.hostname += "-elsewhere";
+  Resolver r({}, host);
+  const Resolution& res = r.resolve(user_map(dir_ + "/prog", true), rec.view());
   EXPECT_FALSE(res.id.has_value());
   EXPECT_NE(res.reason.find("another host"), std::string::npos) << res.reason;
   // A sysroot is the other host's files: that works.
-  Resolver with_root({.sysroot = "/"}, facts);
-  EXPECT_EQ(with_root.resolve(user_map(dir_ + "/prog")).id->hex(), expected_);
+  Resolver with_root({.sysroot = "/"}, host);
+  const Resolution& rooted = with_root.resolve(user_map(dir_ + "/prog"), rec.view());
+  ASSERT_TRUE(rooted.id.has_value()) << rooted.reason;
+  EXPECT_EQ(rooted.id->hex(), expected_);
 }
 
 TEST_F(ResolveFiles, SysrootAndKnownIdsResolvePathsThatDoNotExistHere) {
   fs::create_directories(dir_ + "/root/opt/app");
   fs::copy_file(dir_ + "/prog", dir_ + "/root/opt/app/server");
-  RecordingFacts facts;
-  Resolver r({.sysroot = dir_ + "/root"}, facts);
-  const Resolution& res = r.resolve(user_map("/opt/app/server"));
+  const testing::FakeHost host;
+  const Recording rec;
+  Resolver r({.sysroot = dir_ + "/root"}, host);
+  const Resolution& res = r.resolve(user_map("/opt/app/server"), rec.view());
   ASSERT_TRUE(res.id.has_value()) << res.reason;
   EXPECT_EQ(res.id->hex(), expected_);
   EXPECT_EQ(res.source, "sysroot");
 
-  Resolver none({}, facts);
-  EXPECT_FALSE(none.resolve(user_map("/opt/app/server")).id.has_value());
+  Resolver none({}, host);
+  EXPECT_FALSE(none.resolve(user_map("/opt/app/server"), rec.view()).id.has_value());
 
   ResolverConfig known;
   known.known["/opt/app/server"] = *BuildId::from_hex("00112233445566778899aabbccddeeff00112233");
-  Resolver k(known, facts);
-  EXPECT_EQ(k.resolve(user_map("/opt/app/server")).id->hex(),
-            "00112233445566778899aabbccddeeff00112233");
+  Resolver k(known, host);
+  const Resolution& given = k.resolve(user_map("/opt/app/server"), rec.view());
+  ASSERT_TRUE(given.id.has_value());
+  EXPECT_EQ(given.id->hex(), "00112233445566778899aabbccddeeff00112233");
 }
 
 TEST(Resolver, TableWinsOverFilesAndAmbiguityGivesNothing) {
-  RecordingFacts facts;
-  facts.table.push_back({"/usr/bin/true", *BuildId::from_hex("aa"), false});
-  Resolver r({}, facts);
-  EXPECT_EQ(r.resolve({"/usr/bin/true", 2}).source, "build-id table");
-  facts.table.push_back({"/usr/bin/true", *BuildId::from_hex("bb"), false});
-  Resolver twice({}, facts);
-  EXPECT_FALSE(twice.resolve({"/usr/bin/true", 2}).id.has_value());
+  const testing::FakeHost host;
+  Recording rec = this_boot(host);
+  rec.add("/usr/bin/true", "aa");
+  Resolver r({}, host);
+  EXPECT_EQ(r.resolve({"/usr/bin/true", 2}, rec.view()).source, "build-id table");
+  rec.add("/usr/bin/true", "bb");
+  Resolver twice({}, host);
+  const Resolution& res = twice.resolve({"/usr/bin/true", 2}, rec.view());
+  EXPECT_FALSE(res.id.has_value());
+  EXPECT_EQ(res.reason, "ambiguous build-id table");
+}
+
+TEST(Resolver, KernelAndModulesOfThisBootFromTheHostsNotes) {
+  testing::FakeHost host;
+  host.kernel_id = BuildId::from_hex("1111111111111111111111111111111111111111");
+  host.module_ids["nf_tables"] = *BuildId::from_hex("2222222222222222222222222222222222222222");
+  const Recording rec = this_boot(host);
+  Resolver r({}, host);
+  const Resolution& kernel = r.resolve({"[kernel.kallsyms]_text", 1}, rec.view());
+  ASSERT_TRUE(kernel.id.has_value()) << kernel.reason;
+  EXPECT_EQ(kernel.id->hex(), "1111111111111111111111111111111111111111");
+  EXPECT_EQ(kernel.source, "/sys/kernel/notes");
+  const Resolution& module =
+      r.resolve({"/lib/modules/6.1.0-test/kernel/nf_tables.ko.xz", 1}, rec.view());
+  ASSERT_TRUE(module.id.has_value()) << module.reason;
+  EXPECT_EQ(module.id->hex(), "2222222222222222222222222222222222222222");
+  EXPECT_EQ(module.source, "/sys/module notes");
 }
 
 TEST(Resolver, KernelOfAnotherBootIsNotTakenFromThisMachine) {
-  RecordingFacts facts;
-  facts.osrelease = "2.6.32-ancient";
-  facts.kernel_text = 0xffffffff81000000ULL;
-  Resolver r({}, facts);
-  const Resolution& res = r.resolve({"[kernel.kallsyms]_text", 1});
-  EXPECT_FALSE(res.id.has_value());
-  EXPECT_NE(res.reason.find("not of this boot"), std::string::npos);
-  EXPECT_FALSE(r.resolve({"[nf_tables]", 1}).id.has_value());
+  testing::FakeHost host;
+  host.kernel_id = BuildId::from_hex("1111111111111111111111111111111111111111");
+  host.module_ids["nf_tables"] = *BuildId::from_hex("2222222222222222222222222222222222222222");
+  Recording older = this_boot(host);
+  older.osrelease = "2.6.32-ancient";
+  Recording rebooted = this_boot(host);
+  *rebooted.kernel_text += 0x200000;  // KASLR put the kernel elsewhere: another boot
+  Recording elsewhere = this_boot(host);
+  elsewhere.hostname = "another";
+  for (const Recording& rec : {older, rebooted, elsewhere}) {
+    Resolver r({}, host);
+    const Resolution& res = r.resolve({"[kernel.kallsyms]_text", 1}, rec.view());
+    EXPECT_FALSE(res.id.has_value()) << rec.hostname << " " << rec.osrelease;
+    EXPECT_NE(res.reason.find("not of this boot"), std::string::npos);
+    EXPECT_FALSE(r.resolve({"[nf_tables]", 1}, rec.view()).id.has_value());
+  }
 }
 
 TEST(ElfNotes, ThisProcesssVdsoHasABuildId) {
-  const auto* base = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
-  ASSERT_NE(base, nullptr);
-  auto id = build_id_of_elf({base, 2 * 4096});
+  const resolve::LiveHost live;
+  ASSERT_FALSE(live.vdso().empty());
+  auto id = build_id_of_elf(live.vdso());
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_TRUE(id->has_value());
 }
 
-// The facts of a recording made on this machine in this boot.
-RecordingFacts this_boot() {
-  RecordingFacts facts = this_host();
-  struct utsname u{};
-  uname(&u);
-  facts.osrelease = u.release;
-  std::string kallsyms = run("grep ' _text$' /proc/kallsyms");
-  facts.kernel_text = std::stoull(kallsyms.substr(0, kallsyms.find(' ')), nullptr, 16);
-  return facts;
-}
-
-TEST(Resolver, VdsoOfThisBootIsThisProcesssOfTheSameSize) {
-  RecordingFacts facts = this_boot();
-  if (*facts.kernel_text == 0) GTEST_SKIP() << "/proc/kallsyms hides addresses (not root?)";
-  Resolver r({}, facts);
+TEST(Resolver, VdsoOfThisBootIsTheHostsOfTheSameSize) {
+  testing::FakeHost host;
+  const resolve::LiveHost live;
+  host.vdso_image = live.vdso();
+  ASSERT_FALSE(host.vdso_image.empty());
+  Resolver r({}, host);
   MapQuery q{"[vdso]", 2};
-  q.len = 2 * 4096;
-  const Resolution& res = r.resolve(q);
+  q.len = host.vdso_image.size();
+  const Recording rec = this_boot(host);
+  const Resolution& res = r.resolve(q, rec.view());
   ASSERT_TRUE(res.id.has_value()) << res.reason;
   EXPECT_EQ(res.source, "this process's vdso");
-  q.len = 3 * 4096;  // another ABI's vdso
-  EXPECT_FALSE(r.resolve(q).id.has_value());
-  facts.kernel_text = *facts.kernel_text + 0x200000;  // another boot
-  Resolver other({}, facts);
-  q.len = 2 * 4096;
-  EXPECT_FALSE(other.resolve(q).id.has_value());
+  q.len += 4096;  // another ABI's vdso
+  EXPECT_FALSE(r.resolve(q, rec.view()).id.has_value());
+  Recording rebooted = rec;
+  *rebooted.kernel_text += 0x200000;
+  Resolver other({}, host);
+  q.len = host.vdso_image.size();
+  EXPECT_FALSE(other.resolve(q, rebooted.view()).id.has_value());
 }
 
-TEST(Resolver, ClassifiesMaps) {
+TEST(MapKind, ClassifiesMaps) {
+  using format::classify;
+  using format::MapKind;
+  using format::module_name;
   EXPECT_EQ(classify("[kernel.kallsyms]_text", 1), MapKind::kKernel);
   EXPECT_EQ(classify("[guest.kernel.kallsyms.42]", 4), MapKind::kKernel);
   EXPECT_EQ(classify("/lib/modules/6.1.0/kernel/net/nf_tables.ko.xz", 1), MapKind::kModule);

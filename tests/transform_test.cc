@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "fixture/chain.h"
 #include "fixture/fake_build_id_pass.h"
 #include "fixture/perf_data_builder.h"
 #include "format/feature.h"
@@ -140,12 +141,10 @@ TEST_P(ShapeTest, GrowingRecordsKeepsTheFileConsistent) {
   auto in_path = testing::write_temp(recording(s).build());
   auto in = io::open_input(in_path);
   ASSERT_TRUE(in.ok());
-  testing::FakeBuildIdPass pass = grow_mmaps();
-  transform::Pass* passes[] = {&pass};
   const std::string out_path = in_path + ".out";
-  auto st = transform::run_pipeline(*in, out_path, passes, {});
-  ASSERT_TRUE(st.ok()) << st;
-  EXPECT_EQ(pass.upgraded, 2);
+  auto chain = transform::run_pipeline(*in, out_path, testing::chain_of(grow_mmaps()), {});
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  EXPECT_EQ(testing::first_pass<testing::FakeBuildIdPass>(*chain).upgraded, 2);
 
   auto before = read_all(in_path);
   auto after = read_all(out_path);
@@ -212,9 +211,8 @@ TEST(Reader, AuxtraceIndexMovesByExactlyTheGrowth) {
   b.attr({}).mmap(1, 0x1000, 0x1000, 0, "/a").auxtrace(Bytes(40, 1));
   auto in_path = testing::write_temp(b.build());
   auto in = io::open_input(in_path);
-  testing::FakeBuildIdPass pass = grow_mmaps();
-  transform::Pass* passes[] = {&pass};
-  ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", passes, {}).ok());
+  ASSERT_TRUE(
+      transform::run_pipeline(*in, in_path + ".out", testing::chain_of(grow_mmaps()), {}).ok());
   EXPECT_EQ(auxtrace_index_entry(testing::read_file(in_path + ".out")),
             auxtrace_index_entry(testing::read_file(in_path)) + 32);
 }
@@ -233,9 +231,8 @@ TEST(Writer, LongRunsAfterAGrownRecordKeepTheirOffsetWithinAPage) {
   const Bytes original = long_recording();
   auto in_path = testing::write_temp(original);
   auto in = io::open_input(in_path);
-  testing::FakeBuildIdPass pass = grow_mmaps();
-  transform::Pass* passes[] = {&pass};
-  ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", passes, {}).ok());
+  ASSERT_TRUE(
+      transform::run_pipeline(*in, in_path + ".out", testing::chain_of(grow_mmaps()), {}).ok());
   const Bytes out = testing::read_file(in_path + ".out");
 
   // The MMAP grew by 32 bytes; page - 32 zero bytes before the data section make up for it.

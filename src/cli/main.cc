@@ -1,76 +1,114 @@
 #include <iostream>
 #include <string>
+#include <vector>
 
-#include "cli/commands.h"
+#include "cli/man_page.h"
+#include "cli/verb.h"
+#include "llvm/ADT/StringRef.h"
+#include "resolve/host.h"
+
+#ifndef PDFIX_VERSION
+#define PDFIX_VERSION "unknown"
+#endif
 
 namespace pdfix::cli {
 namespace {
 
-constexpr const char* kHelp = R"(NAME
-    pdfix - repair and enrich perf.data recordings before they are archived
+Page root_page() {
+  return {
+      "pdfix", "repair and enrich perf.data recordings before they are archived",
+      "pdfix VERB [OPTIONS] ARGS...\npdfix VERB --help\npdfix --version",
+      R"(IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
+when complete; the input is never written.)",
+      R"(0 on success, 2 on bad usage or bad input, with one line on stderr naming the file offset
+and record concerned.)"};
+}
 
-SYNOPSIS
-    pdfix VERB [OPTIONS] ARGS...
-    pdfix VERB --help
+// The known name closest to `word`, when it is close enough to be a likely slip.
+std::string closest(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  unsigned best_distance = 3;
+  for (const std::string& name : names) {
+    const unsigned d = llvm::StringRef(word).edit_distance(name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = name;
+    }
+  }
+  return best;
+}
 
-VERBS
-    fix IN OUT         The pre-archive step: fix-module-sizes, tag-kernel and inject --buildids
-                       in one read (their options apply).
-    copy IN OUT        Read and write back unchanged (byte-identical): validates IN.
-    info IN            Header, events, features and record counts (--json).
-    dump IN            One line per record (--json for JSON Lines).
-    inject --buildids IN OUT
-                       Give every MMAP/MMAP2 the build-id of the mapped file, kernel and
-                       modules included, and add the ids to the build-id table.
-    fix-module-sizes IN OUT
-                       Repair kernel-module maps whose length runs past the module area, wraps
-                       or overlaps the next module (--proc-modules, --sysroot, --modules-dir).
-    tag-kernel IN OUT  Name the kernel's build-id table entry [kernel.kallsyms], first, keeping
-                       the path it was filed under; repair perf 6.12.0's entry sizes.
-    buildid-list IN    'id path' for every DSO, like perf buildid-list (--hits, --json).
-
-    IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
-    when complete; the input is never written.
-
-EXIT STATUS
-    0 on success, 2 on bad usage or bad input, with one line on stderr naming the file offset
-    and record concerned.
-)";
+// A usage error as one line, with a suggestion for a misspelt verb or option.
+int usage_error(const CLI::App& root, const CLI::Error& e) {
+  const CLI::App* at = &root;
+  for (const CLI::App* sub : root.get_subcommands()) at = sub;
+  const std::string where = at == &root ? "pdfix" : "pdfix " + at->get_name();
+  std::string hint;
+  std::vector<std::string> names;
+  std::vector<std::string> unexpected = at->remaining();
+  if (at == &root) {
+    for (const CLI::App* sub : root.get_subcommands({})) names.push_back(sub->get_name());
+  } else {
+    for (const CLI::Option* opt : at->get_options()) {
+      for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    }
+  }
+  for (const std::string& word : unexpected) {
+    const std::string guess = closest(word.substr(0, word.find('=')), names);
+    if (!guess.empty()) {
+      hint = "; did you mean '" + guess + "'?";
+      break;
+    }
+  }
+  std::string what = e.what();
+  if (at == &root && !unexpected.empty()) what = "unknown verb '" + unexpected.front() + "'";
+  std::cerr << where << ": " << what << hint << " (see '" << where << " --help')\n";
+  return kExitError;
+}
 
 }  // namespace
-
-int fail(const absl::Status& status) {
-  std::cerr << "pdfix: " << status.message() << "\n";
-  return kExitError;
-}
-
-int usage_error(const std::string& message, const char* verb) {
-  std::cerr << "pdfix " << verb << ": " << message << " (see 'pdfix " << verb << " --help')\n";
-  return kExitError;
-}
-
 }  // namespace pdfix::cli
 
 int main(int argc, char** argv) {
   using namespace pdfix::cli;
-  if (argc < 2) {
-    std::cerr << kHelp;
-    return kExitError;
-  }
-  const std::string verb = argv[1];
-  const Args args(argv + 2, argv + argc);
-  if (verb == "--help" || verb == "-h" || verb == "help") {
-    std::cout << kHelp;
+  CLI::App app;
+  app.name("pdfix");
+  app.formatter(std::make_shared<ManPage>(root_page()));
+  app.set_version_flag("--version", std::string("pdfix ") + PDFIX_VERSION);
+  app.require_subcommand(1);
+  const pdfix::resolve::LiveHost host;
+
+  std::vector<Verb> verbs = add_repairs(app, host);
+  verbs.push_back(add_copy(app));
+  verbs.push_back(add_info(app));
+  verbs.push_back(add_dump(app));
+  verbs.push_back(add_buildid_list(app));
+  CLI::App* version = add_command(
+      app, "version", {"pdfix version", "print pdfix's version", "pdfix version", "", "0."});
+  verbs.push_back({version, [] {
+                     std::cout << "pdfix " << PDFIX_VERSION << "\n";
+                     return kExitOk;
+                   }});
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    const CLI::App* at = &app;
+    for (const CLI::App* sub : app.get_subcommands()) at = sub;
+    std::cout << at->help();
     return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (argc < 2) {
+      std::cerr << app.help();
+      return kExitError;
+    }
+    return usage_error(app, e);
   }
-  if (verb == "copy") return cmd_copy(args);
-  if (verb == "info") return cmd_info(args);
-  if (verb == "dump") return cmd_dump(args);
-  if (verb == "inject") return cmd_inject(args);
-  if (verb == "fix-module-sizes") return cmd_fix_module_sizes(args);
-  if (verb == "tag-kernel") return cmd_tag_kernel(args);
-  if (verb == "fix") return cmd_fix(args);
-  if (verb == "buildid-list") return cmd_buildid_list(args);
-  std::cerr << "pdfix: unknown verb '" << verb << "' (see 'pdfix --help')\n";
+  for (const Verb& v : verbs) {
+    if (v.command->parsed()) return v.run();
+  }
   return kExitError;
 }

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "format/attr.h"
+#include "format/build_id.h"
 #include "format/byte_order.h"
 
 namespace pdfix::format {
@@ -73,6 +74,15 @@ struct BuildIdEntry {
   std::array<uint8_t, kBuildIdMax> id{};
   uint8_t id_size = 0;  // kBuildIdMax when the entry predates MISC_BUILD_ID_SIZE
   std::string filename;
+  bool from_record = false;  // a HEADER_BUILD_ID record, not the BUILD_ID feature
+
+  std::optional<BuildId> build_id() const { return BuildId::from_bytes({id.data(), id_size}); }
+};
+// A recording's build-id table, parsed once: the BUILD_ID feature's entries, then those of the
+// HEADER_BUILD_ID records in the order they came.
+struct BuildIdTable {
+  std::vector<BuildIdEntry> entries;
+  bool sizes_from_6_12_0 = false;  // the feature reads only with perf 6.12.0's entry sizes
 };
 // The BUILD_ID feature, or the body of a pipe-mode HEADER_BUILD_ID record (a one-entry table).
 // A table perf 6.12.0 wrote with wrong entry sizes is read the way it was written.

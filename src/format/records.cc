@@ -89,11 +89,25 @@ std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
   // kernel's mark for a non-executable one).
   uint32_t prot = m.is_mmap2 ? m.prot : (kProtRead | ((m.misc & kMiscMmapData) ? 0 : kProtExec));
   uint32_t flags = m.is_mmap2 ? m.flags : kMapPrivate;
-  e.put_u32(p + 64, prot);
-  e.put_u32(p + 68, flags);
+  e.put_u32(p + kMmap2ProtOffset, prot);
+  e.put_u32(p + kMmap2ProtOffset + 4, flags);
   std::memcpy(p + kMmap2FilenameOffset, m.filename.data(), m.filename.size());
   std::memcpy(p + size - trailer.size(), trailer.data(), trailer.size());
   return out;
+}
+
+absl::StatusOr<std::span<const uint8_t>> compressed_payload(std::span<const uint8_t> record,
+                                                            const Endian& e, uint64_t file_offset) {
+  const RecordHeader h = read_record_header(e, record.data());
+  if (h.type != kCompressed2) return record.subspan(kCompressedHeaderSize);
+  if (record.size() < kCompressed2HeaderSize) {
+    return malformed_at(file_offset, "COMPRESSED2 record without data_size");
+  }
+  const uint64_t data_size = e.u64(record.data() + kRecordHeaderSize);
+  if (data_size > record.size() - kCompressed2HeaderSize) {
+    return malformed_at(file_offset, "COMPRESSED2 data_size ", data_size, " exceeds the record");
+  }
+  return record.subspan(kCompressed2HeaderSize, data_size);
 }
 
 absl::StatusOr<CommRecord> decode_comm(std::span<const uint8_t> record, const Endian& e,

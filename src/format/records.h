@@ -27,9 +27,9 @@ inline void write_record_header(const Endian& e, uint8_t* p, const RecordHeader&
   e.put_u16(p + 6, h.size);
 }
 
-inline constexpr uint32_t kMmapFilenameOffset = 40;  // header, pid, tid, start, len, pgoff
-inline constexpr uint32_t kMmap2FilenameOffset =
-    72;  // + 24 bytes of dev/ino or build-id, prot, flags
+inline constexpr uint32_t kMmapFilenameOffset = 40;   // header, pid, tid, start, len, pgoff
+inline constexpr uint32_t kMmap2ProtOffset = 64;      // + 24 bytes of dev/ino or build-id
+inline constexpr uint32_t kMmap2FilenameOffset = 72;  // + prot, flags
 
 struct MmapRecord {
   bool is_mmap2 = false;
@@ -62,6 +62,13 @@ absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const En
 std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
                                                 std::span<const uint8_t> build_id,
                                                 std::span<const uint8_t> trailer, const Endian& e);
+
+// The zstd bytes of a COMPRESSED (81: the rest of the record) or COMPRESSED2 (83: a u64 data size,
+// then the data, padded to 8) record.
+absl::StatusOr<std::span<const uint8_t>> compressed_payload(std::span<const uint8_t> record,
+                                                            const Endian& e, uint64_t file_offset);
+inline constexpr uint32_t kCompressedHeaderSize = 8;
+inline constexpr uint32_t kCompressed2HeaderSize = 16;
 
 struct CommRecord {
   uint32_t pid = 0;

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -18,11 +19,11 @@ namespace pdfix::inspect {
 namespace {
 
 constexpr uint64_t kHost = format::kHostMachine;
-constexpr uint64_t kSampleIdentifier = uint64_t{1} << 16;
-constexpr uint64_t kSampleTid = uint64_t{1} << 1;
-constexpr uint64_t kSampleTime = uint64_t{1} << 2;
-constexpr uint64_t kSampleRead = uint64_t{1} << 4;
-constexpr uint64_t kSampleCallchain = uint64_t{1} << 5;
+using format::kSampleCallchain;
+using format::kSampleIdentifier;
+using format::kSampleRead;
+using format::kSampleTid;
+using format::kSampleTime;
 // Callchain entries at or above this are context markers (PERF_CONTEXT_*), not addresses.
 constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
 constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
@@ -112,7 +113,7 @@ class Model {
   std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Maps>> threads_;
 };
 
-void add_entries(Model& model, const std::vector<format::BuildIdEntry>& entries) {
+void add_entries(Model& model, std::span<const format::BuildIdEntry> entries) {
   for (const auto& e : entries) {
     model.set_id(model.dso(format::machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename),
                  format::build_id_hex(e));
@@ -261,8 +262,8 @@ absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
   // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD come first, 8 bytes each.
   size_t pos = 8;
   for (uint64_t bit :
-       {kSampleIdentifier, uint64_t{1} << 0, kSampleTid, kSampleTime, uint64_t{1} << 3,
-        uint64_t{1} << 6, uint64_t{1} << 9, uint64_t{1} << 7, uint64_t{1} << 8}) {
+       {kSampleIdentifier, format::kSampleIp, kSampleTid, kSampleTime, format::kSampleAddr,
+        format::kSampleId, format::kSampleStreamId, format::kSampleCpu, format::kSamplePeriod}) {
     if (st & bit) pos += 8;
   }
   if (pos + 8 > r.bytes.size()) return e;
@@ -291,11 +292,14 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
   const bool pipe = session->pipe();
   Model model;
   const auto table = session->feature(format::kFeatBuildId);
-  if (table) {
-    auto entries = format::decode_build_id_table(*table);
-    if (!entries.ok()) return entries.status();
-    add_entries(model, *entries);
-  }
+  // The session's table grows by the HEADER_BUILD_ID records as the reader passes them.
+  const auto& entries = session->build_id_table().entries;
+  size_t listed = 0;
+  auto list_new_entries = [&] {
+    add_entries(model, {entries.begin() + static_cast<ptrdiff_t>(listed), entries.end()});
+    listed = entries.size();
+  };
+  list_new_entries();
   // perf buildid-list's rules: AUX area traces are not decoded, so their files list everything;
   // without a table the hits are all there is.
   bool with_hits = options.hits;
@@ -342,12 +346,9 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
         case format::kFinishedRound:
           ordered.round();
           break;
-        case format::kHeaderBuildId: {
-          auto entries = format::decode_build_id_table({rec.bytes, session->endian(), rec.offset});
-          if (!entries.ok()) return entries.status();
-          add_entries(model, *entries);
+        case format::kHeaderBuildId:
+          list_new_entries();
           break;
-        }
         default:
           break;
       }

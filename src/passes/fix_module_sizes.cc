@@ -1,17 +1,17 @@
 #include "passes/fix_module_sizes.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "format/feature.h"
-#include "format/machine.h"
+#include "format/map_kind.h"
 #include "format/record_type.h"
-#include "format/records.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/module_area.h"
 #include "resolve/module_layout.h"
-#include "resolve/resolver.h"
 
 namespace pdfix::passes {
 namespace {
@@ -23,18 +23,6 @@ constexpr uint64_t kAbsurdLen = uint64_t{2} << 30;
 constexpr size_t kMaxHeld = 1 << 16;
 
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
-
-std::string string_feature(const transform::Session& s, int id) {
-  if (auto f = s.feature(id)) {
-    if (auto v = format::decode_string_feature(*f); v.ok()) return *v;
-  }
-  return "";
-}
-
-bool is_kernel_mode(uint16_t misc) {
-  const uint16_t mode = misc & format::kCpuModeMask;
-  return mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
-}
 
 // The nearest address a module map may not run past, and what is there.
 struct Bound {
@@ -51,65 +39,11 @@ bool FixModuleSizes::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
 }
 
-bool FixModuleSizes::needs_analysis(const transform::Session& s) const {
-  return s.compressed_file();
-}
-
-void FixModuleSizes::learn_ids(const transform::Session& s) {
-  if (ids_learned_) return;
-  ids_learned_ = true;
-  auto f = s.feature(format::kFeatBuildId);
-  if (!f) return;
-  auto entries = format::decode_build_id_table(*f);
-  if (!entries.ok()) return;
-  for (const auto& e : *entries) {
-    if (!is_kernel_mode(e.misc)) continue;
-    if (auto id = resolve::BuildId::from_bytes({e.id.data(), e.id_size})) {
-      known_ids_[resolve::module_name(e.filename)].insert(id->hex());
-    }
-  }
-}
-
-void FixModuleSizes::learn_id_record(const transform::RecordRef& r, const transform::Session& s) {
-  auto entries = format::decode_build_id_table({r.bytes, s.endian(), r.offset});
-  if (!entries.ok()) return;
-  for (const auto& e : *entries) {
-    if (!is_kernel_mode(e.misc)) continue;
-    if (auto id = resolve::BuildId::from_bytes({e.id.data(), e.id_size})) {
-      known_ids_[resolve::module_name(e.filename)].insert(id->hex());
-    }
-  }
-}
-
-absl::StatusOr<std::optional<FixModuleSizes::ModuleMap>> FixModuleSizes::module_map(
-    const transform::RecordRef& r, const transform::Session& s) {
-  if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return std::nullopt;
-  auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
-  if (!m.ok()) return m.status();
-  switch (resolve::classify(m->filename, m->misc)) {
-    case resolve::MapKind::kKernel:
-      // Old perf wrote the kernel map from address 0; pgoff is always the _text address.
-      kernel_start_[format::machine_of(m->misc, m->pid)] = m->pgoff != 0 ? m->pgoff : m->start;
-      return std::nullopt;
-    case resolve::MapKind::kModule: {
-      ModuleMap mm{std::string(m->filename), m->misc, m->pid, m->start, m->len, std::nullopt};
-      if (m->has_build_id()) {
-        mm.build_id = resolve::BuildId::from_bytes({m->build_id.data(), m->build_id_size});
-      }
-      return mm;
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
-std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const ModuleMap& m,
+std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const transform::Map& m,
                                                                     const transform::Session& s) {
   if (config_.sysroot.empty() && config_.modules_dir.empty()) return std::nullopt;
-  if (!files_) {
-    files_.emplace(config_.sysroot, config_.modules_dir, string_feature(s, format::kFeatOsRelease));
-  }
-  auto path = files_->find(m.filename);
+  if (!files_) files_.emplace(config_.sysroot, config_.modules_dir, s.osrelease());
+  auto path = files_->find(m.fields.filename);
   if (!path) return std::nullopt;
   auto buffer = resolve::read_maybe_compressed(*path);
   if (!buffer.ok()) return std::nullopt;
@@ -120,36 +54,36 @@ std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const Module
   // A module file of another build is no evidence of this one's size.
   absl::flat_hash_set<std::string> ids;
   if (m.build_id) ids.insert(m.build_id->hex());
-  if (auto it = known_ids_.find(resolve::module_name(m.filename)); it != known_ids_.end()) {
-    ids.insert(it->second.begin(), it->second.end());
+  const std::string name = format::module_name(m.fields.filename);
+  for (const format::BuildIdEntry& e : s.build_id_table().entries) {
+    if (!format::is_kernel_mode(e.misc) || format::module_name(e.filename) != name) continue;
+    if (auto id = e.build_id()) ids.insert(id->hex());
   }
   if (!ids.empty() && (!layout->build_id || !ids.contains(layout->build_id->hex()))) {
     return std::nullopt;
   }
   // perf maps s390 modules from their .text, which lies past the module's base.
-  const uint64_t shift =
-      string_feature(s, format::kFeatArch).starts_with("s390") ? layout->text_offset : 0;
+  const uint64_t shift = s.arch().starts_with("s390") ? layout->text_offset : 0;
   if (layout->size <= shift) return std::nullopt;
   return Fix{layout->size - shift, "",
              absl::StrCat("module file ", *path, " (", layout->size, " bytes allocated)")};
 }
 
 std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
-    const std::vector<const ModuleMap*>& maps, const transform::Session& s,
-    std::vector<ModuleSizeReport::Unresolved>& unresolved) {
-  const std::string arch = string_feature(s, format::kFeatArch);
+    const std::vector<const transform::Map*>& maps, const transform::Session& s) {
+  const std::string& arch = s.arch();
   std::vector<size_t> order(maps.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const uint64_t ma = format::machine_of(maps[a]->misc, maps[a]->pid);
-    const uint64_t mb = format::machine_of(maps[b]->misc, maps[b]->pid);
-    if (ma != mb) return ma < mb;
-    return maps[a]->start != maps[b]->start ? maps[a]->start < maps[b]->start : a < b;
+    if (maps[a]->machine != maps[b]->machine) return maps[a]->machine < maps[b]->machine;
+    const uint64_t sa = maps[a]->fields.start;
+    const uint64_t sb = maps[b]->fields.start;
+    return sa != sb ? sa < sb : a < b;
   });
   std::vector<std::optional<Fix>> fixes(maps.size());
   for (size_t k = 0; k < order.size(); ++k) {
-    const ModuleMap& m = *maps[order[k]];
-    const uint64_t machine = format::machine_of(m.misc, m.pid);
+    const transform::Map& map = *maps[order[k]];
+    const format::MmapRecord& m = map.fields;
     // What this module may not run past: the next module, the kernel image, the module area.
     std::optional<Bound> bound;
     auto consider = [&](uint64_t at, std::string what, std::string evidence) {
@@ -158,16 +92,17 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
       }
     };
     for (size_t j = k + 1; j < order.size(); ++j) {
-      const ModuleMap& n = *maps[order[j]];
-      if (format::machine_of(n.misc, n.pid) != machine) break;
-      if (n.start > m.start) {
-        const std::string next = resolve::module_name(n.filename);
-        consider(n.start, "the next module, " + next, "the next module's start (" + next + ")");
+      const transform::Map& n = *maps[order[j]];
+      if (n.machine != map.machine) break;
+      if (n.fields.start > m.start) {
+        const std::string next = format::module_name(n.fields.filename);
+        consider(n.fields.start, "the next module, " + next,
+                 "the next module's start (" + next + ")");
         break;
       }
     }
-    if (auto it = kernel_start_.find(machine); it != kernel_start_.end()) {
-      consider(it->second, "the kernel image", "the kernel image's start");
+    if (auto kernel = s.kernel_start(map.machine)) {
+      consider(*kernel, "the kernel image", "the kernel image's start");
     }
     std::optional<uint64_t> area = resolve::module_area_end(arch, m.start);
     if (area) {
@@ -192,7 +127,7 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
 
     std::optional<Fix> fix;
     if (config_.proc_modules) {
-      auto it = config_.proc_modules->find(resolve::module_name(m.filename));
+      auto it = config_.proc_modules->find(format::module_name(m.filename));
       // The listing must place the map inside the module (on s390 the map starts at .text), or
       // it is of another boot.
       if (it != config_.proc_modules->end() && it->second.address <= m.start &&
@@ -203,10 +138,10 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
       }
     }
     if (!fix && problem.empty()) continue;
-    if (!fix) fix = from_module_file(m, s);
+    if (!fix) fix = from_module_file(map, s);
     if (!fix && bound) fix = Fix{bound->at - m.start, problem, bound->evidence};
     if (!fix) {
-      unresolved.push_back({m.filename, m.start, m.len, problem});
+      report_.unresolved.push_back({std::string(m.filename), m.start, m.len, problem});
       continue;
     }
     fix->problem = problem;
@@ -219,69 +154,141 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
   return fixes;
 }
 
-absl::Status FixModuleSizes::analyze(const transform::RecordRef& r, const transform::Session& s) {
-  analysed_ = true;
-  learn_ids(s);
-  if (r.header.type == format::kHeaderBuildId) {
-    learn_id_record(r, s);
-    return absl::OkStatus();
-  }
-  auto mm = module_map(r, s);
-  if (!mm.ok()) return mm.status();
-  if (*mm) {
-    analysis_run_.push_back(std::move(**mm));
-    return absl::OkStatus();
-  }
-  transform::FeatureEdits none;
-  return plan(s, none);
-}
-
-absl::Status FixModuleSizes::plan(const transform::Session& s, transform::FeatureEdits& /*edits*/) {
-  if (analysis_run_.empty()) return absl::OkStatus();
-  std::vector<const ModuleMap*> maps;
-  maps.reserve(analysis_run_.size());
-  for (const auto& m : analysis_run_) maps.push_back(&m);
-  std::vector<ModuleSizeReport::Unresolved> ignored;
-  for (const auto& f : plan_fixes(maps, s, ignored)) will_change_ = will_change_ || f.has_value();
-  analysis_run_.clear();
-  return absl::OkStatus();
-}
-
 absl::Status FixModuleSizes::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                      transform::RecordSink& out) {
-  learn_ids(s);
-  if (r.header.type == format::kHeaderBuildId) learn_id_record(r, s);
-  auto mm = module_map(r, s);
-  if (!mm.ok()) return mm.status();
-  if (!*mm || held_.size() >= kMaxHeld) {
+  const bool module = r.map != nullptr && r.map->kind == format::MapKind::kModule;
+  if (!module || held_.size() >= kMaxHeld) {
     if (auto st = release(s, out); !st.ok()) return st;
   }
-  if (!*mm) return out.emit(r);
-  held_.push_back({transform::OwnedRecord(r), std::move(**mm)});
+  if (!module) return out.emit(r);
+  held_.emplace_back(r);
   return absl::OkStatus();
 }
 
 absl::Status FixModuleSizes::release(const transform::Session& s, transform::RecordSink& out) {
   if (held_.empty()) return absl::OkStatus();
-  std::vector<Held> held = std::move(held_);
+  std::vector<transform::OwnedRecord> held = std::move(held_);
   held_.clear();
-  std::vector<const ModuleMap*> maps;
+  std::vector<const transform::Map*> maps;
   maps.reserve(held.size());
-  for (const auto& h : held) maps.push_back(&h.map);
-  auto fixes = plan_fixes(maps, s, report_.unresolved);
+  for (const auto& h : held) maps.push_back(h.map());
+  auto fixes = plan_fixes(maps, s);
   report_.module_maps += held.size();
   for (size_t i = 0; i < held.size(); ++i) {
-    Held& h = held[i];
+    transform::OwnedRecord& h = held[i];
     if (fixes[i]) {
-      s.endian().put_u64(h.record.bytes().data() + format::MmapRecord::kLenOffset,
-                         fixes[i]->new_len);
-      h.record.mark_changed();
-      report_.changed.push_back({h.map.filename, h.map.start, h.map.len, fixes[i]->new_len,
+      const format::MmapRecord& m = h.map()->fields;
+      report_.changed.push_back({std::string(m.filename), m.start, m.len, fixes[i]->new_len,
                                  fixes[i]->problem, fixes[i]->evidence});
+      h.set_len(fixes[i]->new_len, s.endian());
     }
-    if (auto st = out.emit(h.record.view()); !st.ok()) return st;
+    if (auto st = out.emit(h.view()); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
+
+llvm::json::Object FixModuleSizes::report_json() const {
+  llvm::json::Array changed;
+  for (const auto& c : report_.changed) {
+    changed.push_back(llvm::json::Object{{"filename", c.filename},
+                                         {"start", hex(c.start)},
+                                         {"old_len", hex(c.old_len)},
+                                         {"new_len", hex(c.new_len)},
+                                         {"problem", c.problem},
+                                         {"evidence", c.evidence}});
+  }
+  llvm::json::Array unresolved;
+  for (const auto& u : report_.unresolved) {
+    unresolved.push_back(llvm::json::Object{{"filename", u.filename},
+                                            {"start", hex(u.start)},
+                                            {"len", hex(u.len)},
+                                            {"problem", u.problem}});
+  }
+  return llvm::json::Object{{"module_maps", static_cast<int64_t>(report_.module_maps)},
+                            {"changed", std::move(changed)},
+                            {"unresolved", std::move(unresolved)}};
+}
+
+void FixModuleSizes::report_text(std::ostream& out, bool /*verbose*/) const {
+  const ModuleSizeReport& r = report_;
+  if (r.changed.empty() && r.unresolved.empty()) {
+    out << "pdfix fix-module-sizes: nothing to fix (" << r.module_maps << " module maps)\n";
+    return;
+  }
+  out << "pdfix fix-module-sizes: " << r.changed.size() << " of " << r.module_maps
+      << " module maps changed, " << r.unresolved.size() << " wrong but left alone\n";
+  for (const auto& c : r.changed) {
+    out << "  " << c.filename << " at " << hex(c.start) << ": len " << hex(c.old_len) << " -> "
+        << hex(c.new_len) << " (" << (c.problem.empty() ? "" : c.problem + "; ") << "from "
+        << c.evidence << ")\n";
+  }
+  for (const auto& u : r.unresolved) {
+    out << "  left alone: " << u.filename << " at " << hex(u.start) << ", len " << hex(u.len) << " "
+        << u.problem << ", and nothing tells its size\n";
+  }
+}
+
+namespace {
+
+absl::Status read_listing(const std::string& path, FixModuleSizesConfig& config) {
+  std::ifstream f(path);
+  if (!f) return absl::NotFoundError("cannot read " + path);
+  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  auto listing = resolve::parse_proc_modules(text);
+  if (!listing.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", listing.status().message()));
+  }
+  config.proc_modules = *std::move(listing);
+  return absl::OkStatus();
+}
+
+class Kind : public RepairKind {
+ public:
+  std::string verb() const override { return "fix-module-sizes"; }
+  std::string report_key() const override { return "module_sizes"; }
+  std::string summary() const override {
+    return "give kernel-module maps the extent the modules really had";
+  }
+  std::string description() const override {
+    return R"(perf before 6.2 (commit 9ad4652b) let the last module's map run to the top of the address
+space, and since Linux 6.4 the size in /proc/modules covers all of a module's memory, so a
+map can overlap the next module. This verb judges every kernel-module map (kernel or guest
+kernel cpumode, the kernel image excepted) and repairs the ones that wrap past 2^64, end past
+the architecture's module area (x86_64, i386/i686, arm, s390x; from the ARCH feature),
+overlap the next module or the kernel image, or are absurdly large (2 GiB or more).
+
+The new length comes from the best evidence at hand, and the report says which:
+  1. --proc-modules: the recording host's /proc/modules. Exact, so it also corrects maps
+     that looked sane: each named module ends at address + size (on s390, where maps start
+     at .text, len = address + size - start). A listing that does not place the map inside
+     the module is of another boot and is not used.
+  2. the module's ELF file (.ko, .ko.gz, .ko.xz, .ko.zst), by the map's path under --sysroot
+     or by module name under --modules-dir or the sysroot's /lib/modules/<osrelease>: its
+     allocated sections laid out as the kernel loads them. Not used if the recording names
+     another build-id for the module.
+  3. the next module's start (or the kernel image's), clamped to the module area's end.
+Then no module map is left overlapping the next one. Maps judged wrong with no evidence are
+left as they were and listed. Only the len field of changed records is written.)";
+  }
+  void declare(Options& o) override {
+    o.value("--proc-modules", "FILE",
+            "A copy of /proc/modules from the recording host, at recording time.",
+            [this](const std::string& v) { return read_listing(v, config_); });
+    o.directory("--modules-dir", "A directory searched recursively for modules by name.",
+                config_.modules_dir);
+  }
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    FixModuleSizesConfig config = config_;
+    config.sysroot = common.sysroot;
+    return std::make_unique<FixModuleSizes>(std::move(config));
+  }
+
+ private:
+  FixModuleSizesConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<RepairKind> fix_module_sizes_kind() { return std::make_unique<Kind>(); }
 
 }  // namespace pdfix::passes

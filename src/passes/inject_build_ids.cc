@@ -1,144 +1,55 @@
 #include "passes/inject_build_ids.h"
 
+#include <fstream>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
-#include "format/feature.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "format/machine.h"
 #include "format/record_type.h"
-#include "format/records.h"
 
 namespace pdfix::passes {
 namespace {
 
 constexpr int32_t kHostPid = -1;
 
-std::string table_key(std::string_view name, const resolve::BuildId& id) {
-  return absl::StrCat(std::string(name), "\n", id.hex());
+std::string table_key(std::string_view name, const format::BuildId& id) {
+  return absl::StrCat(absl::string_view(name.data(), name.size()), "\n", id.hex());
 }
 
 // The name the build-id table uses for a map: the kernel is "[kernel.kallsyms]", not the
 // "[kernel.kallsyms]_text" its map record carries.
-std::string table_name(const std::string& filename) {
-  if (resolve::classify(filename, format::kCpuModeKernel) == resolve::MapKind::kKernel) {
-    return filename.substr(0, filename.find(']') + 1);
-  }
-  return filename;
+std::string table_name(const transform::Map& m) {
+  const std::string_view name = m.fields.filename;
+  return std::string(m.kind == format::MapKind::kKernel ? name.substr(0, name.find(']') + 1)
+                                                        : name);
 }
 
 }  // namespace
 
-InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config)
-    : config_(std::move(config)), resolver_(config_.resolver, facts_) {
-  facts_.ended_at = config_.recording_ended_at;
-}
-
-void InjectBuildIds::learn_strings(const transform::Session& s) {
-  for (auto [id, field] : {std::pair{format::kFeatHostname, &facts_.hostname},
-                           std::pair{format::kFeatOsRelease, &facts_.osrelease}}) {
-    if (auto f = s.feature(id)) {
-      if (auto value = format::decode_string_feature(*f); value.ok()) *field = *value;
-    }
-  }
-}
-
-void InjectBuildIds::learn_header(const transform::Session& s) {
-  if (header_learned_) return;
-  header_learned_ = true;
-  learn_strings(s);
-  if (auto f = s.feature(format::kFeatBuildId)) {
-    if (auto entries = format::decode_build_id_table(*f); entries.ok()) {
-      for (const auto& e : *entries) {
-        auto id = resolve::BuildId::from_bytes({e.id.data(), e.id_size});
-        if (!id) continue;
-        const uint16_t mode = e.misc & format::kCpuModeMask;
-        facts_.table.push_back(
-            {e.filename, *id,
-             mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel});
-        in_table_.insert(table_key(e.filename, *id));
-      }
-    }
-  }
-}
-
-absl::StatusOr<InjectBuildIds::Decision> InjectBuildIds::decide(const transform::RecordRef& r,
-                                                                const transform::Session& s) {
-  auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
-  if (!m.ok()) return m.status();
-  Decision d;
-  d.query = {std::string(m->filename),
-             m->misc,
-             m->is_mmap2 && !m->has_build_id(),
-             m->maj,
-             m->min,
-             m->ino,
-             m->len};
-  if (m->has_build_id()) return d;
-  d.resolution = &resolver_.resolve(d.query);
-  return d;
-}
+InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
+    : recording_ended_at_(common.recording_ended_at),
+      resolver_(std::move(config.resolver), *common.host) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {
-  return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderFeature ||
-         type == format::kHeaderBuildId;
+  return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
 }
 
-bool InjectBuildIds::needs_analysis(const transform::Session& s) const {
-  return s.compressed_file();
-}
-
-absl::Status InjectBuildIds::observe(const transform::RecordRef& r, const transform::Session& s) {
-  learn_header(s);
-  const format::Endian& e = s.endian();
-  switch (r.header.type) {
-    case format::kHeaderFeature:
-      // Pipe mode: the features arrive as records before the data.
-      learn_strings(s);
-      return absl::OkStatus();
-    case format::kHeaderBuildId: {
-      // A one-entry table whose entry header is the record's own.
-      auto entries = format::decode_build_id_table({r.bytes, e, r.offset});
-      if (!entries.ok()) return entries.status();
-      for (const auto& entry : *entries) {
-        if (auto id = resolve::BuildId::from_bytes({entry.id.data(), entry.id_size})) {
-          const uint16_t mode = entry.misc & format::kCpuModeMask;
-          facts_.table.push_back(
-              {entry.filename, *id,
-               mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel});
-          in_table_.insert(table_key(entry.filename, *id));
-        }
-      }
-      return absl::OkStatus();
-    }
-    case format::kMmap:
-    case format::kMmap2: {
-      if (facts_.kernel_text) return absl::OkStatus();
-      auto m = format::decode_mmap(r.bytes, e, s.trailer_size(r), r.offset);
-      if (!m.ok()) return m.status();
-      if (resolve::classify(m->filename, m->misc) == resolve::MapKind::kKernel) {
-        facts_.kernel_text = m->pgoff;
-      }
-      return absl::OkStatus();
-    }
-    default:
-      return absl::OkStatus();
+void InjectBuildIds::learn_table(const transform::RecordRef& r, const transform::Session& s) {
+  const auto& entries = s.build_id_table().entries;
+  for (; table_seen_ < entries.size(); ++table_seen_) {
+    const format::BuildIdEntry& e = entries[table_seen_];
+    if (auto id = e.build_id()) in_table_.insert(table_key(e.filename, *id));
   }
-}
-
-absl::Status InjectBuildIds::analyze(const transform::RecordRef& r, const transform::Session& s) {
-  analysed_ = true;
-  if (auto st = observe(r, s); !st.ok()) return st;
-  if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return absl::OkStatus();
-  auto d = decide(r, s);
-  if (!d.ok()) return d.status();
-  if (d->resolution != nullptr && d->resolution->id) will_change_ = true;
-  return absl::OkStatus();
-}
-
-std::vector<uint8_t> InjectBuildIds::table_entry(uint32_t type, const resolve::MapQuery& q,
-                                                 const resolve::BuildId& id, uint32_t pid,
-                                                 const format::Endian& e) const {
-  const uint16_t mode = q.misc & format::kCpuModeMask;
-  const bool guest = mode == format::kCpuModeGuestKernel || mode == format::kCpuModeGuestUser;
-  return format::encode_build_id_entry(type, mode, guest ? static_cast<int32_t>(pid) : kHostPid,
-                                       id.view(), table_name(q.filename), e);
+  if (r.header.type == format::kHeaderBuildId && !r.original) {
+    // An earlier pass's entry: the session learns only the input's.
+    if (auto added = format::decode_build_id_table({r.bytes, s.endian(), r.offset}); added.ok()) {
+      for (const auto& e : *added) {
+        if (auto id = e.build_id()) in_table_.insert(table_key(e.filename, *id));
+      }
+    }
+  }
 }
 
 void InjectBuildIds::note(const std::string& filename, const std::string& outcome,
@@ -152,58 +63,52 @@ void InjectBuildIds::note(const std::string& filename, const std::string& outcom
   ++report_.maps[it->second].records;
 }
 
+absl::Status InjectBuildIds::add_to_table(const transform::RecordRef& r, const format::BuildId& id,
+                                          const transform::Session& s, transform::RecordSink& out) {
+  const transform::Map& m = *r.map;
+  const std::string name = table_name(m);
+  if (!in_table_.insert(table_key(name, id)).second) return absl::OkStatus();
+  ++report_.table_entries_added;
+  const uint16_t mode = m.fields.misc & format::kCpuModeMask;
+  const int32_t pid =
+      format::is_guest_mode(m.fields.misc) ? static_cast<int32_t>(m.fields.pid) : kHostPid;
+  if (!s.pipe()) {
+    auto entry = format::encode_build_id_entry(0, mode, pid, id.view(), name, s.endian());
+    new_entries_.insert(new_entries_.end(), entry.begin(), entry.end());
+    return absl::OkStatus();
+  }
+  // A stream has no table: readers learn ids from HEADER_BUILD_ID records before they need them.
+  return out.emit(inserted_.inserted(
+      format::encode_build_id_entry(format::kHeaderBuildId, mode, pid, id.view(), name, s.endian()),
+      r, s.endian()));
+}
+
 absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                      transform::RecordSink& out) {
-  if (!analysed_) {
-    if (auto st = observe(r, s); !st.ok()) return st;
-  }
-  if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return out.emit(r);
-  auto d = decide(r, s);
-  if (!d.ok()) return d.status();
-  const Decision& dec = *d;
-  if (dec.resolution == nullptr) {
+  learn_table(r, s);
+  if (r.map == nullptr) return out.emit(r);
+  const transform::Map& m = *r.map;
+  const std::string filename(m.fields.filename);
+  if (m.build_id) {
     ++report_.already;
-    note(dec.query.filename, "had build-id", "in the record", "");
+    note(filename, "had build-id", "in the record", "");
     return out.emit(r);
   }
-  const resolve::Resolution& res = *dec.resolution;
+  const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
+                                m.fields.min, m.fields.ino,  m.fields.len};
+  const resolve::Resolution& res =
+      resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+                                recording_ended_at_, s.build_id_table().entries});
   if (!res.id) {
     ++report_.left;
-    if (res.reason != "anonymous") {
-      ++report_.left_by_reason[res.reason];
-      note(dec.query.filename, "left alone", res.reason, "");
-    } else {
-      ++report_.left_by_reason["anonymous"];
-    }
+    ++report_.left_by_reason[res.reason];
+    if (res.reason != "anonymous") note(filename, "left alone", res.reason, "");
     return out.emit(r);
   }
-  const format::Endian& e = s.endian();
-  auto m = format::decode_mmap(r.bytes, e, s.trailer_size(r), r.offset);
-  if (!m.ok()) return m.status();
-  const std::string key = table_key(table_name(dec.query.filename), *res.id);
-  if (!in_table_.contains(key)) {
-    in_table_.insert(key);
-    ++report_.table_entries_added;
-    if (s.pipe()) {
-      // A stream has no table: readers learn ids from HEADER_BUILD_ID records before they need
-      // them.
-      buf_ = table_entry(format::kHeaderBuildId, dec.query, *res.id, m->pid, e);
-      transform::RecordRef rec{
-          buf_, format::read_record_header(e, buf_.data()), r.offset, 0, r.inner, false};
-      if (auto st = out.emit(rec); !st.ok()) return st;
-    } else {
-      auto entry = table_entry(0, dec.query, *res.id, m->pid, e);
-      new_entries_.insert(new_entries_.end(), entry.begin(), entry.end());
-    }
-  }
-  buf_ = format::encode_mmap2_with_build_id(*m, res.id->view(), r.bytes.last(s.trailer_size(r)), e);
+  if (auto st = add_to_table(r, *res.id, s, out); !st.ok()) return st;
   ++report_.upgraded;
-  note(dec.query.filename, "upgraded", res.source, res.id->hex());
-  transform::RecordRef changed = r;
-  changed.bytes = buf_;
-  changed.header = format::read_record_header(e, buf_.data());
-  changed.original = false;
-  return out.emit(changed);
+  note(filename, "upgraded", res.source, res.id->hex());
+  return out.emit(rebuilt_.map_with_build_id(r, *res.id, s));
 }
 
 absl::Status InjectBuildIds::finish(const transform::Session& s, transform::RecordSink& /*out*/,
@@ -219,5 +124,116 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
   edits.replace[format::kFeatBuildId] = std::move(table);
   return absl::OkStatus();
 }
+
+llvm::json::Object InjectBuildIds::report_json() const {
+  llvm::json::Object reasons;
+  for (const auto& [why, n] : report_.left_by_reason) reasons[why] = static_cast<int64_t>(n);
+  llvm::json::Array maps;
+  for (const auto& m : report_.maps) {
+    llvm::json::Object o{{"filename", m.filename},
+                         {"outcome", m.outcome},
+                         {"detail", m.detail},
+                         {"records", static_cast<int64_t>(m.records)}};
+    if (!m.build_id.empty()) o["build_id"] = m.build_id;
+    maps.push_back(std::move(o));
+  }
+  return llvm::json::Object{
+      {"upgraded", static_cast<int64_t>(report_.upgraded)},
+      {"had_build_id", static_cast<int64_t>(report_.already)},
+      {"left_alone", static_cast<int64_t>(report_.left)},
+      {"left_alone_by_reason", std::move(reasons)},
+      {"table_entries_added", static_cast<int64_t>(report_.table_entries_added)},
+      {"maps", std::move(maps)}};
+}
+
+void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
+  const InjectReport& r = report_;
+  out << "pdfix inject: " << r.upgraded << " map records upgraded, " << r.already
+      << " already had a build-id, " << r.left << " left alone; " << r.table_entries_added
+      << " build-id table entries added\n";
+  for (const auto& [why, n] : r.left_by_reason) out << "  left alone, " << why << ": " << n << "\n";
+  for (const auto& m : r.maps) {
+    if (!verbose && m.outcome != "left alone") continue;
+    out << "  " << m.outcome << ": " << m.filename;
+    if (!m.build_id.empty()) out << " " << m.build_id;
+    out << " (" << m.detail << ", " << m.records << " record" << (m.records == 1 ? "" : "s")
+        << ")\n";
+  }
+}
+
+namespace {
+
+absl::Status parse_known(const std::string& value, resolve::ResolverConfig& config) {
+  std::string text = value;
+  if (value.starts_with("@")) {
+    std::ifstream f(value.substr(1));
+    if (!f) return absl::NotFoundError("cannot read " + value.substr(1));
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  for (absl::string_view pair : absl::StrSplit(text, absl::ByAnyChar(",\n"), absl::SkipEmpty())) {
+    pair = absl::StripAsciiWhitespace(pair);
+    if (pair.empty()) continue;
+    const auto eq = pair.rfind('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("wants PATH=ID, got '", pair, "'"));
+    }
+    const absl::string_view hex = pair.substr(eq + 1);
+    auto id = format::BuildId::from_hex(std::string_view(hex.data(), hex.size()));
+    if (!id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("not a build-id (hex, up to 40 digits): '", pair.substr(eq + 1), "'"));
+    }
+    config.known[std::string(pair.substr(0, eq))] = *id;
+  }
+  return absl::OkStatus();
+}
+
+class Kind : public RepairKind {
+ public:
+  std::string verb() const override { return "inject"; }
+  std::string report_key() const override { return "inject"; }
+  std::string required_switch() const override { return "--buildids"; }
+  std::string summary() const override {
+    return "give every map record the build-id of what was mapped, kernel and modules included";
+  }
+  std::string description() const override {
+    return R"(Rewrites each MMAP and MMAP2 record of a file-backed mapping, the kernel's and its modules'
+included, as an MMAP2 that carries the build-id of the mapped file (misc bit MMAP_BUILD_ID,
+which perf reads since 5.12). Everything else in the record is kept: cpumode, the data bit,
+pid, tid, addresses, offset, file name and the sample_id trailer. Every injected id the
+build-id table lacks is added to it, so older readers see it too. Records that already carry
+an id, anonymous maps and files that cannot be identified for certain are left as they were.
+
+A build-id is taken, in this order of trust, from: --known-build-ids; the recording's own
+build-id table; the mapped file (under --sysroot if given, else on this machine, and then only
+if it is the same inode as the one mapped and was not modified after the recording ended);
+perf's build-id cache; for the kernel and its modules, the running kernel's notes, only when
+the recording is of this very boot (same release and the same KASLR _text address). A wrong
+build-id is worse than none: in doubt a map is left alone and the summary says why.)";
+  }
+  void declare(Options& o) override {
+    o.value("--known-build-ids", "LIST",
+            "PATH=ID pairs, comma-separated, or @FILE with one pair a line. Use "
+            "[kernel.kallsyms] for the kernel and [name] for a module.",
+            [this](const std::string& v) { return parse_known(v, config_.resolver); });
+    o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
+                config_.resolver.buildid_dir);
+  }
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    InjectBuildIdsConfig config = config_;
+    config.resolver.sysroot = common.sysroot;
+    if (config.resolver.buildid_dir.empty()) {
+      config.resolver.buildid_dir = common.host->buildid_cache();
+    }
+    return std::make_unique<InjectBuildIds>(std::move(config), common);
+  }
+
+ private:
+  InjectBuildIdsConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<RepairKind> inject_build_ids_kind() { return std::make_unique<Kind>(); }
 
 }  // namespace pdfix::passes

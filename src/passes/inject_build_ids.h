@@ -5,19 +5,20 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "passes/repair.h"
 #include "resolve/resolver.h"
-#include "transform/pass.h"
+#include "transform/rebuilt.h"
 
 namespace pdfix::passes {
 
 struct InjectBuildIdsConfig {
+  // `known` and `buildid_dir`; the sysroot comes from Common.
   resolve::ResolverConfig resolver;
-  std::optional<int64_t> recording_ended_at;  // see RecordingFacts::ended_at
 };
 
 // What happened to the maps, for the summary.
@@ -37,52 +38,42 @@ struct InjectReport {
   std::vector<Map> maps;  // one per file and outcome, in order of first appearance
 };
 
-class InjectBuildIds : public transform::Pass {
+class InjectBuildIds : public Repair {
  public:
-  explicit InjectBuildIds(InjectBuildIdsConfig config);
+  InjectBuildIds(InjectBuildIdsConfig config, const Common& common);
 
   std::string_view name() const override { return "inject-build-ids"; }
-  // Only to know beforehand whether compressed data must be re-compressed; the rewrite itself
-  // resolves maps as they come (the kernel map precedes the modules, as perf writes them).
-  bool needs_analysis(const transform::Session& s) const override;
   bool wants(uint32_t type) const override;
-  absl::Status analyze(const transform::RecordRef& r, const transform::Session& s) override;
-  bool changes_records() const override { return !analysed_ || will_change_; }
+  // Maps are resolved as they come: the kernel map precedes the modules, as perf writes them.
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
                        transform::RecordSink& out) override;
   absl::Status finish(const transform::Session& s, transform::RecordSink& out,
                       transform::FeatureEdits& edits) override;
+  llvm::json::Object report_json() const override;
+  void report_text(std::ostream& out, bool verbose) const override;
 
   const InjectReport& report() const { return report_; }
 
  private:
-  struct Decision {
-    const resolve::Resolution* resolution = nullptr;  // nullptr: the record keeps its own id
-    resolve::MapQuery query;
-  };
-  // Learns what the resolver needs to know of the recording from the records that carry it.
-  absl::Status observe(const transform::RecordRef& r, const transform::Session& s);
-  void learn_header(const transform::Session& s);
-  void learn_strings(const transform::Session& s);
-  absl::StatusOr<Decision> decide(const transform::RecordRef& r, const transform::Session& s);
+  // Keeps in_table_ up with the session's table, and with entries earlier passes inserted.
+  void learn_table(const transform::RecordRef& r, const transform::Session& s);
+  absl::Status add_to_table(const transform::RecordRef& r, const format::BuildId& id,
+                            const transform::Session& s, transform::RecordSink& out);
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,
             const std::string& id);
-  std::vector<uint8_t> table_entry(uint32_t type, const resolve::MapQuery& q,
-                                   const resolve::BuildId& id, uint32_t pid,
-                                   const format::Endian& e) const;
 
-  InjectBuildIdsConfig config_;
-  resolve::RecordingFacts facts_;
+  std::optional<int64_t> recording_ended_at_;
   resolve::Resolver resolver_;
-  bool header_learned_ = false;
-  bool analysed_ = false;
-  bool will_change_ = false;
   InjectReport report_;
   std::map<std::pair<std::string, std::string>, size_t> report_index_;
-  // Ids the table has (name + id), and the entries to add to it.
+  // The table's (name, id) pairs, and the entries to add to it.
   absl::flat_hash_set<std::string> in_table_;
+  size_t table_seen_ = 0;  // session table entries already in in_table_
   std::vector<uint8_t> new_entries_;
-  std::vector<uint8_t> buf_;
+  transform::Rebuilt rebuilt_;
+  transform::Rebuilt inserted_;
 };
+
+std::unique_ptr<RepairKind> inject_build_ids_kind();
 
 }  // namespace pdfix::passes

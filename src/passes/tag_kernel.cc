@@ -3,34 +3,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "format/machine.h"
+#include "format/map_kind.h"
 #include "format/record_type.h"
-#include "format/records.h"
-#include "resolve/resolver.h"
 
 namespace pdfix::passes {
 namespace {
 
 constexpr int32_t kHostPid = -1;
-constexpr uint64_t kHost = format::kHostMachine;
 
-bool kernel_mode(uint16_t misc) {
-  const uint16_t mode = misc & format::kCpuModeMask;
-  return mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
-}
-
-uint64_t machine_of(uint16_t misc, int32_t pid) {
-  return format::machine_of(misc, static_cast<uint32_t>(pid));
-}
-
-bool is_tag(std::string_view name) {
-  return name == "[kernel.kallsyms]" || name.starts_with("[guest.kernel.kallsyms");
-}
-
-bool looks_like_module_file(std::string_view name) {
-  for (std::string_view suffix : {".ko", ".ko.gz", ".ko.xz", ".ko.zst"}) {
-    if (name.ends_with(suffix)) return true;
-  }
-  return false;
+uint64_t machine_of(const format::BuildIdEntry& e) {
+  return format::machine_of(e.misc, static_cast<uint32_t>(e.pid));
 }
 
 }  // namespace
@@ -39,78 +21,36 @@ bool TagKernel::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
 }
 
-bool TagKernel::needs_analysis(const transform::Session& s) const { return s.compressed_file(); }
-
-void TagKernel::learn_table(const transform::Session& s) {
-  if (table_learned_) return;
-  table_learned_ = true;
-  auto f = s.feature(format::kFeatBuildId);
-  if (!f) return;
-  // A table that reads only the 6.12.0 way is rewritten with the sizes right.
-  table_from_6_12_0_ = format::decode_build_id_table_6_12_0(*f).has_value();
-  auto entries = format::decode_build_id_table(*f);
-  if (!entries.ok()) return;
-  for (auto& e : *entries) {
-    auto id = resolve::BuildId::from_bytes({e.id.data(), e.id_size});
-    entries_.push_back({std::move(e), id});
+void TagKernel::observe(const transform::Map& m) {
+  if (m.kind == format::MapKind::kKernel) {
+    kernel_map_seen_.insert(m.machine);
+    if (m.build_id) kernel_map_ids_[m.machine] = *m.build_id;
+  } else if (m.kind == format::MapKind::kModule) {
+    modules_[m.machine].insert(std::string(m.fields.filename));
+    modules_[m.machine].insert("module:" + format::module_name(m.fields.filename));
   }
 }
 
-absl::Status TagKernel::observe(const transform::RecordRef& r, const transform::Session& s) {
-  learn_table(s);
-  const format::Endian& e = s.endian();
-  if (r.header.type == format::kHeaderBuildId) {
-    auto entries = format::decode_build_id_table({r.bytes, e, r.offset});
-    if (!entries.ok()) return entries.status();
-    for (auto& entry : *entries) {
-      auto id = resolve::BuildId::from_bytes({entry.id.data(), entry.id_size});
-      entries_.push_back({std::move(entry), id});
-    }
-    return absl::OkStatus();
-  }
-  if (r.header.type != format::kMmap && r.header.type != format::kMmap2) return absl::OkStatus();
-  auto m = format::decode_mmap(r.bytes, e, s.trailer_size(r), r.offset);
-  if (!m.ok()) return m.status();
-  const uint64_t machine = machine_of(m->misc, static_cast<int32_t>(m->pid));
-  switch (resolve::classify(m->filename, m->misc)) {
-    case resolve::MapKind::kKernel:
-      kernel_map_seen_[machine] = true;
-      if (m->has_build_id()) {
-        if (auto id = resolve::BuildId::from_bytes({m->build_id.data(), m->build_id_size})) {
-          kernel_map_ids_[machine] = *id;
-        }
-      }
-      break;
-    case resolve::MapKind::kModule:
-      modules_[machine].insert(std::string(m->filename));
-      modules_[machine].insert("module:" + resolve::module_name(m->filename));
-      break;
-    default:
-      break;
-  }
-  return absl::OkStatus();
-}
-
-void TagKernel::decide() {
+void TagKernel::decide(const transform::Session& s) {
+  const auto& entries = s.build_id_table().entries;
   std::map<uint64_t, std::vector<size_t>> candidates;
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    const format::BuildIdEntry& e = entries_[i].entry;
-    if (!kernel_mode(e.misc) || !entries_[i].id) continue;
-    const uint64_t machine = machine_of(e.misc, e.pid);
-    const auto& mods = modules_[machine];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const format::BuildIdEntry& e = entries[i];
+    if (!format::is_kernel_mode(e.misc) || !e.build_id()) continue;
+    const auto& mods = modules_[machine_of(e)];
     const bool module =
-        !is_tag(e.filename) &&
-        (mods.contains(e.filename) || mods.contains("module:" + resolve::module_name(e.filename)) ||
-         looks_like_module_file(e.filename));
-    if (!module) candidates[machine].push_back(i);
+        !format::is_kernel_tag(e.filename) &&
+        (mods.contains(e.filename) || mods.contains("module:" + format::module_name(e.filename)) ||
+         format::looks_like_module_file(e.filename));
+    if (!module) candidates[machine_of(e)].push_back(i);
   }
   for (const auto& [machine, list] : candidates) {
     if (choices_.contains(machine)) continue;
     std::optional<size_t> tagged;
     std::set<std::string> ids;
     for (size_t i : list) {
-      if (is_tag(entries_[i].entry.filename) && !tagged) tagged = i;
-      ids.insert(entries_[i].id->hex());
+      if (format::is_kernel_tag(entries[i].filename) && !tagged) tagged = i;
+      ids.insert(entries[i].build_id()->hex());
     }
     auto map_id = kernel_map_ids_.find(machine);
     std::optional<size_t> chosen = tagged;
@@ -118,88 +58,51 @@ void TagKernel::decide() {
     if (!chosen && map_id != kernel_map_ids_.end()) {
       // The kernel map's own id says which of several it is.
       for (size_t i : list) {
-        if (*entries_[i].id == map_id->second) chosen = i;
+        if (*entries[i].build_id() == map_id->second) chosen = i;
       }
     }
     if (!chosen) {
       std::vector<std::string> names;
       names.reserve(list.size());
-      for (size_t i : list) names.push_back(entries_[i].entry.filename);
+      for (size_t i : list) names.push_back(entries[i].filename);
       undecided_[machine] =
           absl::StrCat(list.size(), " kernel-mode entries that no module map names, with ",
                        ids.size(), " build-ids: ", absl::StrJoin(names, ", "));
       continue;
     }
-    if (map_id != kernel_map_ids_.end() && !(*entries_[*chosen].id == map_id->second)) {
-      undecided_[machine] =
-          "the kernel map carries another build-id than " + entries_[*chosen].entry.filename + "'s";
+    const format::BuildIdEntry& k = entries[*chosen];
+    if (map_id != kernel_map_ids_.end() && !(*k.build_id() == map_id->second)) {
+      undecided_[machine] = "the kernel map carries another build-id than " + k.filename + "'s";
       continue;
     }
     undecided_.erase(machine);
-    choices_[machine] = {*chosen,
-                         is_tag(entries_[*chosen].entry.filename) ? entries_[*chosen].entry.filename
-                                                                  : format::kernel_name(machine),
+    const bool is_tag = format::is_kernel_tag(k.filename);
+    choices_[machine] = {*chosen, is_tag ? k.filename : format::kernel_name(machine),
                          tagged.has_value()};
   }
 }
 
-std::optional<resolve::BuildId> TagKernel::kernel_id(uint64_t machine) const {
-  auto it = choices_.find(machine);
-  if (it == choices_.end()) return std::nullopt;
-  return entries_[it->second.entry].id;
-}
-
-absl::Status TagKernel::analyze(const transform::RecordRef& r, const transform::Session& s) {
-  analysed_ = true;
-  return observe(r, s);
-}
-
-absl::Status TagKernel::plan(const transform::Session& /*s*/, transform::FeatureEdits& /*edits*/) {
-  if (!analysed_) return absl::OkStatus();
-  decide();
-  for (const auto& [machine, seen] : kernel_map_seen_) {
-    if (seen && !kernel_map_ids_.contains(machine) && choices_.contains(machine)) {
-      will_change_ = true;
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status TagKernel::emit_kernel_map(const transform::RecordRef& r, const transform::Session& s,
                                         transform::RecordSink& out) {
-  const format::Endian& e = s.endian();
-  auto m = format::decode_mmap(r.bytes, e, s.trailer_size(r), r.offset);
-  if (!m.ok()) return m.status();
-  if (resolve::classify(m->filename, m->misc) != resolve::MapKind::kKernel || m->has_build_id()) {
+  const transform::Map& m = *r.map;
+  auto choice = choices_.find(m.machine);
+  if (m.kind != format::MapKind::kKernel || m.build_id || choice == choices_.end()) {
     return out.emit(r);
   }
-  auto id = kernel_id(machine_of(m->misc, static_cast<int32_t>(m->pid)));
-  if (!id) return out.emit(r);
-  buf_ = format::encode_mmap2_with_build_id(*m, id->view(), r.bytes.last(s.trailer_size(r)), e);
   ++report_.kernel_maps_given_id;
-  transform::RecordRef changed = r;
-  changed.bytes = buf_;
-  changed.header = format::read_record_header(e, buf_.data());
-  changed.original = false;
-  return out.emit(changed);
+  const auto id = s.build_id_table().entries[choice->second.entry].build_id();
+  return out.emit(rebuilt_.map_with_build_id(r, *id, s));
 }
 
 absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                 transform::RecordSink& out) {
-  // Records other passes want come by too.
-  const bool map = r.header.type == format::kMmap || r.header.type == format::kMmap2;
-  if (analysed_) return map ? emit_kernel_map(r, s, out) : out.emit(r);
-  if (auto st = observe(r, s); !st.ok()) return st;
   bool hold = false;
-  if (r.header.type == format::kHeaderBuildId) {
-    auto header = format::read_record_header(s.endian(), r.bytes.data());
-    hold = kernel_mode(header.misc);
-  } else if (map) {
-    auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
-    if (!m.ok()) return m.status();
-    const auto kind = resolve::classify(m->filename, m->misc);
-    hold =
-        kind == resolve::MapKind::kKernel || (kind == resolve::MapKind::kModule && !held_.empty());
+  if (r.map != nullptr) {
+    observe(*r.map);
+    hold = r.map->kind == format::MapKind::kKernel ||
+           (r.map->kind == format::MapKind::kModule && !held_.empty());
+  } else if (r.header.type == format::kHeaderBuildId) {
+    hold = format::is_kernel_mode(r.header.misc);
   }
   if (hold) {
     held_.emplace_back(r);
@@ -214,13 +117,13 @@ absl::Status TagKernel::release(const transform::Session& s, transform::RecordSi
   std::vector<transform::OwnedRecord> held = std::move(held_);
   held_.clear();
   // Once the kernel map and the modules after it have gone by, the data has named the modules.
-  if (!kernel_map_seen_.empty()) decide();
+  if (!kernel_map_seen_.empty()) decide(s);
   if (s.pipe()) {
     if (auto st = emit_tag_records(s, out, held.front().view()); !st.ok()) return st;
   }
   for (const transform::OwnedRecord& h : held) {
     const transform::RecordRef r = h.view();
-    auto st = r.header.type == format::kHeaderBuildId ? out.emit(r) : emit_kernel_map(r, s, out);
+    auto st = r.map == nullptr ? out.emit(r) : emit_kernel_map(r, s, out);
     if (!st.ok()) return st;
   }
   return absl::OkStatus();
@@ -228,28 +131,28 @@ absl::Status TagKernel::release(const transform::Session& s, transform::RecordSi
 
 absl::Status TagKernel::emit_tag_records(const transform::Session& s, transform::RecordSink& out,
                                          const transform::RecordRef& at) {
-  const format::Endian& e = s.endian();
   for (const auto& [machine, choice] : choices_) {
     if (choice.already_tagged || tag_emitted_.contains(machine)) continue;
     tag_emitted_.insert(machine);
-    const format::BuildIdEntry& k = entries_[choice.entry].entry;
-    buf_ = format::encode_build_id_entry(format::kHeaderBuildId, k.misc & format::kCpuModeMask,
-                                         machine == kHost ? kHostPid : k.pid,
-                                         entries_[choice.entry].id->view(), choice.tag_name, e);
+    const format::BuildIdEntry& k = s.build_id_table().entries[choice.entry];
     ++report_.entries_added;
-    transform::RecordRef rec{
-        buf_, format::read_record_header(e, buf_.data()), at.offset, 0, at.inner, false};
-    if (auto st = out.emit(rec); !st.ok()) return st;
+    auto st = out.emit(rebuilt_.inserted(
+        format::encode_build_id_entry(format::kHeaderBuildId, k.misc & format::kCpuModeMask,
+                                      machine == format::kHostMachine ? kHostPid : k.pid,
+                                      k.build_id()->view(), choice.tag_name, s.endian()),
+        at, s.endian()));
+    if (!st.ok()) return st;
   }
   return absl::OkStatus();
 }
 
 std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
   const format::Endian& e = s.endian();
+  const auto& entries = s.build_id_table().entries;
   auto f = s.feature(format::kFeatBuildId);
   auto original = [&](size_t i) {
-    const format::BuildIdEntry& b = entries_[i].entry;
-    if (table_from_6_12_0_ || !f) {
+    const format::BuildIdEntry& b = entries[i];
+    if (s.build_id_table().sizes_from_6_12_0 || !f || b.from_record) {
       return format::encode_build_id_entry(0, b.misc & format::kCpuModeMask, b.pid,
                                            {b.id.data(), b.id_size}, b.filename, e);
     }
@@ -264,14 +167,14 @@ std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
       entry = original(choice.entry);
       moved.insert(choice.entry);
     } else {
-      const format::BuildIdEntry& k = entries_[choice.entry].entry;
+      const format::BuildIdEntry& k = entries[choice.entry];
       entry = format::encode_build_id_entry(0, k.misc & format::kCpuModeMask,
-                                            machine == kHost ? kHostPid : k.pid,
-                                            entries_[choice.entry].id->view(), choice.tag_name, e);
+                                            machine == format::kHostMachine ? kHostPid : k.pid,
+                                            k.build_id()->view(), choice.tag_name, e);
     }
     out.insert(out.end(), entry.begin(), entry.end());
   }
-  for (size_t i = 0; i < entries_.size(); ++i) {
+  for (size_t i = 0; i < entries.size(); ++i) {
     if (moved.contains(i)) continue;
     auto entry = original(i);
     out.insert(out.end(), entry.begin(), entry.end());
@@ -281,18 +184,17 @@ std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
 
 absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSink& out,
                                transform::FeatureEdits& edits) {
-  learn_table(s);
-  decide();
-  bool change = table_from_6_12_0_;
+  decide(s);
+  const auto& entries = s.build_id_table().entries;
+  bool change = s.build_id_table().sizes_from_6_12_0;
   for (const auto& [machine, choice] : choices_) {
-    const format::BuildIdEntry& k = entries_[choice.entry].entry;
+    const format::BuildIdEntry& k = entries[choice.entry];
     std::string outcome = "tagged";
     if (choice.already_tagged) {
       // Already named right; it must also come first among its machine's kernel entries.
       outcome = "already tagged";
       for (size_t i = 0; i < choice.entry; ++i) {
-        const format::BuildIdEntry& before = entries_[i].entry;
-        if (kernel_mode(before.misc) && machine_of(before.misc, before.pid) == machine) {
+        if (format::is_kernel_mode(entries[i].misc) && machine_of(entries[i]) == machine) {
           outcome = "moved first";
         }
       }
@@ -301,7 +203,7 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
     report_.machines.push_back(
         {format::machine_label(machine), outcome,
          choice.already_tagged ? k.filename : k.filename + " is the kernel image",
-         entries_[choice.entry].id->hex()});
+         k.build_id()->hex()});
     if (!s.pipe() && outcome == "tagged") ++report_.entries_added;
   }
   for (const auto& [machine, why] : undecided_) {
@@ -311,9 +213,75 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
     // Entries that came after the last held run: their tag goes at the end of the stream.
     return emit_tag_records(s, out, transform::RecordRef{});
   }
-  report_.table_repaired = table_from_6_12_0_;
+  report_.table_repaired = s.build_id_table().sizes_from_6_12_0;
   if (change) edits.replace[format::kFeatBuildId] = table(s);
   return absl::OkStatus();
 }
+
+llvm::json::Object TagKernel::report_json() const {
+  llvm::json::Array machines;
+  for (const auto& m : report_.machines) {
+    llvm::json::Object o{{"machine", m.machine}, {"outcome", m.outcome}, {"detail", m.detail}};
+    if (!m.build_id.empty()) o["build_id"] = m.build_id;
+    machines.push_back(std::move(o));
+  }
+  return llvm::json::Object{
+      {"machines", std::move(machines)},
+      {"table_repaired", report_.table_repaired},
+      {"entries_added", static_cast<int64_t>(report_.entries_added)},
+      {"kernel_maps_given_id", static_cast<int64_t>(report_.kernel_maps_given_id)}};
+}
+
+void TagKernel::report_text(std::ostream& out, bool /*verbose*/) const {
+  const TagKernelReport& r = report_;
+  if (r.machines.empty()) {
+    out << "pdfix tag-kernel: the build-id table has no kernel entry; nothing to tag\n";
+  }
+  for (const auto& m : r.machines) {
+    out << "pdfix tag-kernel: " << m.machine << " kernel " << m.outcome;
+    if (!m.build_id.empty()) out << " " << m.build_id;
+    out << " (" << m.detail << ")\n";
+  }
+  if (r.table_repaired) out << "  build-id table entry sizes repaired (written by perf 6.12.0)\n";
+  if (r.entries_added > 0) out << "  " << r.entries_added << " build-id table entries added\n";
+  if (r.kernel_maps_given_id > 0) {
+    out << "  " << r.kernel_maps_given_id << " kernel map record(s) given the kernel's build-id\n";
+  }
+}
+
+namespace {
+
+class Kind : public RepairKind {
+ public:
+  std::string verb() const override { return "tag-kernel"; }
+  std::string report_key() const override { return "tag_kernel"; }
+  std::string summary() const override {
+    return "name the kernel's build-id table entry [kernel.kallsyms], first, keeping the path it "
+           "was filed under";
+  }
+  std::string description() const override {
+    return R"(perf report gives the kernel map the build-id of the first kernel-mode table entry that is
+not a module, and name-matching readers look for "[kernel.kallsyms]". Old and third-party
+recordings file the kernel under a vmlinux path, or put an out-of-tree or compressed module
+(.ko.xz, .ko.zst, [name]) first, and the kernel gets the wrong id or loses its symbols.
+
+This verb decides which entry is the kernel from the data: the module maps name the modules,
+and the kernel image is the kernel-mode entry that no module map names (the kernel map's own
+build-id settles a tie). It then adds a "[kernel.kallsyms]" entry with that id (guests keep
+"[guest.kernel.kallsyms]" / "[guest.kernel.kallsyms.<pid>]" and their pid) at the head of the
+table, keeping the entry it was filed under, pathname and all. A kernel map record without a
+build-id gets this one. When it cannot be decided, nothing changes and the report says why.
+
+A table written by perf 6.12.0, whose entry sizes are wrong, is read as written and written
+back right. In pipe mode the tag travels as a HEADER_BUILD_ID record. Either byte order.)";
+  }
+  std::unique_ptr<Repair> make(const Common& /*common*/) const override {
+    return std::make_unique<TagKernel>();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RepairKind> tag_kernel_kind() { return std::make_unique<Kind>(); }
 
 }  // namespace pdfix::passes

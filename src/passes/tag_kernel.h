@@ -7,15 +7,15 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "format/feature.h"
-#include "resolve/build_id.h"
+#include "passes/repair.h"
 #include "transform/owned_record.h"
-#include "transform/pass.h"
+#include "transform/rebuilt.h"
 
 namespace pdfix::passes {
 
@@ -32,15 +32,10 @@ struct TagKernelReport {
   uint64_t kernel_maps_given_id = 0;
 };
 
-class TagKernel : public transform::Pass {
+class TagKernel : public Repair {
  public:
   std::string_view name() const override { return "tag-kernel"; }
   bool wants(uint32_t type) const override;
-  // Compressed files only: whether the kernel map inside the compressed data changes.
-  bool needs_analysis(const transform::Session& s) const override;
-  absl::Status analyze(const transform::RecordRef& r, const transform::Session& s) override;
-  absl::Status plan(const transform::Session& s, transform::FeatureEdits& edits) override;
-  bool changes_records() const override { return !analysed_ || will_change_; }
   // The kernel map and the module maps after it are held back until the run of module maps
   // ends: only then is it known which table entry is the kernel, whose id the map can carry.
   // In a stream, kernel-mode HEADER_BUILD_ID records are held the same way.
@@ -50,47 +45,40 @@ class TagKernel : public transform::Pass {
   absl::Status release(const transform::Session& s, transform::RecordSink& out) override;
   absl::Status finish(const transform::Session& s, transform::RecordSink& out,
                       transform::FeatureEdits& edits) override;
+  llvm::json::Object report_json() const override;
+  void report_text(std::ostream& out, bool verbose) const override;
 
   const TagKernelReport& report() const { return report_; }
 
  private:
-  struct Entry {
-    format::BuildIdEntry entry;
-    std::optional<resolve::BuildId> id;
-  };
   struct Choice {
-    size_t entry = 0;  // index into entries_
+    size_t entry = 0;  // index into the session's build-id table
     std::string tag_name;
-    bool already_tagged = false;  // entries_[entry] carries the tag name
+    bool already_tagged = false;  // the entry carries the tag name
   };
-  void learn_table(const transform::Session& s);
-  absl::Status observe(const transform::RecordRef& r, const transform::Session& s);
+  void observe(const transform::Map& m);
   // Which entry is each machine's kernel, from what has been seen so far.
-  void decide();
-  std::optional<resolve::BuildId> kernel_id(uint64_t machine) const;
-  std::vector<uint8_t> table(const transform::Session& s) const;
+  void decide(const transform::Session& s);
   absl::Status emit_kernel_map(const transform::RecordRef& r, const transform::Session& s,
                                transform::RecordSink& out);
   // Pipe mode: a HEADER_BUILD_ID record for each kernel decided on and not yet tagged, placed as
   // the record `at` was.
   absl::Status emit_tag_records(const transform::Session& s, transform::RecordSink& out,
                                 const transform::RecordRef& at);
+  std::vector<uint8_t> table(const transform::Session& s) const;
 
-  bool analysed_ = false;
-  bool will_change_ = false;
-  bool table_learned_ = false;
-  bool table_from_6_12_0_ = false;
-  std::vector<Entry> entries_;
   // Module map names per machine: the full name and the kernel's module name.
   std::map<uint64_t, std::set<std::string>> modules_;
-  std::map<uint64_t, resolve::BuildId> kernel_map_ids_;
-  std::map<uint64_t, bool> kernel_map_seen_;
+  std::map<uint64_t, format::BuildId> kernel_map_ids_;
+  std::set<uint64_t> kernel_map_seen_;
   std::map<uint64_t, Choice> choices_;
   std::map<uint64_t, std::string> undecided_;
   std::set<uint64_t> tag_emitted_;  // pipe mode: machines whose tag record went out
   std::vector<transform::OwnedRecord> held_;
   TagKernelReport report_;
-  std::vector<uint8_t> buf_;
+  transform::Rebuilt rebuilt_;
 };
+
+std::unique_ptr<RepairKind> tag_kernel_kind();
 
 }  // namespace pdfix::passes

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/build_id.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "resolve/build_id.h"
 
 namespace pdfix::resolve {
+
+using format::BuildId;
 
 // nullopt: a valid ELF without a build-id note. An error whose code is InvalidArgument: not ELF.
 absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> image);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "format/map_kind.h"
 #include "resolve/resolver.h"
 
 namespace pdfix::resolve {
@@ -35,7 +36,7 @@ void ModuleFiles::index(const std::string& dir) {
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string path = it->path().string();
     if (!is_module_file(path) || !it->is_regular_file(ec)) continue;
-    auto [slot, added] = by_name_.try_emplace(module_name(path), path);
+    auto [slot, added] = by_name_.try_emplace(format::module_name(path), path);
     if (added || slot->second.empty() || slot->second == path) continue;
     // foo.ko next to foo.ko.xz is one module packed two ways; the same name in two directories
     // is two modules.
@@ -57,7 +58,7 @@ std::optional<std::string> ModuleFiles::find(std::string_view map_filename) {
     if (!modules_dir_.empty()) index(modules_dir_);
     if (!sysroot_.empty() && !osrelease_.empty()) index(sysroot_ + "/lib/modules/" + osrelease_);
   }
-  auto it = by_name_.find(module_name(map_filename));
+  auto it = by_name_.find(format::module_name(map_filename));
   if (it == by_name_.end() || it->second.empty()) return std::nullopt;
   return it->second;
 }

@@ -7,9 +7,11 @@
 #include <span>
 
 #include "absl/status/statusor.h"
-#include "resolve/build_id.h"
+#include "format/build_id.h"
 
 namespace pdfix::resolve {
+
+using format::BuildId;
 
 struct ModuleLayout {
   // Bytes from the module's base address to the end of its last allocated section, every group

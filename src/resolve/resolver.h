@@ -8,14 +8,20 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/node_hash_map.h"
-#include "resolve/build_id.h"
+#include "format/build_id.h"
+#include "format/feature.h"
+#include "format/map_kind.h"
+#include "resolve/host.h"
 
 namespace pdfix::resolve {
+
+using format::BuildId;
 
 struct ResolverConfig {
   std::map<std::string, BuildId> known;  // by the name map records use
@@ -23,26 +29,15 @@ struct ResolverConfig {
   std::string buildid_dir;               // perf's build-id cache (~/.debug); empty: none
 };
 
-struct TableEntry {
-  std::string filename;
-  BuildId id;
-  bool kernel = false;  // cpumode kernel or guest kernel
-};
-
-// What the recording says about where it was made.
+// What the recording says about where it was made. A view: in pipe mode it grows as the stream
+// goes by, and is read afresh at each resolve().
 struct RecordingFacts {
-  std::string hostname;                 // HOSTNAME feature: this machine's files count only here
-  std::string osrelease;                // OSRELEASE feature
-  std::optional<uint64_t> kernel_text;  // pgoff of the [kernel.kallsyms]_text map: the KASLR base
+  std::string_view hostname;            // HOSTNAME feature: this machine's files count only here
+  std::string_view osrelease;           // OSRELEASE feature
+  std::optional<uint64_t> kernel_text;  // the host kernel map's pgoff: the KASLR base
   std::optional<int64_t> ended_at;      // when the recording was last written (seconds, epoch)
-  std::vector<TableEntry> table;        // the header's build-id table / HEADER_BUILD_ID records
+  std::span<const format::BuildIdEntry> table;  // the build-id table and HEADER_BUILD_ID records
 };
-
-enum class MapKind { kFile, kKernel, kModule, kVdso, kAnonymous };
-MapKind classify(std::string_view filename, uint16_t misc);
-
-// The kernel's name for a module map: "[nf_tables]" or ".../nf_tables.ko.xz" -> "nf_tables".
-std::string module_name(std::string_view filename);
 
 struct MapQuery {
   std::string filename;
@@ -62,9 +57,10 @@ struct Resolution {
 
 class Resolver {
  public:
-  // `facts` is read at each resolve(): in pipe mode it fills in as the stream goes by.
-  Resolver(ResolverConfig config, const RecordingFacts& facts);
-  const Resolution& resolve(const MapQuery& q);
+  Resolver(ResolverConfig config, const Host& host);
+  // The answer for one map, given what the recording has told so far. Answers are kept: a file is
+  // read once, however many maps name it.
+  const Resolution& resolve(const MapQuery& q, const RecordingFacts& facts);
 
  private:
   Resolution resolve_uncached(const MapQuery& q);
@@ -72,14 +68,15 @@ class Resolver {
   Resolution kernel_module(const MapQuery& q);
   Resolution user_file(const MapQuery& q);
   Resolution vdso(const MapQuery& q);
-  std::optional<Resolution> from_known_or_table(const MapQuery& q, MapKind kind) const;
+  std::optional<Resolution> from_known_or_table(const MapQuery& q, format::MapKind kind) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
   std::optional<BuildId> from_buildid_cache(const std::string& filename) const;
   bool this_host() const;
   bool same_boot();
 
   ResolverConfig config_;
-  const RecordingFacts& facts_;
+  const Host& host_;
+  RecordingFacts facts_;  // those of the resolve() call under way
   std::optional<bool> same_boot_;
   // Node-based: passes keep pointers to resolutions while more are added.
   absl::node_hash_map<std::string, Resolution> cache_;

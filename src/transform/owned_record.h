@@ -1,30 +1,50 @@
 // A record copied out of the input, for passes that hold records back beyond the life of the
-// reader's view.
+// reader's view. A map keeps its decoded view, re-pointed at the copy.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "transform/session.h"
+#include "transform/record.h"
 
 namespace pdfix::transform {
 
 class OwnedRecord {
  public:
-  explicit OwnedRecord(const RecordRef& r) : bytes_(r.bytes.begin(), r.bytes.end()), ref_(r) {}
-  // The record, viewing the copy (valid while this object lives and is not changed).
+  explicit OwnedRecord(const RecordRef& r) : bytes_(r.bytes.begin(), r.bytes.end()), ref_(r) {
+    if (r.map != nullptr) {
+      map_ = *r.map;
+      const auto at = static_cast<size_t>(r.map->fields.filename.data() -
+                                          reinterpret_cast<const char*>(r.bytes.data()));
+      map_->fields.filename = {reinterpret_cast<const char*>(bytes_.data()) + at,
+                               r.map->fields.filename.size()};
+    }
+  }
+  OwnedRecord(const OwnedRecord&) = delete;
+  OwnedRecord& operator=(const OwnedRecord&) = delete;
+  OwnedRecord(OwnedRecord&&) = default;
+  OwnedRecord& operator=(OwnedRecord&&) = default;
+
+  // The record, viewing the copy (valid while this object lives).
   RecordRef view() const {
     RecordRef v = ref_;
     v.bytes = bytes_;
+    v.map = map_ ? &*map_ : nullptr;
     return v;
   }
-  std::vector<uint8_t>& bytes() { return bytes_; }
-  // For a pass that patched the bytes in place.
-  void mark_changed() { ref_.original = false; }
+  const Map* map() const { return map_ ? &*map_ : nullptr; }
+  // For a pass that patches a map's length in place.
+  void set_len(uint64_t len, const format::Endian& e) {
+    e.put_u64(bytes_.data() + format::MmapRecord::kLenOffset, len);
+    if (map_) map_->fields.len = len;
+    ref_.original = false;
+  }
 
  private:
   std::vector<uint8_t> bytes_;
   RecordRef ref_;
+  std::optional<Map> map_;
 };
 
 }  // namespace pdfix::transform

@@ -1,15 +1,18 @@
-// The pass interface. A pass sees every record of a recording (and may edit feature sections); for
-// each record it emits what should stand in its place: the record itself, a rebuilt one, several,
-// or nothing. See src/passes/ for real passes.
+// The pass interface. A pass sees the records of a recording in order and, for each, emits what
+// should stand in its place: the record itself, a rebuilt one, several, or nothing; it may hold
+// records back to see a group of them first. At the end it may edit feature sections. That is all
+// a pass says: whether compressed data can be copied as it was is the pipeline's question (see
+// pipeline.h). See src/passes/ for real passes.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <span>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "transform/record.h"
 #include "transform/session.h"
 
 namespace pdfix::transform {
@@ -18,7 +21,7 @@ namespace pdfix::transform {
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
-  // `r.bytes` need only live until emit() returns. A rebuilt record has `original` false.
+  // `r.bytes` (and `r.map`) need only live until emit() returns.
   virtual absl::Status emit(const RecordRef& r) = 0;
 };
 
@@ -32,40 +35,26 @@ class Pass {
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;
 
-  // True if the pass must see every record of this recording before rewriting any: then, in file
-  // mode, analyze() runs over the whole recording first (a second read of it, so say true only
-  // when it matters). In pipe mode analyze() runs on each record just before rewrite() (the
-  // synthesized records a pass needs come first in a stream).
-  virtual bool needs_analysis(const Session& /*s*/) const { return false; }
   // Whether the pass looks at records of this type at all. Records no pass wants go straight to
   // the writer, which matters when a recording holds millions of samples.
-  virtual bool wants(uint32_t /*type*/) const { return true; }
-  virtual absl::Status analyze(const RecordRef& /*r*/, const Session& /*s*/) {
-    return absl::OkStatus();
-  }
-  // Between analysis and rewrite: decide, and edit feature sections (file mode).
-  virtual absl::Status plan(const Session& /*s*/, FeatureEdits& /*edits*/) {
-    return absl::OkStatus();
-  }
-  // Whether rewrite() may emit anything but the records it is given. When no pass changes
-  // records, compressed data is copied as it was instead of re-compressed.
-  virtual bool changes_records() const = 0;
-
-  virtual absl::Status rewrite(const RecordRef& r, const Session& /*s*/, RecordSink& out) {
-    return out.emit(r);
-  }
-  // A pass may hold records back to see a group of them before deciding (module maps, say), as
-  // long as it says so here: before a record the pass does not see goes by, the pipeline calls
-  // release(), so that records leave in the order they came.
+  virtual bool wants(uint32_t type) const = 0;
+  // Emits what stands in place of `r` (a record of a wanted type; a map has `r.map` decoded).
+  // The session knows what the records before it taught: the build-id table, the kernel's start.
+  virtual absl::Status rewrite(const RecordRef& r, const Session& s, RecordSink& out) = 0;
+  // A pass that holds records back says so here: before a record the pass does not see goes by,
+  // the pipeline calls release(), so that records leave in the order they came.
   virtual bool holding() const { return false; }
   virtual absl::Status release(const Session& /*s*/, RecordSink& /*out*/) {
     return absl::OkStatus();
   }
-  // After the last record: emit anything held back; in file mode, edit feature sections with what
-  // the rewrite learned (the writer lays features out after the data).
+  // After the last record (and a last release()): emit anything else; in file mode, edit feature
+  // sections with what the rewrite learned (the writer lays features out after the data).
   virtual absl::Status finish(const Session& /*s*/, RecordSink& /*out*/, FeatureEdits& /*edits*/) {
     return absl::OkStatus();
   }
 };
+
+// The passes of one run, in order.
+using PassChain = std::vector<std::unique_ptr<Pass>>;
 
 }  // namespace pdfix::transform

@@ -4,7 +4,6 @@
 #include <memory>
 #include <vector>
 
-#include "format/file_header.h"
 #include "format/record_type.h"
 #include "transform/open_session.h"
 #include "transform/reader.h"
@@ -12,6 +11,51 @@
 
 namespace pdfix::transform {
 namespace {
+
+constexpr uint64_t kProgressStep = 16ULL << 20;
+
+// Where a sweep sends records: what the passes emit, what bypasses them, and runs of untouched
+// input.
+class Tail : public RecordSink {
+ public:
+  virtual absl::Status bypass(const RecordRef& r) = 0;
+  virtual absl::Status untouched(uint64_t offset, uint64_t size) = 0;
+};
+
+class WriterTail : public Tail {
+ public:
+  explicit WriterTail(Writer& w) : writer_(w) {}
+  absl::Status emit(const RecordRef& r) override { return writer_.emit(r); }
+  absl::Status bypass(const RecordRef& r) override { return writer_.emit(r); }
+  absl::Status untouched(uint64_t offset, uint64_t size) override {
+    return writer_.emit_untouched(offset, size);
+  }
+
+ private:
+  Writer& writer_;
+};
+
+// The dry run's end: notes whether the passes changed anything among the records they were given.
+class ChangeProbe : public Tail {
+ public:
+  absl::Status emit(const RecordRef& r) override {
+    if (r.original) {
+      ++originals_;
+    } else {
+      rebuilt_ = true;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status bypass(const RecordRef& /*r*/) override { return absl::OkStatus(); }
+  absl::Status untouched(uint64_t /*offset*/, uint64_t /*size*/) override {
+    return absl::OkStatus();
+  }
+  bool changed(uint64_t given) const { return rebuilt_ || originals_ != given; }
+
+ private:
+  uint64_t originals_ = 0;
+  bool rebuilt_ = false;
+};
 
 // Hands each record to one pass, whose output goes on to the next stage.
 class Stage : public RecordSink {
@@ -26,162 +70,145 @@ class Stage : public RecordSink {
   RecordSink& next_;
 };
 
-constexpr uint64_t kProgressStep = 16ULL << 20;
-
-class Run {
+// One sweep of a chain over a recording.
+class Sweep {
  public:
-  Run(io::Input& in, Session& session, std::span<Pass* const> passes,
-      const PipelineOptions& options)
-      : in_(in), session_(session), passes_(passes), options_(options) {
+  Sweep(Session& session, PassChain& chain, Tail& tail) : session_(session), chain_(chain) {
+    sinks_.resize(chain.size() + 1);
+    sinks_[chain.size()] = &tail;
+    for (size_t i = chain.size(); i-- > 0;) {
+      stages_.push_back(std::make_unique<Stage>(*chain[i], session, *sinks_[i + 1]));
+      sinks_[i] = stages_.back().get();
+    }
     for (uint32_t t = 0; t < wanted_.size(); ++t) {
-      for (Pass* p : passes_) wanted_[t] = wanted_[t] || p->wants(t);
+      for (const auto& p : chain) wanted_[t] = wanted_[t] || p->wants(t);
     }
   }
 
-  absl::Status analyze() {
-    bool any = false;
-    for (Pass* p : passes_) any = any || p->needs_analysis(session_);
-    if (!any || (session_.pipe() && in_.mapped == nullptr)) return absl::OkStatus();
-    // The analysis sweep gets a session of its own: pipe-format files teach it their events as
-    // they go, and the rewrite sweep must learn them again from the start.
-    auto fresh = open_session(in_);
-    if (!fresh.ok()) return fresh.status();
-    auto reader = make_reader(in_, *fresh, {.expand_compressed = true});
-    return sweep(
-        *reader,
-        [&](const RecordRef& r) -> absl::Status {
-          if (r.trailing || (!r.inner && format::is_compressed_type(r.header.type)) ||
-              !wanted(r.header.type)) {
-            return absl::OkStatus();
-          }
-          for (Pass* p : passes_) {
-            if (!p->needs_analysis(session_)) continue;
-            if (auto s = p->analyze(r, *fresh); !s.ok()) return s;
-          }
-          return absl::OkStatus();
-        },
-        [](const RecordReader::Span&) { return absl::OkStatus(); });
-  }
-
-  absl::Status rewrite(const std::string& out_path) {
-    Session& session = session_;
-    FeatureEdits edits;
-    bool changes = false;
-    for (Pass* p : passes_) {
-      if (auto s = p->plan(session, edits); !s.ok()) return s;
-      changes = changes || p->changes_records();
-    }
-    const bool streaming = session.pipe();
-    auto out = io::Output::create(
-        out_path, streaming ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable);
-    if (!out.ok()) return out.status();
-    Writer writer(**out, session, in_.mapped.get(),
-                  changes ? Writer::Compression::kRecompress : Writer::Compression::kKeep);
-    if (auto s = writer.begin(); !s.ok()) return s;
-
-    std::vector<std::unique_ptr<Stage>> stages;
-    RecordSink* head = &writer;
-    for (size_t i = passes_.size(); i-- > 0;) {
-      stages.push_back(std::make_unique<Stage>(*passes_[i], session, *head));
-      head = stages.back().get();
-    }
-    const bool online_analysis = streaming && in_.mapped == nullptr;
-    auto reader = make_reader(in_, session, {.expand_compressed = !passes_.empty()});
-    absl::Status st = sweep(
-        *reader,
-        [&](const RecordRef& r) -> absl::Status {
-          // Compressed records and a trailing tail are the writer's business, not the passes'.
-          // A compressed container only announces the records inside it, which the passes see.
-          if (!r.inner && format::is_compressed_type(r.header.type) && !r.trailing) {
-            return writer.emit(r);
-          }
-          if (r.trailing || !wanted(r.header.type)) {
-            if (auto s = release_held(stages, writer); !s.ok()) return s;
-            return writer.emit(r);
-          }
-          if (online_analysis) {
-            for (Pass* p : passes_) {
-              if (!p->needs_analysis(session)) continue;
-              if (auto s = p->analyze(r, session); !s.ok()) return s;
-            }
-          }
-          return head->emit(r);
-        },
-        [&](const RecordReader::Span& span) {
-          if (auto s = release_held(stages, writer); !s.ok()) return s;
-          return writer.emit_untouched(span.offset, span.size);
-        });
-    if (!st.ok()) return st;
-    // Each pass flushes what it held back into the passes after it.
-    for (size_t i = 0; i < passes_.size(); ++i) {
-      RecordSink& next = after(i, stages, writer);
-      if (auto s = passes_[i]->release(session, next); !s.ok()) return s;
-      if (auto s = passes_[i]->finish(session, next, edits); !s.ok()) return s;
-    }
-    if (auto s = writer.finish(edits); !s.ok()) return s;
-    return (*out)->commit();
-  }
-
- private:
-  // Where pass i's output goes: the stage of the pass after it, or the writer. `stages` holds the
-  // stages last pass first.
-  RecordSink& after(size_t i, const std::vector<std::unique_ptr<Stage>>& stages, Writer& writer) {
-    if (i + 1 == passes_.size()) return writer;
-    return *stages[passes_.size() - 2 - i];
-  }
-
-  // Lets every pass that holds records back emit them, first pass first, so that what one
-  // releases can be released by the next.
-  absl::Status release_held(const std::vector<std::unique_ptr<Stage>>& stages, Writer& writer) {
-    for (size_t i = 0; i < passes_.size(); ++i) {
-      if (!passes_[i]->holding()) continue;
-      if (auto s = passes_[i]->release(session_, after(i, stages, writer)); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }
-
-  // Calls `fn` on every record; runs of records no pass wants go to `skipped` in one piece.
-  template <typename Fn, typename Skip>
-  absl::Status sweep(RecordReader& reader, Fn&& fn, Skip&& skipped) {
+  absl::Status run(RecordReader& reader, Tail& tail, const PipelineOptions& options) {
     uint64_t reported = 0;
     std::bitset<64> kernel_wanted;
     for (uint32_t t = 0; t < kernel_wanted.size(); ++t) kernel_wanted[t] = wanted_[t];
     while (true) {
       if (auto span = reader.skip_unwanted(kernel_wanted); span.size > 0) {
-        if (auto s = skipped(span); !s.ok()) return s;
+        if (auto s = release_held(); !s.ok()) return s;
+        if (auto s = tail.untouched(span.offset, span.size); !s.ok()) return s;
       }
       auto r = reader.next();
       if (!r.ok()) return r.status();
       if (!r->has_value()) break;
-      if (auto s = fn(**r); !s.ok()) return s;
+      if (auto s = one(**r, tail); !s.ok()) return s;
       const uint64_t at = reader.position();
-      if (options_.progress && at - reported >= kProgressStep) {
-        options_.progress(at, reader.end());
+      if (options.progress && at - reported >= kProgressStep) {
+        options.progress(at, reader.end());
         reported = at;
       }
     }
-    if (options_.progress) options_.progress(reader.end(), reader.end());
+    if (options.progress) options.progress(reader.end(), reader.end());
+    return absl::OkStatus();
+  }
+
+  // Each pass flushes what it held back into the passes after it, then finishes.
+  absl::Status finish(FeatureEdits& edits) {
+    for (size_t i = 0; i < chain_.size(); ++i) {
+      if (auto s = chain_[i]->release(session_, *sinks_[i + 1]); !s.ok()) return s;
+      if (auto s = chain_[i]->finish(session_, *sinks_[i + 1], edits); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  uint64_t given() const { return given_; }
+
+ private:
+  absl::Status one(const RecordRef& r, Tail& tail) {
+    // Compressed records and a trailing tail are the writer's business, not the passes'. A
+    // compressed container only announces the records inside it, which the passes see.
+    if (!r.inner && format::is_compressed_type(r.header.type) && !r.trailing) {
+      return tail.bypass(r);
+    }
+    if (r.trailing || !wanted(r.header.type)) {
+      if (auto s = release_held(); !s.ok()) return s;
+      return tail.bypass(r);
+    }
+    ++given_;
+    if (r.header.type != format::kMmap && r.header.type != format::kMmap2) {
+      return sinks_.front()->emit(r);
+    }
+    auto map = session_.learn_map(r);
+    if (!map.ok()) return map.status();
+    map_ = *std::move(map);
+    RecordRef with_map = r;
+    with_map.map = &map_;
+    return sinks_.front()->emit(with_map);
+  }
+
+  // Lets every pass that holds records back emit them, first pass first, so that what one
+  // releases can be released by the next.
+  absl::Status release_held() {
+    for (size_t i = 0; i < chain_.size(); ++i) {
+      if (!chain_[i]->holding()) continue;
+      if (auto s = chain_[i]->release(session_, *sinks_[i + 1]); !s.ok()) return s;
+    }
     return absl::OkStatus();
   }
 
   bool wanted(uint32_t type) const { return type >= wanted_.size() || wanted_[type]; }
 
-  io::Input& in_;
   Session& session_;
+  PassChain& chain_;
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<RecordSink*> sinks_;  // sinks_[i] feeds pass i; the last is the tail
   std::bitset<128> wanted_;
-  std::span<Pass* const> passes_;
-  const PipelineOptions& options_;
+  Map map_;
+  uint64_t given_ = 0;
 };
+
+// The dry run: whether a fresh chain changes any record of this compressed file.
+absl::StatusOr<bool> chain_changes_records(io::Input& in, const MakeChain& make_chain,
+                                           const PipelineOptions& options) {
+  // The dry run gets a session of its own, which learns what the records teach from the start.
+  auto session = open_session(in);
+  if (!session.ok()) return session.status();
+  PassChain chain = make_chain();
+  ChangeProbe probe;
+  Sweep sweep(*session, chain, probe);
+  auto reader = make_reader(in, *session, {.expand_compressed = true});
+  if (auto s = sweep.run(*reader, probe, options); !s.ok()) return s;
+  FeatureEdits ignored;
+  if (auto s = sweep.finish(ignored); !s.ok()) return s;
+  return probe.changed(sweep.given());
+}
 
 }  // namespace
 
-absl::Status run_pipeline(io::Input& in, const std::string& out_path, std::span<Pass* const> passes,
-                          const PipelineOptions& options) {
+absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_path,
+                                       const MakeChain& make_chain,
+                                       const PipelineOptions& options) {
   auto session = open_session(in);
   if (!session.ok()) return session.status();
-  Run run(in, *session, passes, options);
-  if (auto s = run.analyze(); !s.ok()) return s;
-  return run.rewrite(out_path);
+  PassChain chain = make_chain ? make_chain() : PassChain{};
+  auto compression = Writer::Compression::kRecompress;
+  if (chain.empty()) {
+    compression = Writer::Compression::kKeep;
+  } else if (session->compressed_file() && in.mapped != nullptr) {
+    auto changes = chain_changes_records(in, make_chain, options);
+    if (!changes.ok()) return changes.status();
+    if (!*changes) compression = Writer::Compression::kKeep;
+  }
+  auto out = io::Output::create(
+      out_path, session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable);
+  if (!out.ok()) return out.status();
+  Writer writer(**out, *session, in.mapped.get(), compression);
+  if (auto s = writer.begin(); !s.ok()) return s;
+  WriterTail tail(writer);
+  Sweep sweep(*session, chain, tail);
+  auto reader = make_reader(in, *session, {.expand_compressed = !chain.empty()});
+  if (auto s = sweep.run(*reader, tail, options); !s.ok()) return s;
+  FeatureEdits edits;
+  if (auto s = sweep.finish(edits); !s.ok()) return s;
+  if (auto s = writer.finish(edits); !s.ok()) return s;
+  if (auto s = (*out)->commit(); !s.ok()) return s;
+  return chain;
 }
 
 }  // namespace pdfix::transform

@@ -207,20 +207,13 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next_outer() {
     saw_compressed_ = true;
     compressed_type_ = hdr.type;
     if (opts_.expand_compressed) {
-      std::span<const uint8_t> payload = rec.subspan(format::kRecordHeaderSize);
-      if (hdr.type == format::kCompressed2) {
-        if (rec.size() < 16) return malformed_at(offset, "COMPRESSED2 record without data_size");
-        uint64_t data_size = session_.endian().u64(rec.data() + 8);
-        if (data_size > rec.size() - 16) {
-          return malformed_at(offset, "COMPRESSED2 data_size ", data_size, " exceeds the record");
-        }
-        payload = rec.subspan(16, data_size);
-      }
+      auto payload = format::compressed_payload(rec, session_.endian(), offset);
+      if (!payload.ok()) return payload.status();
       if (!zstd_) zstd_.emplace();
       inner_.erase(inner_.begin(), inner_.begin() + static_cast<ptrdiff_t>(inner_pos_));
       inner_base_ += inner_pos_;
       inner_pos_ = 0;
-      if (auto s = zstd_->decode(payload, inner_); !s.ok()) {
+      if (auto s = zstd_->decode(*payload, inner_); !s.ok()) {
         return malformed_at(offset, format::record_type_name(hdr.type), ": ", s.message());
       }
       container_offset_ = offset;

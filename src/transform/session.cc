@@ -1,6 +1,7 @@
 #include "transform/session.h"
 
 #include "format/error.h"
+#include "format/machine.h"
 #include "format/record_type.h"
 
 namespace pdfix::transform {
@@ -30,13 +31,36 @@ absl::StatusOr<Session> Session::from_file(std::span<const uint8_t> file,
   auto table = format::parse_feature_table(file, h);
   if (!table.ok()) return table.status();
   s.features_ = *std::move(table);
-  if (auto desc = s.feature(format::kFeatEventDesc)) {
-    // A broken EVENT_DESC only costs names; perf itself reads on without them.
-    if (auto events = format::decode_event_desc(*desc); events.ok()) {
-      for (auto& ev : *events) s.desc_names_.push_back(ev.name);
+  s.learn_event_names();
+  s.learn_strings();
+  if (auto f = s.feature(format::kFeatBuildId)) {
+    // A table that cannot be read costs its ids, not the recording: perf reads on without it.
+    if (auto entries = format::decode_build_id_table(*f); entries.ok()) {
+      s.table_.entries = *std::move(entries);
     }
+    s.table_.sizes_from_6_12_0 = format::decode_build_id_table_6_12_0(*f).has_value();
   }
   return s;
+}
+
+void Session::learn_event_names() {
+  desc_names_.clear();
+  if (auto desc = feature(format::kFeatEventDesc)) {
+    // A broken EVENT_DESC only costs names; perf itself reads on without them.
+    if (auto events = format::decode_event_desc(*desc); events.ok()) {
+      for (auto& ev : *events) desc_names_.push_back(ev.name);
+    }
+  }
+}
+
+void Session::learn_strings() {
+  for (auto [id, field] :
+       {std::pair{format::kFeatHostname, &hostname_},
+        std::pair{format::kFeatOsRelease, &osrelease_}, std::pair{format::kFeatArch, &arch_}}) {
+    if (auto f = feature(id)) {
+      if (auto value = format::decode_string_feature(*f); value.ok()) *field = *std::move(value);
+    }
+  }
 }
 
 Session Session::from_pipe(const format::FileHeader& h) { return Session(h); }
@@ -51,10 +75,21 @@ absl::Status Session::add_attr(format::EventAttr attr) {
 }
 
 absl::Status Session::observe(const RecordRef& r) {
+  const format::Endian& e = endian();
+  if (r.header.type == format::kHeaderBuildId) {
+    // A one-entry table whose entry header is the record's own. One that cannot be read costs
+    // its id, as a broken BUILD_ID feature does; the record itself is passed on as it is.
+    auto entries = format::decode_build_id_table({r.bytes, e, r.offset});
+    if (!entries.ok()) return absl::OkStatus();
+    for (auto& entry : *entries) {
+      entry.from_record = true;
+      table_.entries.push_back(std::move(entry));
+    }
+    return absl::OkStatus();
+  }
   if (r.header.type != format::kHeaderAttr && r.header.type != format::kHeaderFeature) {
     return absl::OkStatus();
   }
-  const format::Endian& e = endian();
   if (r.header.type == format::kHeaderAttr) {
     auto attr = format::parse_attr(r.bytes.data() + 8, r.bytes.size() - 8, e, r.offset + 8);
     if (!attr.ok()) return attr.status();
@@ -71,14 +106,33 @@ absl::Status Session::observe(const RecordRef& r) {
   if (r.header.type == format::kHeaderFeature && r.bytes.size() >= 16) {
     int id = static_cast<int>(e.u64(r.bytes.data() + 8));
     pipe_features_[id].assign(r.bytes.begin() + 16, r.bytes.end());
-    if (id == format::kFeatEventDesc) {
-      desc_names_.clear();
-      if (auto events = format::decode_event_desc(*feature(id)); events.ok()) {
-        for (auto& ev : *events) desc_names_.push_back(ev.name);
-      }
-    }
+    if (id == format::kFeatEventDesc) learn_event_names();
+    learn_strings();
   }
   return absl::OkStatus();
+}
+
+std::optional<uint64_t> Session::kernel_start(uint64_t machine) const {
+  auto it = kernel_start_.find(machine);
+  if (it == kernel_start_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<Map> Session::learn_map(const RecordRef& r) {
+  auto fields = format::decode_mmap(r.bytes, endian(), trailer_size(r), r.offset);
+  if (!fields.ok()) return fields.status();
+  Map m;
+  m.fields = *fields;
+  m.kind = format::classify(fields->filename, fields->misc);
+  m.machine = format::machine_of(fields->misc, fields->pid);
+  if (fields->has_build_id()) {
+    m.build_id = format::BuildId::from_bytes({fields->build_id.data(), fields->build_id_size});
+  }
+  if (m.kind == format::MapKind::kKernel) {
+    // Old perf wrote the kernel map from address 0; pgoff is always the _text address.
+    kernel_start_[m.machine] = fields->pgoff != 0 ? fields->pgoff : fields->start;
+  }
+  return m;
 }
 
 const format::EventAttr* Session::attr_for(const RecordRef& r) const {

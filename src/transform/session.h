@@ -15,23 +15,9 @@
 #include "format/feature.h"
 #include "format/file_header.h"
 #include "format/records.h"
+#include "transform/record.h"
 
 namespace pdfix::transform {
-
-// One record as it flows through pdfix: a view of its bytes (payload of TRACING_DATA/AUXTRACE
-// included) and where it came from.
-struct RecordRef {
-  std::span<const uint8_t> bytes;
-  format::RecordHeader header;
-  uint64_t offset = 0;        // file or stream offset; for a record decoded from compressed data,
-                              // the offset of the compressed record that completed it
-  uint64_t inner_offset = 0;  // offset in the decompressed stream, when `inner`
-  bool inner = false;         // decoded from a COMPRESSED/COMPRESSED2 record
-  bool original = true;       // bytes are the input's own (not made by a pass)
-  // Bytes after the last record of a stream that are no record (perf's own messages captured into
-  // a piped recording, say). perf stops reading there; pdfix keeps them as they are.
-  bool trailing = false;
-};
 
 class Session {
  public:
@@ -48,8 +34,20 @@ class Session {
   bool compressed_file() const { return !pipe() && feature(format::kFeatCompressed).has_value(); }
   const std::vector<format::EventAttr>& attrs() const { return attrs_; }
 
-  // Pipe mode learns events and features from records as they stream by.
+  // Pipe mode learns events and features from records as they stream by; both modes learn
+  // HEADER_BUILD_ID records into the build-id table.
   absl::Status observe(const RecordRef& r);
+
+  // What the recording says about itself, parsed once for every pass and verb.
+  const format::BuildIdTable& build_id_table() const { return table_; }
+  const std::string& hostname() const { return hostname_; }
+  const std::string& osrelease() const { return osrelease_; }
+  const std::string& arch() const { return arch_; }
+  // Where each machine's kernel image starts (its _text address), learned from the kernel maps.
+  std::optional<uint64_t> kernel_start(uint64_t machine) const;
+
+  // Decodes and classifies an MMAP/MMAP2 record; a kernel map teaches where its kernel starts.
+  absl::StatusOr<Map> learn_map(const RecordRef& r);
 
   // The event a record belongs to, by its sample id; nullptr when it cannot be told.
   const format::EventAttr* attr_for(const RecordRef& r) const;
@@ -65,6 +63,8 @@ class Session {
  private:
   explicit Session(const format::FileHeader& h) : header_(h) {}
   absl::Status add_attr(format::EventAttr attr);
+  void learn_strings();
+  void learn_event_names();
 
   format::FileHeader header_;
   std::span<const uint8_t> file_;
@@ -74,6 +74,11 @@ class Session {
   std::vector<format::FeatureSection> features_;
   std::map<int, std::vector<uint8_t>> pipe_features_;
   std::vector<std::string> desc_names_;
+  format::BuildIdTable table_;
+  std::string hostname_;
+  std::string osrelease_;
+  std::string arch_;
+  std::map<uint64_t, uint64_t> kernel_start_;
 };
 
 }  // namespace pdfix::transform

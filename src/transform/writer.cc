@@ -118,7 +118,7 @@ absl::Status Writer::flush_compressed(bool all) {
       zstd_.emplace(level);
     }
     const bool v2 = compressed_type_ == format::kCompressed2;
-    const size_t head = v2 ? 16 : 8;
+    const size_t head = v2 ? format::kCompressed2HeaderSize : format::kCompressedHeaderSize;
     scratch_.assign(head, 0);
     if (auto s = zstd_->encode_flush(std::span(to_compress_).subspan(done, n), scratch_); !s.ok()) {
       return s;
@@ -131,7 +131,7 @@ absl::Status Writer::flush_compressed(bool all) {
     }
     format::write_record_header(e, scratch_.data(),
                                 {compressed_type_, 0, static_cast<uint16_t>(scratch_.size())});
-    if (v2) e.put_u64(scratch_.data() + 8, data_size);
+    if (v2) e.put_u64(scratch_.data() + format::kRecordHeaderSize, data_size);
     if (auto s = write_bytes(scratch_); !s.ok()) return s;
     done += n;
   }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "e2e/harness.h"
+#include "fixture/chain.h"
 #include "fixture/fake_build_id_pass.h"
 #include "format/record_type.h"
 #include "format/records.h"
@@ -87,11 +88,10 @@ TEST_P(PerfRecordTest, PerfReadsWhatTheWriterRewrote) {
   testing::FakeBuildIdPass pass(0xab, [](const format::MmapRecord& m) {
     return (m.misc & format::kCpuModeMask) == format::kCpuModeUser;
   });
-  transform::Pass* passes[] = {&pass};
   const std::string out = dir_ + "/tagged.data";
-  auto st = transform::run_pipeline(*in, out, passes, {});
-  ASSERT_TRUE(st.ok()) << st;
-  ASSERT_GT(pass.upgraded, 0);
+  auto chain = transform::run_pipeline(*in, out, testing::chain_of(pass), {});
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  ASSERT_GT(testing::first_pass<testing::FakeBuildIdPass>(*chain).upgraded, 0);
 
   auto before = perf_stats(path_);
   auto after = perf_stats(out);

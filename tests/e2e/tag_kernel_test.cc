@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "e2e/harness.h"
+#include "fixture/chain.h"
 #include "fixture/perf_data_builder.h"
 #include "format/feature.h"
 #include "format/record_type.h"
@@ -26,7 +27,6 @@ constexpr uint64_t kFooStart = 0xffffffffc0000000;
 class MangleTable : public transform::Pass {
  public:
   std::string_view name() const override { return "mangle"; }
-  bool changes_records() const override { return true; }
   bool wants(uint32_t type) const override { return type == format::kMmap; }
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
                        transform::RecordSink& out) override {
@@ -51,6 +51,7 @@ class MangleTable : public transform::Pass {
     added.bytes = buf_;
     added.header = format::read_record_header(s.endian(), buf_.data());
     added.original = false;
+    added.map = nullptr;
     return out.emit(added);
   }
   absl::Status finish(const transform::Session& s, transform::RecordSink& /*out*/,
@@ -116,9 +117,7 @@ class TagKernelTest : public ::testing::Test {
   std::string mangle(const std::string& out) {
     auto in = io::open_input(rec_);
     EXPECT_TRUE(in.ok());
-    MangleTable pass;
-    transform::Pass* passes[] = {&pass};
-    EXPECT_TRUE(transform::run_pipeline(*in, out, passes, {}).ok());
+    EXPECT_TRUE(transform::run_pipeline(*in, out, testing::chain_of(MangleTable()), {}).ok());
     return out;
   }
   std::string dir_, rec_;
@@ -162,10 +161,8 @@ TEST_F(TagKernelTest, UndecidableTableIsLeftAlone) {
   };
   auto in = io::open_input(rec_);
   ASSERT_TRUE(in.ok());
-  TableOnly pass;
-  transform::Pass* passes[] = {&pass};
   const std::string mangled = dir_ + "/mangled.data";
-  ASSERT_TRUE(transform::run_pipeline(*in, mangled, passes, {}).ok());
+  ASSERT_TRUE(transform::run_pipeline(*in, mangled, testing::chain_of(TableOnly()), {}).ok());
   const std::string out = dir_ + "/out.data";
   RunResult r = sh(pdfix() + " tag-kernel " + quote(mangled) + " " + quote(out));
   ASSERT_EQ(r.status, 0) << r.err;

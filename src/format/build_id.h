@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace pdfix::resolve {
+namespace pdfix::format {
 
 struct BuildId {
   std::array<uint8_t, 20> bytes{};
@@ -25,4 +25,4 @@ struct BuildId {
   }
 };
 
-}  // namespace pdfix::resolve
+}  // namespace pdfix::format

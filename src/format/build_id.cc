@@ -1,10 +1,10 @@
-#include "resolve/build_id.h"
+#include "format/build_id.h"
 
 #include <algorithm>
 
 #include "absl/strings/escaping.h"
 
-namespace pdfix::resolve {
+namespace pdfix::format {
 
 std::string BuildId::hex() const {
   return absl::BytesToHexString(
@@ -28,4 +28,4 @@ std::optional<BuildId> BuildId::from_hex(std::string_view hex) {
   return from_bytes({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()});
 }
 
-}  // namespace pdfix::resolve
+}  // namespace pdfix::format

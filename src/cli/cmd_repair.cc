@@ -1,0 +1,172 @@
+// The repair verbs: one per pass (src/passes/registry.cc lists them), and `fix`, the chain of all
+// of them. Each pass's options, help and report come from its RepairKind; nothing here is written
+// for one pass.
+#include <sys/stat.h>
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "cli/man_page.h"
+#include "cli/progress.h"
+#include "cli/verb.h"
+#include "io/input.h"
+#include "passes/repair.h"
+#include "transform/pipeline.h"
+
+namespace pdfix::cli {
+namespace {
+
+constexpr const char* kExitStatus =
+    "0 on success (maps left alone are not an error), 2 on bad usage or unreadable input.";
+constexpr const char* kShapes = R"(
+
+Works on file- and pipe-mode input, either byte order, and zstd-compressed data (re-compressed
+when a record inside it changes). IN and OUT may be '-' for stdin and stdout.)";
+
+// Pass options onto the command line of one verb.
+class CliOptions : public passes::Options {
+ public:
+  explicit CliOptions(CLI::App& cmd) : cmd_(cmd) {}
+  void value(const std::string& name, const std::string& value_name, const std::string& help,
+             std::function<absl::Status(const std::string&)> set) override {
+    cmd_.add_option_function<std::string>(
+            name,
+            [name, set = std::move(set)](const std::string& v) {
+              if (auto s = set(v); !s.ok())
+                throw CLI::ValidationError(name, std::string(s.message()));
+            },
+            help)
+        ->type_name(value_name);
+  }
+  void directory(const std::string& name, const std::string& help, std::string& target) override {
+    cmd_.add_option(name, target, help)->check(CLI::ExistingDirectory)->type_name("DIR");
+  }
+
+ private:
+  CLI::App& cmd_;
+};
+
+// What every repair verb is given on its command line besides the passes' own options.
+struct Args {
+  std::string in;
+  std::string out;
+  std::string sysroot;
+  bool json = false;
+  bool verbose = false;
+  bool required_switch = false;
+};
+
+void add_common(CLI::App& cmd, Args& a) {
+  cmd.add_option("IN", a.in, "The recording to read ('-': stdin).")->required();
+  cmd.add_option("OUT", a.out, "Where to write the result ('-': stdout).")->required();
+  cmd.add_option("--sysroot", a.sysroot,
+                 "A copy of the recording host's root: files and modules are looked up there.")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
+  cmd.add_flag("--json", a.json, "The summary as one JSON object on stderr.");
+  cmd.add_flag("-v,--verbose", a.verbose, "List every map in the summary, with its evidence.");
+}
+
+int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, const Args& a,
+        const resolve::Host& host) {
+  auto in = io::open_input(a.in);
+  if (!in.ok()) return fail(in.status());
+  passes::Common common{std::string(absl::StripSuffix(a.sysroot, "/")), std::nullopt, &host};
+  if (in->mapped != nullptr) {
+    // The recording ended when its file was last written: a file changed after that is not the
+    // one that was mapped.
+    struct stat st{};
+    if (fstat(in->mapped->fd(), &st) == 0) common.recording_ended_at = st.st_mtim.tv_sec;
+  }
+  transform::MakeChain make = [&] {
+    transform::PassChain chain;
+    for (const passes::RepairKind* k : kinds) chain.push_back(k->make(common));
+    return chain;
+  };
+  Progress progress(verb);
+  auto chain = transform::run_pipeline(*in, a.out, make, {.progress = progress.callback()});
+  if (!chain.ok()) return fail(chain.status());
+  std::vector<const passes::Repair*> repairs;
+  for (const auto& pass : *chain)
+    repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
+  if (!a.json) {
+    for (const passes::Repair* r : repairs) r->report_text(std::cerr, a.verbose);
+  } else if (repairs.size() == 1) {
+    print_json(repairs.front()->report_json(), std::cerr);
+  } else {
+    llvm::json::Object reports;
+    for (size_t i = 0; i < repairs.size(); ++i) {
+      reports[kinds[i]->report_key()] = repairs[i]->report_json();
+    }
+    print_json(std::move(reports), std::cerr);
+  }
+  return kExitOk;
+}
+
+Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& host) {
+  const std::string verb = kind.verb();
+  const std::string sw = kind.required_switch();
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd =
+      add_command(app, verb,
+                  {"pdfix " + verb + (sw.empty() ? "" : " " + sw), kind.summary(),
+                   absl::StrCat("pdfix ", verb, sw.empty() ? "" : " ", sw, " [OPTIONS] IN OUT"),
+                   absl::StrCat(kind.description(), kShapes), kExitStatus});
+  if (!sw.empty()) {
+    cmd->add_flag(sw, args->required_switch, "What to do (required).")->required();
+  }
+  add_common(*cmd, *args);
+  CliOptions options(*cmd);
+  kind.declare(options);
+  return {cmd, [verb, &kind, args, &host] { return run(verb, {&kind}, *args, host); }};
+}
+
+Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
+             const resolve::Host& host) {
+  std::string steps;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const std::string sw = kinds[i]->required_switch();
+    names.push_back(absl::StrCat(kinds[i]->verb(), sw.empty() ? "" : " ", sw));
+    steps += filled(absl::StrCat("  ", i + 1, ". ", names.back(), ":"), kinds[i]->summary(), 6, 96);
+  }
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = add_command(
+      app, "fix",
+      {"pdfix fix", "every repair pass in one read: the step before a recording is archived",
+       "pdfix fix [OPTIONS] IN OUT",
+       absl::StrCat("Runs, in one read of IN:\n", steps,
+                    "In this order each pass sees what the one before did. Running fix on its own "
+                    "output\nchanges nothing. See each verb's --help for the details and the trust "
+                    "rules; their\noptions apply here. --json gives one object with a member per "
+                    "pass.",
+                    kShapes),
+       kExitStatus});
+  add_common(*cmd, *args);
+  CliOptions options(*cmd);
+  for (passes::RepairKind* k : kinds) k->declare(options);
+  return {cmd, [kinds, args, &host] { return run("fix", kinds, *args, host); }};
+}
+
+}  // namespace
+
+std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host) {
+  // The command line fills in the kinds' configs; the verbs' closures keep them alive. `fix` has
+  // kinds of its own, so that its options are not the single verbs'.
+  using Kinds = std::vector<std::unique_ptr<passes::RepairKind>>;
+  auto for_fix = std::make_shared<Kinds>(passes::repair_kinds());
+  auto for_verbs = std::make_shared<Kinds>(passes::repair_kinds());
+  std::vector<passes::RepairKind*> chain;
+  for (const auto& k : *for_fix) chain.push_back(k.get());
+  std::vector<Verb> verbs{add_fix(app, chain, host)};
+  verbs.back().run = [run = verbs.back().run, for_fix] { return run(); };
+  for (const auto& k : *for_verbs) {
+    verbs.push_back(add_single(app, *k, host));
+    verbs.back().run = [run = verbs.back().run, for_verbs] { return run(); };
+  }
+  return verbs;
+}
+
+}  // namespace pdfix::cli

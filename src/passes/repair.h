@@ -1,0 +1,65 @@
+// What the command line asks of the repair passes, and how each is made from it. A repair pass is
+// a transform::Pass that reports what it did and declares its own options; everything the CLI
+// knows of a pass comes from its RepairKind (src/passes/registry.cc lists them).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "llvm/Support/JSON.h"
+#include "resolve/host.h"
+#include "transform/pass.h"
+
+namespace pdfix::passes {
+
+// Settings more than one pass reads, and the host the passes may take evidence from.
+struct Common {
+  std::string sysroot;                        // a copy of the recording host's root; empty: none
+  std::optional<int64_t> recording_ended_at;  // when the input was last written (seconds)
+  const resolve::Host* host = nullptr;
+};
+
+class Repair : public transform::Pass {
+ public:
+  // What the pass did: JSON for scripts, a few lines of text for people.
+  virtual llvm::json::Object report_json() const = 0;
+  virtual void report_text(std::ostream& out, bool verbose) const = 0;
+};
+
+// How a pass declares its options without knowing the command-line parser.
+class Options {
+ public:
+  virtual ~Options() = default;
+  virtual void value(const std::string& name, const std::string& value_name,
+                     const std::string& help,
+                     std::function<absl::Status(const std::string& value)> set) = 0;
+  // A directory that must exist.
+  virtual void directory(const std::string& name, const std::string& help, std::string& target) = 0;
+};
+
+// One repair pass as the command line knows it. Each keeps the config its options fill in, and
+// makes as many passes from it as the pipeline asks for.
+class RepairKind {
+ public:
+  virtual ~RepairKind() = default;
+  virtual std::string verb() const = 0;        // "fix-module-sizes"
+  virtual std::string report_key() const = 0;  // its object in `fix --json`
+  virtual std::string summary() const = 0;     // one line for `pdfix --help`
+  virtual std::string description() const = 0;
+  // A switch the verb requires, naming what it does ("--buildids"); empty: none.
+  virtual std::string required_switch() const { return ""; }
+  virtual void declare(Options& /*options*/) {}
+  virtual std::unique_ptr<Repair> make(const Common& common) const = 0;
+};
+
+// Every repair pass, in the order `pdfix fix` runs them: each sees what the ones before did.
+std::vector<std::unique_ptr<RepairKind>> repair_kinds();
+
+}  // namespace pdfix::passes

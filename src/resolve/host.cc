@@ -1,0 +1,124 @@
+#include "resolve/host.h"
+
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "resolve/elf_build_id.h"
+
+namespace pdfix::resolve {
+namespace {
+
+std::optional<format::BuildId> notes_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  const std::string blob{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  return build_id_of_notes({reinterpret_cast<const uint8_t*>(blob.data()), blob.size()});
+}
+
+// The address of _text in /proc/kallsyms (needs root, or kptr_restrict 0, to be real).
+std::optional<uint64_t> read_kernel_text() {
+  std::ifstream f("/proc/kallsyms");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::vector<absl::string_view> cols = absl::StrSplit(line, ' ');
+    if (cols.size() >= 3 && cols[2] == "_text") {
+      uint64_t addr = 0;
+      if (absl::SimpleHexAtoi(cols[0], &addr) && addr != 0) return addr;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// The kernel tells a process where its vdso is only as an address, and /proc/self/maps its extent.
+std::span<const uint8_t> read_vdso() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (!line.ends_with("[vdso]")) continue;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    const std::string field = line.substr(0, line.find(' '));
+    std::vector<absl::string_view> range = absl::StrSplit(field, '-');
+    if (range.size() != 2 || !absl::SimpleHexAtoi(range[0], &begin) ||
+        !absl::SimpleHexAtoi(range[1], &end) || end <= begin) {
+      return {};
+    }
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
+    const auto* image = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
+    if (image == nullptr || reinterpret_cast<uintptr_t>(image) != begin) return {};
+    return {image, end - begin};
+  }
+  return {};
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st{};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+template <typename T, typename Fn>
+const T& once(std::optional<T>& slot, Fn&& read) {
+  if (!slot) slot = read();
+  return *slot;
+}
+
+}  // namespace
+
+std::string LiveHost::hostname() const {
+  return once(hostname_, [] {
+    char name[256] = {};
+    return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+  });
+}
+
+std::string LiveHost::kernel_release() const {
+  return once(release_, [] {
+    struct utsname u{};
+    return uname(&u) == 0 ? std::string(u.release) : std::string();
+  });
+}
+
+std::optional<uint64_t> LiveHost::kernel_text() const { return once(text_, read_kernel_text); }
+
+std::optional<format::BuildId> LiveHost::kernel_build_id() const {
+  return once(kernel_id_, [] { return notes_file("/sys/kernel/notes"); });
+}
+
+std::optional<format::BuildId> LiveHost::module_build_id(const std::string& name) const {
+  auto it = module_ids_.find(name);
+  if (it == module_ids_.end()) {
+    it = module_ids_
+             .emplace(name,
+                      notes_file(absl::StrCat("/sys/module/", name, "/notes/.note.gnu.build-id")))
+             .first;
+  }
+  return it->second;
+}
+
+std::span<const uint8_t> LiveHost::vdso() const { return once(vdso_, read_vdso); }
+
+std::string LiveHost::buildid_cache() const {
+  return once(cache_, []() -> std::string {
+    if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir != nullptr && is_dir(dir)) {
+      return dir;
+    }
+    if (const char* home = std::getenv("HOME")) {
+      std::string dir = std::string(home) + "/.debug";
+      if (is_dir(dir)) return dir;
+    }
+    return "";
+  });
+}
+
+}  // namespace pdfix::resolve

@@ -1,0 +1,54 @@
+// The machine pdfix runs on, as far as it decides what evidence pdfix may take from here: its name,
+// the running kernel and its boot, the kernel's and modules' notes, this process's vdso, and where
+// perf keeps its build-id cache. Every such fact enters through this interface, read once, so a
+// test can give pdfix another host.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "format/build_id.h"
+
+namespace pdfix::resolve {
+
+class Host {
+ public:
+  virtual ~Host() = default;
+  virtual std::string hostname() const = 0;
+  virtual std::string kernel_release() const = 0;
+  // The running kernel's _text address (/proc/kallsyms): it moves with KASLR at every boot.
+  virtual std::optional<uint64_t> kernel_text() const = 0;
+  // The running kernel's build-id (/sys/kernel/notes) and a loaded module's (/sys/module/NAME).
+  virtual std::optional<format::BuildId> kernel_build_id() const = 0;
+  virtual std::optional<format::BuildId> module_build_id(const std::string& name) const = 0;
+  // The vdso the kernel maps into this process, as mapped; empty when there is none.
+  virtual std::span<const uint8_t> vdso() const = 0;
+  // perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug; empty when neither exists.
+  virtual std::string buildid_cache() const = 0;
+};
+
+// This machine. Each fact is read from the system the first time it is asked for.
+class LiveHost : public Host {
+ public:
+  std::string hostname() const override;
+  std::string kernel_release() const override;
+  std::optional<uint64_t> kernel_text() const override;
+  std::optional<format::BuildId> kernel_build_id() const override;
+  std::optional<format::BuildId> module_build_id(const std::string& name) const override;
+  std::span<const uint8_t> vdso() const override;
+  std::string buildid_cache() const override;
+
+ private:
+  mutable std::optional<std::string> hostname_;
+  mutable std::optional<std::string> release_;
+  mutable std::optional<std::optional<uint64_t>> text_;
+  mutable std::optional<std::optional<format::BuildId>> kernel_id_;
+  mutable std::map<std::string, std::optional<format::BuildId>> module_ids_;
+  mutable std::optional<std::span<const uint8_t>> vdso_;
+  mutable std::optional<std::string> cache_;
+};
+
+}  // namespace pdfix::resolve

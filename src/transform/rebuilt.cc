@@ -1,0 +1,45 @@
+#include "transform/rebuilt.h"
+
+namespace pdfix::transform {
+
+RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildId& id,
+                                     const Session& s) {
+  const format::Endian& e = s.endian();
+  const Map& old = *from.map;
+  bytes_ = format::encode_mmap2_with_build_id(old.fields, id.view(),
+                                              from.bytes.last(s.trailer_size(from)), e);
+  // The new record's view follows from the old one; decoding the bytes again would tell no more.
+  map_ = old;
+  map_.build_id = id;
+  map_.fields.is_mmap2 = true;
+  map_.fields.misc = old.fields.misc | format::kMiscMmapBuildId;
+  map_.fields.maj = map_.fields.min = 0;
+  map_.fields.ino = map_.fields.ino_generation = 0;
+  map_.fields.prot = e.u32(bytes_.data() + format::kMmap2ProtOffset);
+  map_.fields.flags = e.u32(bytes_.data() + format::kMmap2ProtOffset + 4);
+  map_.fields.build_id_size = id.size;
+  std::copy(id.bytes.begin(), id.bytes.end(), map_.fields.build_id.begin());
+  map_.fields.filename = {
+      reinterpret_cast<const char*>(bytes_.data()) + format::kMmap2FilenameOffset,
+      old.fields.filename.size()};
+  RecordRef r = from;
+  r.bytes = bytes_;
+  r.header = format::read_record_header(e, bytes_.data());
+  r.original = false;
+  r.map = &map_;
+  return r;
+}
+
+RecordRef Rebuilt::inserted(std::vector<uint8_t> bytes, const RecordRef& at,
+                            const format::Endian& e) {
+  bytes_ = std::move(bytes);
+  RecordRef r;
+  r.bytes = bytes_;
+  r.header = format::read_record_header(e, bytes_.data());
+  r.offset = at.offset;
+  r.inner = at.inner;
+  r.original = false;
+  return r;
+}
+
+}  // namespace pdfix::transform

@@ -1,0 +1,29 @@
+// Records a pass makes: one built in place of another, or one inserted before it. The bytes (and a
+// map's decoded view) live here until the next record is made, which is long enough: a sink
+// copies what it keeps.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "format/build_id.h"
+#include "transform/record.h"
+#include "transform/session.h"
+
+namespace pdfix::transform {
+
+class Rebuilt {
+ public:
+  // `from` (an MMAP or MMAP2 with its map decoded) as an MMAP2 that carries `id`; everything else
+  // in it, the sample_id trailer included, is kept.
+  RecordRef map_with_build_id(const RecordRef& from, const format::BuildId& id, const Session& s);
+  // `bytes` (a whole record of a type that is no map) placed where `at` is.
+  RecordRef inserted(std::vector<uint8_t> bytes, const RecordRef& at, const format::Endian& e);
+
+ private:
+  std::vector<uint8_t> bytes_;
+  Map map_;
+};
+
+}  // namespace pdfix::transform
