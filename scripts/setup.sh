@@ -20,5 +20,7 @@ DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-insta
   "${packages[@]}" >/dev/null
 
 echo "== building pdfix into build/" >&2
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# PDFIX_WERROR=ON (scripts/test.sh, CI) makes every warning an error.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPDFIX_WERROR="${PDFIX_WERROR:-OFF}" \
+  >/dev/null
 cmake --build build

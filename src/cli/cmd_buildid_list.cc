@@ -46,8 +46,9 @@ IN may be '-' for stdin.)",
               print_json(std::move(out), std::cout);
               return kExitOk;
             }
-            for (const auto& d : *dsos)
+            for (const auto& d : *dsos) {
               std::printf("%-40s %s\n", d.build_id.c_str(), d.name.c_str());
+            }
             return kExitOk;
           }};
 }

@@ -34,8 +34,9 @@ class CliOptions : public passes::Options {
     cmd_.add_option_function<std::string>(
             name,
             [name, set = std::move(set)](const std::string& v) {
-              if (auto s = set(v); !s.ok())
+              if (auto s = set(v); !s.ok()) {
                 throw CLI::ValidationError(name, std::string(s.message()));
+              }
             },
             help)
         ->type_name(value_name);
@@ -89,8 +90,9 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   auto chain = transform::run_pipeline(*in, a.out, make, {.progress = progress.callback()});
   if (!chain.ok()) return fail(chain.status());
   std::vector<const passes::Repair*> repairs;
-  for (const auto& pass : *chain)
+  for (const auto& pass : *chain) {
     repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
+  }
   if (!a.json) {
     for (const passes::Repair* r : repairs) r->report_text(std::cerr, a.verbose);
   } else if (repairs.size() == 1) {

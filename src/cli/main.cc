@@ -69,8 +69,10 @@ int usage_error(const CLI::App& root, const CLI::Error& e) {
 }  // namespace
 }  // namespace pdfix::cli
 
-int main(int argc, char** argv) {
-  using namespace pdfix::cli;
+namespace pdfix::cli {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app;
   app.name("pdfix");
   app.formatter(std::make_shared<ManPage>(root_page()));
@@ -111,4 +113,17 @@ int main(int argc, char** argv) {
     if (v.command->parsed()) return v.run();
   }
   return kExitError;
+}
+
+}  // namespace
+}  // namespace pdfix::cli
+
+int main(int argc, char** argv) {
+  try {
+    return pdfix::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    // Errors are values inside pdfix; what gets here is the C++ library's (out of memory, say).
+    std::cerr << "pdfix: " << e.what() << "\n";
+    return pdfix::cli::kExitError;
+  }
 }

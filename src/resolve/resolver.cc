@@ -145,8 +145,9 @@ Resolution Resolver::vdso(const MapQuery& q) {
   // The running kernel maps the same vdso into every process of an ABI, pdfix's own included. A
   // mapping of another length is another ABI's vdso (a 32-bit process's), which pdfix cannot see.
   const std::span<const uint8_t> image = host_.vdso();
-  if (image.empty())
+  if (image.empty()) {
     return {std::nullopt, "", "not found (no vdso in this process to compare with)"};
+  }
   if (image.size() != q.len) {
     return {std::nullopt, "", "not found (vdso of another ABI than this process's)"};
   }

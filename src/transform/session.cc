@@ -107,6 +107,11 @@ absl::Status Session::observe(const RecordRef& r) {
     int id = static_cast<int>(e.u64(r.bytes.data() + 8));
     pipe_features_[id].assign(r.bytes.begin() + 16, r.bytes.end());
     if (id == format::kFeatEventDesc) learn_event_names();
+    if (id == format::kFeatBuildId) {
+      if (auto entries = format::decode_build_id_table(*feature(id)); entries.ok()) {
+        table_.entries.insert(table_.entries.end(), entries->begin(), entries->end());
+      }
+    }
     learn_strings();
   }
   return absl::OkStatus();

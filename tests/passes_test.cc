@@ -1,0 +1,300 @@
+// Each repair pass over recordings the fixture builder makes, in every shape (both byte orders,
+// file and pipe, plain and zstd), with the host faked: what the pass must change, it changes, and
+// nothing else.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixture/fake_host.h"
+#include "fixture/perf_data_builder.h"
+#include "format/feature.h"
+#include "format/map_kind.h"
+#include "format/record_type.h"
+#include "format/records.h"
+#include "io/input.h"
+#include "passes/repair.h"
+#include "transform/open_session.h"
+#include "transform/pipeline.h"
+
+namespace pdfix {
+namespace {
+
+using testing::Bytes;
+using testing::PerfDataBuilder;
+
+constexpr uint64_t kText = 0xffffffff81000000ULL;
+constexpr uint64_t kModules = 0xffffffffc0000000ULL;
+const std::string kKernelId(40, '1');
+const std::string kNfId(40, '2');
+const std::string kAppId(40, '3');
+
+Bytes id_bytes(char c) { return Bytes(20, static_cast<uint8_t>((c - '0') * 0x11)); }
+
+struct Shape {
+  std::string name;
+  std::endian order;
+  bool pipe;
+  uint32_t compressed;
+};
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> out;
+  for (auto order : {std::endian::little, std::endian::big}) {
+    for (bool pipe : {false, true}) {
+      for (uint32_t c : {0U, 83U}) {
+        out.push_back({std::string(order == std::endian::big ? "Big" : "Little") +
+                           (pipe ? "Pipe" : "File") + (c != 0 ? "Zstd" : ""),
+                       order, pipe, c});
+      }
+    }
+  }
+  return out;
+}
+
+// Sets options the way the command line would, by name.
+class OptionValues : public passes::Options {
+ public:
+  void value(const std::string& name, const std::string& /*value_name*/,
+             const std::string& /*help*/,
+             std::function<absl::Status(const std::string&)> set) override {
+    setters_[name] = std::move(set);
+  }
+  void directory(const std::string& name, const std::string& /*help*/,
+                 std::string& target) override {
+    setters_[name] = [&target](const std::string& v) {
+      target = v;
+      return absl::OkStatus();
+    };
+  }
+  absl::Status set(const std::string& name, const std::string& value) {
+    return setters_.at(name)(value);
+  }
+
+ private:
+  std::map<std::string, std::function<absl::Status(const std::string&)>> setters_;
+};
+
+// A map record of the output, as the reader decodes it.
+struct OutMap {
+  format::MmapRecord fields;
+  std::string filename;
+  std::string id;  // hex, empty without one
+};
+struct Output {
+  std::vector<OutMap> maps;
+  std::vector<uint32_t> types;  // of every record, compressed containers left out
+  std::vector<format::BuildIdEntry> table;
+  std::vector<Bytes> compressed;  // the compressed containers' bytes
+};
+
+absl::StatusOr<Output> read_output(const std::string& path) {
+  auto in = io::open_input(path);
+  if (!in.ok()) return in.status();
+  auto session = transform::open_session(*in);
+  if (!session.ok()) return session.status();
+  auto reader = transform::make_reader(*in, *session, {.expand_compressed = true});
+  Output out;
+  while (true) {
+    auto r = reader->next();
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) break;
+    const auto& rec = **r;
+    if (!rec.inner && format::is_compressed_type(rec.header.type)) {
+      out.compressed.emplace_back(rec.bytes.begin(), rec.bytes.end());
+      continue;
+    }
+    out.types.push_back(rec.header.type);
+    if (rec.header.type != format::kMmap && rec.header.type != format::kMmap2) continue;
+    auto m = session->learn_map(rec);
+    if (!m.ok()) return m.status();
+    out.maps.push_back(
+        {m->fields, std::string(m->fields.filename), m->build_id ? m->build_id->hex() : ""});
+  }
+  out.table = session->build_id_table().entries;
+  return out;
+}
+
+class PassTest : public ::testing::TestWithParam<Shape> {
+ public:
+  PerfDataBuilder builder() const {
+    const Shape& s = GetParam();
+    PerfDataBuilder b(s.order);
+    if (s.pipe) b.pipe_mode();
+    b.attr({});
+    b.string_feature(format::kFeatHostname, host_.name);
+    b.string_feature(format::kFeatOsRelease, host_.release);
+    b.string_feature(format::kFeatArch, "x86_64");
+    return b;
+  }
+  // A build-id table entry: in the table of a file, a HEADER_BUILD_ID record in a stream.
+  void table_entry(PerfDataBuilder& b, char id, const std::string& name) const {
+    const uint16_t misc = 0x8000 | format::kCpuModeKernel;
+    if (!GetParam().pipe) {
+      b.build_id_entry(misc, -1, id_bytes(id), name);
+      return;
+    }
+    Bytes r = format::encode_build_id_entry(format::kHeaderBuildId, misc, -1, id_bytes(id), name,
+                                            b.endian());
+    b.raw_record(format::kHeaderBuildId, misc, Bytes(r.begin() + 8, r.end()));
+  }
+  void start_data(PerfDataBuilder& b) const {
+    if (GetParam().compressed != 0) b.compress(GetParam().compressed, 64);
+  }
+  // Runs the pass named `verb` (with `options` set) over `input`; the output's path.
+  std::string run(const std::string& verb, const Bytes& input,
+                  const std::map<std::string, std::string>& options = {}) {
+    auto kinds = passes::repair_kinds();
+    passes::RepairKind* kind = nullptr;
+    for (auto& k : kinds) {
+      if (k->verb() == verb) kind = k.get();
+    }
+    EXPECT_NE(kind, nullptr) << verb;
+    OptionValues values;
+    kind->declare(values);
+    for (const auto& [name, value] : options) EXPECT_TRUE(values.set(name, value).ok()) << name;
+    const std::string in_path = testing::write_temp(input);
+    auto in = io::open_input(in_path);
+    EXPECT_TRUE(in.ok());
+    const passes::Common common{"", std::nullopt, &host_};
+    auto chain = transform::run_pipeline(*in, in_path + ".out",
+                                         [&] {
+                                           transform::PassChain c;
+                                           c.push_back(kind->make(common));
+                                           return c;
+                                         },
+                                         {});
+    EXPECT_TRUE(chain.ok()) << chain.status();
+    if (chain.ok()) {
+      report_ =
+          llvm::json::Value(dynamic_cast<const passes::Repair&>(*chain->front()).report_json());
+    }
+    return in_path + ".out";
+  }
+  const llvm::json::Object& report() const { return *report_.getAsObject(); }
+
+ protected:
+  testing::FakeHost host_;
+  llvm::json::Value report_ = nullptr;
+};
+
+// Kernel, a module and a program, recorded on the fake host in its present boot: the kernel's
+// id is in the table, the module's only in the host's notes, the program's only given by the user.
+Bytes injectable(PassTest& t, PerfDataBuilder b) {
+  t.table_entry(b, '1', "[kernel.kallsyms]");
+  t.start_data(b);
+  b.comm(10, 10, "app")
+      .mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, kModules, 0x5000, 0, "[nf_tables]", format::kCpuModeKernel)
+      .mmap(10, 0x400000, 0x1000, 0, "/opt/gone/app")
+      .mmap(10, 0x7f0000000000ULL, 0x1000, 0, "//anon")
+      .sample(0x400010, 10, 10, 1000)
+      .finished_round();
+  return b.build();
+}
+
+TEST_P(PassTest, InjectGivesEveryProvenIdAndAddsItToTheTable) {
+  host_.module_ids["nf_tables"] = *format::BuildId::from_hex(kNfId);
+  const Bytes input = injectable(*this, builder());
+  auto out = read_output(run("inject", input, {{"--known-build-ids", "/opt/gone/app=" + kAppId}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->maps.size(), 4U);
+  EXPECT_EQ(out->maps[0].id, kKernelId);  // from the table
+  EXPECT_EQ(out->maps[1].id, kNfId);      // the host's /sys/module notes, same boot
+  EXPECT_EQ(out->maps[2].id, kAppId);     // --known-build-ids
+  EXPECT_EQ(out->maps[3].id, "");         // anonymous
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(out->maps[i].fields.is_mmap2);
+    EXPECT_EQ(out->maps[i].fields.start, std::vector<uint64_t>({kText, kModules, 0x400000})[i]);
+  }
+  EXPECT_EQ(report().getInteger("upgraded"), 3);
+  EXPECT_EQ(report().getInteger("table_entries_added"), 2);
+  // The table (a stream: HEADER_BUILD_ID records) gains the two ids it lacked, once each.
+  std::map<std::string, std::string> table;
+  for (const auto& e : out->table) table[e.filename] = format::build_id_hex(e);
+  EXPECT_EQ(table["[nf_tables]"], kNfId);
+  EXPECT_EQ(table["/opt/gone/app"], kAppId);
+  EXPECT_EQ(out->table.size(), 3U);
+  if (GetParam().pipe) {
+    // Ahead of the map that needs it.
+    const auto first_id = std::find(out->types.begin(), out->types.end(),
+                                    static_cast<uint32_t>(format::kHeaderBuildId));
+    const auto module_map = std::find(first_id, out->types.end(), 1U);
+    EXPECT_LT(first_id - out->types.begin(), module_map - out->types.begin());
+  }
+}
+
+TEST_P(PassTest, InjectTakesNothingFromAHostOfAnotherBoot) {
+  host_.module_ids["nf_tables"] = *format::BuildId::from_hex(kNfId);
+  const Bytes input = injectable(*this, builder());
+  host_.text = kText + 0x200000;  // rebooted since: KASLR moved the kernel
+  auto out = read_output(run("inject", input));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->maps[0].id, kKernelId);  // the table still says
+  EXPECT_EQ(out->maps[1].id, "");
+  EXPECT_EQ(out->maps[2].id, "");
+  EXPECT_EQ(report().getInteger("upgraded"), 1);
+}
+
+TEST_P(PassTest, FixModuleSizesEndsARunawayModuleAtItsNeighbour) {
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, kModules, 0x8000, 0, "[a]", format::kCpuModeKernel)
+      .mmap(-1, kModules + 0x8000, 0 - (kModules + 0x8000), 0, "[b]", format::kCpuModeKernel)
+      .mmap(-1, kModules + 0x20000, 0x3000, 0, "[c]", format::kCpuModeKernel)
+      .sample(kModules + 0x10, 10, 10, 1000, format::kCpuModeKernel);
+  auto out = read_output(run("fix-module-sizes", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->maps.size(), 4U);
+  EXPECT_EQ(out->maps[1].fields.len, 0x8000U);
+  EXPECT_EQ(out->maps[2].fields.len, 0x18000U);  // up to [c]
+  EXPECT_EQ(out->maps[3].fields.len, 0x3000U);
+  EXPECT_EQ(report().getArray("changed")->size(), 1U);
+}
+
+TEST_P(PassTest, TagKernelNamesTheKernelEntryAndGivesTheMapItsId) {
+  PerfDataBuilder b = builder();
+  // A module first and the kernel under a vmlinux path: perf would take [foo] for the kernel.
+  table_entry(b, '2', "[foo]");
+  table_entry(b, '1', "/boot/vmlinux-6.1");
+  start_data(b);
+  b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, kModules, 0x5000, 0, "[foo]", format::kCpuModeKernel)
+      .sample(kText + 0x10, 10, 10, 1000, format::kCpuModeKernel);
+  auto out = read_output(run("tag-kernel", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->maps[0].id, kKernelId);
+  EXPECT_EQ(out->maps[1].id, "");
+  std::vector<std::string> names;
+  for (const auto& e : out->table) names.push_back(e.filename);
+  // First, the vmlinux entry kept (in a stream: a HEADER_BUILD_ID record ahead of the others).
+  EXPECT_EQ(names, (std::vector<std::string>{"[kernel.kallsyms]", "[foo]", "/boot/vmlinux-6.1"}));
+  EXPECT_EQ(format::build_id_hex(out->table[0]), kKernelId);
+}
+
+TEST_P(PassTest, CompressedDataIsCopiedWhenNothingInsideChanges) {
+  // Nothing to inject: the maps carry no file the pass can prove.
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.mmap(10, 0x400000, 0x1000, 0, "/opt/gone/app").sample(0x400010, 10, 10, 1000);
+  const Bytes input = b.build();
+  auto before = read_output(testing::write_temp(input));
+  auto out = read_output(run("inject", input));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(out->types, before->types);
+  EXPECT_EQ(report().getInteger("upgraded"), 0);
+  // A stream cannot be read twice to find that out first: its data is compressed anew.
+  if (!GetParam().pipe) {
+    EXPECT_EQ(out->compressed, before->compressed);
+  }
+  EXPECT_EQ(out->compressed.empty(), GetParam().compressed == 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PassTest, ::testing::ValuesIn(shapes()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace pdfix
