@@ -14,8 +14,12 @@ namespace {
 
 constexpr int32_t kHostPid = -1;
 
-std::string table_key(std::string_view name, const format::BuildId& id) {
-  return absl::StrCat(absl::string_view(name.data(), name.size()), "\n", id.hex());
+std::string table_key(uint64_t machine, std::string_view name, const format::BuildId& id) {
+  return absl::StrCat(machine, "\n", absl::string_view(name.data(), name.size()), "\n", id.hex());
+}
+
+uint64_t machine_of(const format::BuildIdEntry& e) {
+  return format::machine_of(e.misc, static_cast<uint32_t>(e.pid));
 }
 
 // The name the build-id table uses for a map: the kernel is "[kernel.kallsyms]", not the
@@ -36,17 +40,23 @@ bool InjectBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
 }
 
+void InjectBuildIds::know(uint64_t machine, const std::string& name, const format::BuildId& id) {
+  in_table_.insert(table_key(machine, name, id));
+  table_ids_[absl::StrCat(machine, "\n", name)].insert(id.hex());
+  file_of_id_.try_emplace(absl::StrCat(machine, "\n", id.hex()), name);
+}
+
 void InjectBuildIds::learn_table(const transform::RecordRef& r, const transform::Session& s) {
   const auto& entries = s.build_id_table().entries;
   for (; table_seen_ < entries.size(); ++table_seen_) {
     const format::BuildIdEntry& e = entries[table_seen_];
-    if (auto id = e.build_id()) in_table_.insert(table_key(e.filename, *id));
+    if (auto id = e.build_id()) know(machine_of(e), e.filename, *id);
   }
   if (r.header.type == format::kHeaderBuildId && !r.original) {
     // An earlier pass's entry: the session learns only the input's.
     if (auto added = format::decode_build_id_table({r.bytes, s.endian(), r.offset}); added.ok()) {
       for (const auto& e : *added) {
-        if (auto id = e.build_id()) in_table_.insert(table_key(e.filename, *id));
+        if (auto id = e.build_id()) know(machine_of(e), e.filename, *id);
       }
     }
   }
@@ -64,19 +74,36 @@ void InjectBuildIds::note(const std::string& filename, const std::string& outcom
 }
 
 absl::Status InjectBuildIds::add_to_table(const transform::RecordRef& r, const format::BuildId& id,
-                                          const transform::Session& s, transform::RecordSink& out) {
+                                          bool from_record, const transform::Session& s,
+                                          transform::RecordSink& out) {
   const transform::Map& m = *r.map;
   const std::string name = table_name(m);
-  if (!in_table_.insert(table_key(name, id)).second) return absl::OkStatus();
-  ++report_.table_entries_added;
+  const std::string key = table_key(m.machine, name, id);
+  if (in_table_.contains(key)) return absl::OkStatus();
+  if (from_record) {
+    // perf 6.17 gave every module map after the first the first module's id: an id the table
+    // gives the name otherwise, or another file's, is no evidence for the table.
+    auto ids = table_ids_.find(absl::StrCat(m.machine, "\n", name));
+    auto file = file_of_id_.find(absl::StrCat(m.machine, "\n", id.hex()));
+    if ((ids != table_ids_.end() && !ids->second.contains(id.hex())) ||
+        (file != file_of_id_.end() && file->second != name)) {
+      ++report_.table_entries_contradicted;
+      note(std::string(m.fields.filename), "not added to the table",
+           "its id is another file's, or the table gives it another", id.hex());
+      return absl::OkStatus();
+    }
+  }
+  know(m.machine, name, id);
   const uint16_t mode = m.fields.misc & format::kCpuModeMask;
   const int32_t pid =
       format::is_guest_mode(m.fields.misc) ? static_cast<int32_t>(m.fields.pid) : kHostPid;
   if (!s.pipe()) {
-    auto entry = format::encode_build_id_entry(0, mode, pid, id.view(), name, s.endian());
-    new_entries_.insert(new_entries_.end(), entry.begin(), entry.end());
+    new_entries_.push_back(
+        {key, from_record,
+         format::encode_build_id_entry(0, mode, pid, id.view(), name, s.endian())});
     return absl::OkStatus();
   }
+  ++(from_record ? report_.table_entries_from_records : report_.table_entries_added);
   // A stream has no table: readers learn ids from HEADER_BUILD_ID records before they need them.
   return out.emit(inserted_.inserted(
       format::encode_build_id_entry(format::kHeaderBuildId, mode, pid, id.view(), name, s.endian()),
@@ -92,6 +119,8 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   if (m.build_id) {
     ++report_.already;
     note(filename, "had build-id", "in the record", "");
+    if (m.kind == format::MapKind::kAnonymous) return out.emit(r);
+    if (auto st = add_to_table(r, *m.build_id, true, s, out); !st.ok()) return st;
     return out.emit(r);
   }
   const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
@@ -105,7 +134,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     if (res.reason != "anonymous") note(filename, "left alone", res.reason, "");
     return out.emit(r);
   }
-  if (auto st = add_to_table(r, *res.id, s, out); !st.ok()) return st;
+  if (auto st = add_to_table(r, *res.id, false, s, out); !st.ok()) return st;
   ++report_.upgraded;
   note(filename, "upgraded", res.source, res.id->hex());
   return out.emit(rebuilt_.map_with_build_id(r, *res.id, s));
@@ -120,8 +149,20 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
   } else if (auto f = s.feature(format::kFeatBuildId)) {
     table.assign(f->bytes.begin(), f->bytes.end());
   }
-  table.insert(table.end(), new_entries_.begin(), new_entries_.end());
-  edits.replace[format::kFeatBuildId] = std::move(table);
+  // An earlier pass may have listed an id already (tag-kernel the kernel's, from its map).
+  absl::flat_hash_set<std::string> listed;
+  if (auto entries = format::decode_build_id_table({table, s.endian(), 0}); entries.ok()) {
+    for (const auto& e : *entries) {
+      if (auto id = e.build_id()) listed.insert(table_key(machine_of(e), e.filename, *id));
+    }
+  }
+  const size_t before = table.size();
+  for (const NewEntry& n : new_entries_) {
+    if (!listed.insert(n.key).second) continue;
+    ++(n.from_record ? report_.table_entries_from_records : report_.table_entries_added);
+    table.insert(table.end(), n.bytes.begin(), n.bytes.end());
+  }
+  if (table.size() != before) edits.replace[format::kFeatBuildId] = std::move(table);
   return absl::OkStatus();
 }
 
@@ -143,6 +184,8 @@ llvm::json::Object InjectBuildIds::report_json() const {
       {"left_alone", static_cast<int64_t>(report_.left)},
       {"left_alone_by_reason", std::move(reasons)},
       {"table_entries_added", static_cast<int64_t>(report_.table_entries_added)},
+      {"table_entries_from_records", static_cast<int64_t>(report_.table_entries_from_records)},
+      {"table_entries_contradicted", static_cast<int64_t>(report_.table_entries_contradicted)},
       {"maps", std::move(maps)}};
 }
 
@@ -150,10 +193,18 @@ void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
   const InjectReport& r = report_;
   out << "pdfix inject: " << r.upgraded << " map records upgraded, " << r.already
       << " already had a build-id, " << r.left << " left alone; " << r.table_entries_added
-      << " build-id table entries added\n";
+      << " build-id table entries added";
+  if (r.table_entries_from_records > 0) {
+    out << ", " << r.table_entries_from_records << " more for ids already in the records";
+  }
+  out << "\n";
+  if (r.table_entries_contradicted > 0) {
+    out << "  " << r.table_entries_contradicted
+        << " ids in records not added to the table: another file's, or the table gives another\n";
+  }
   for (const auto& [why, n] : r.left_by_reason) out << "  left alone, " << why << ": " << n << "\n";
   for (const auto& m : r.maps) {
-    if (!verbose && m.outcome != "left alone") continue;
+    if (!verbose && m.outcome != "left alone" && m.outcome != "not added to the table") continue;
     out << "  " << m.outcome << ": " << m.filename;
     if (!m.build_id.empty()) out << " " << m.build_id;
     out << " (" << m.detail << ", " << m.records << " record" << (m.records == 1 ? "" : "s")

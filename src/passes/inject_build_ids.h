@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "passes/repair.h"
 #include "resolve/resolver.h"
@@ -33,7 +34,11 @@ struct InjectReport {
   uint64_t upgraded = 0;
   uint64_t already = 0;
   uint64_t left = 0;
-  uint64_t table_entries_added = 0;
+  uint64_t table_entries_added = 0;  // for ids the pass injected
+  // For ids the map records already carried (perf record --buildid-mmap, perf >= 6.17).
+  uint64_t table_entries_from_records = 0;
+  // Ids in records that contradict the table or another file's id: not added.
+  uint64_t table_entries_contradicted = 0;
   std::map<std::string, uint64_t> left_by_reason;
   std::vector<Map> maps;  // one per file and outcome, in order of first appearance
 };
@@ -57,8 +62,12 @@ class InjectBuildIds : public Repair {
  private:
   // Keeps in_table_ up with the session's table, and with entries earlier passes inserted.
   void learn_table(const transform::RecordRef& r, const transform::Session& s);
+  // Lists `id` for r's map in the table (a stream: a HEADER_BUILD_ID record ahead of it) unless it
+  // is there already, or, for an id the record carried, something contradicts it.
   absl::Status add_to_table(const transform::RecordRef& r, const format::BuildId& id,
-                            const transform::Session& s, transform::RecordSink& out);
+                            bool from_record, const transform::Session& s,
+                            transform::RecordSink& out);
+  void know(uint64_t machine, const std::string& name, const format::BuildId& id);
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,
             const std::string& id);
 
@@ -66,10 +75,18 @@ class InjectBuildIds : public Repair {
   resolve::Resolver resolver_;
   InjectReport report_;
   std::map<std::pair<std::string, std::string>, size_t> report_index_;
-  // The table's (name, id) pairs, and the entries to add to it.
+  // The table's (machine, name, id) entries, and what else is known of each name and id: the
+  // ids a name has in the table, the first file a machine's maps gave an id.
   absl::flat_hash_set<std::string> in_table_;
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> table_ids_;
+  absl::flat_hash_map<std::string, std::string> file_of_id_;
   size_t table_seen_ = 0;  // session table entries already in in_table_
-  std::vector<uint8_t> new_entries_;
+  struct NewEntry {
+    std::string key;
+    bool from_record = false;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<NewEntry> new_entries_;  // file mode: added to the table at finish()
   transform::Rebuilt rebuilt_;
   transform::Rebuilt inserted_;
 };

@@ -77,8 +77,24 @@ void TagKernel::decide(const transform::Session& s) {
     }
     undecided_.erase(machine);
     const bool is_tag = format::is_kernel_tag(k.filename);
-    choices_[machine] = {*chosen, is_tag ? k.filename : format::kernel_name(machine),
+    choices_[machine] = {*chosen,
+                         *k.build_id(),
+                         static_cast<uint16_t>(k.misc & format::kCpuModeMask),
+                         machine == format::kHostMachine ? kHostPid : k.pid,
+                         is_tag ? k.filename : format::kernel_name(machine),
                          tagged.has_value()};
+  }
+  // A kernel the table does not list (perf record --buildid-mmap writes no table): the id its
+  // map carries is the kernel's.
+  for (const auto& [machine, id] : kernel_map_ids_) {
+    if (candidates.contains(machine) || choices_.contains(machine)) continue;
+    const bool guest = machine != format::kHostMachine;
+    choices_[machine] = {std::nullopt,
+                         id,
+                         guest ? format::kCpuModeGuestKernel : format::kCpuModeKernel,
+                         guest ? static_cast<int32_t>(machine & 0xffffffff) : kHostPid,
+                         format::kernel_name(machine),
+                         false};
   }
 }
 
@@ -90,8 +106,7 @@ absl::Status TagKernel::emit_kernel_map(const transform::RecordRef& r, const tra
     return out.emit(r);
   }
   ++report_.kernel_maps_given_id;
-  const auto id = s.build_id_table().entries[choice->second.entry].build_id();
-  return out.emit(rebuilt_.map_with_build_id(r, *id, s));
+  return out.emit(rebuilt_.map_with_build_id(r, choice->second.id, s));
 }
 
 absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::Session& s,
@@ -134,12 +149,10 @@ absl::Status TagKernel::emit_tag_records(const transform::Session& s, transform:
   for (const auto& [machine, choice] : choices_) {
     if (choice.already_tagged || tag_emitted_.contains(machine)) continue;
     tag_emitted_.insert(machine);
-    const format::BuildIdEntry& k = s.build_id_table().entries[choice.entry];
     ++report_.entries_added;
     auto st = out.emit(rebuilt_.inserted(
-        format::encode_build_id_entry(format::kHeaderBuildId, k.misc & format::kCpuModeMask,
-                                      machine == format::kHostMachine ? kHostPid : k.pid,
-                                      k.build_id()->view(), choice.tag_name, s.endian()),
+        format::encode_build_id_entry(format::kHeaderBuildId, choice.mode, choice.pid,
+                                      choice.id.view(), choice.tag_name, s.endian()),
         at, s.endian()));
     if (!st.ok()) return st;
   }
@@ -164,13 +177,11 @@ std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
   for (const auto& [machine, choice] : choices_) {
     std::vector<uint8_t> entry;
     if (choice.already_tagged) {
-      entry = original(choice.entry);
-      moved.insert(choice.entry);
+      entry = original(*choice.entry);
+      moved.insert(*choice.entry);
     } else {
-      const format::BuildIdEntry& k = entries[choice.entry];
-      entry = format::encode_build_id_entry(0, k.misc & format::kCpuModeMask,
-                                            machine == format::kHostMachine ? kHostPid : k.pid,
-                                            k.build_id()->view(), choice.tag_name, e);
+      entry = format::encode_build_id_entry(0, choice.mode, choice.pid, choice.id.view(),
+                                            choice.tag_name, e);
     }
     out.insert(out.end(), entry.begin(), entry.end());
   }
@@ -188,12 +199,16 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
   const auto& entries = s.build_id_table().entries;
   bool change = s.build_id_table().sizes_from_6_12_0;
   for (const auto& [machine, choice] : choices_) {
-    const format::BuildIdEntry& k = entries[choice.entry];
     std::string outcome = "tagged";
+    std::string detail = "the kernel map's own build-id; the table had no kernel entry";
+    if (choice.entry) {
+      const format::BuildIdEntry& k = entries[*choice.entry];
+      detail = choice.already_tagged ? k.filename : k.filename + " is the kernel image";
+    }
     if (choice.already_tagged) {
       // Already named right; it must also come first among its machine's kernel entries.
       outcome = "already tagged";
-      for (size_t i = 0; i < choice.entry; ++i) {
+      for (size_t i = 0; i < *choice.entry; ++i) {
         if (format::is_kernel_mode(entries[i].misc) && machine_of(entries[i]) == machine) {
           outcome = "moved first";
         }
@@ -201,9 +216,7 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
     }
     if (outcome != "already tagged") change = true;
     report_.machines.push_back(
-        {format::machine_label(machine), outcome,
-         choice.already_tagged ? k.filename : k.filename + " is the kernel image",
-         k.build_id()->hex()});
+        {format::machine_label(machine), outcome, std::move(detail), choice.id.hex()});
     if (!s.pipe() && outcome == "tagged") ++report_.entries_added;
   }
   for (const auto& [machine, why] : undecided_) {

@@ -52,7 +52,10 @@ class TagKernel : public Repair {
 
  private:
   struct Choice {
-    size_t entry = 0;  // index into the session's build-id table
+    std::optional<size_t> entry;  // index into the session's build-id table; none: from the map
+    format::BuildId id;
+    uint16_t mode = 0;  // cpumode of the tag entry
+    int32_t pid = -1;   // of the tag entry: -1 for the host, the guest's pid
     std::string tag_name;
     bool already_tagged = false;  // the entry carries the tag name
   };
