@@ -9,13 +9,13 @@
 
 #include "fixture/fake_host.h"
 #include "fixture/perf_data_builder.h"
+#include "fixture/read_back.h"
 #include "format/feature.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "io/input.h"
 #include "passes/repair.h"
-#include "transform/open_session.h"
 #include "transform/pipeline.h"
 
 namespace pdfix {
@@ -76,9 +76,10 @@ class OptionValues : public passes::Options {
   std::map<std::string, std::function<absl::Status(const std::string&)>> setters_;
 };
 
-// A map record of the output, as the reader decodes it.
+// The output as the reader gives it back, its maps decoded.
 struct OutMap {
-  format::MmapRecord fields;
+  format::MmapRecord fields;  // without its filename view
+
   std::string filename;
   std::string id;  // hex, empty without one
 };
@@ -90,29 +91,21 @@ struct Output {
 };
 
 absl::StatusOr<Output> read_output(const std::string& path) {
-  auto in = io::open_input(path);
-  if (!in.ok()) return in.status();
-  auto session = transform::open_session(*in);
-  if (!session.ok()) return session.status();
-  auto reader = transform::make_reader(*in, *session, {.expand_compressed = true});
-  Output out;
-  while (true) {
-    auto r = reader->next();
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) break;
-    const auto& rec = **r;
-    if (!rec.inner && format::is_compressed_type(rec.header.type)) {
-      out.compressed.emplace_back(rec.bytes.begin(), rec.bytes.end());
-      continue;
-    }
-    out.types.push_back(rec.header.type);
-    if (rec.header.type != format::kMmap && rec.header.type != format::kMmap2) continue;
-    auto m = session->learn_map(rec);
+  auto read = testing::read_back(path);
+  if (!read.ok()) return read.status();
+  Output out{{}, read->types, read->table, read->compressed};
+  for (size_t i = 0; i < read->types.size(); ++i) {
+    if (read->types[i] != format::kMmap && read->types[i] != format::kMmap2) continue;
+    auto m = format::decode_mmap(read->bytes[i], read->endian, read->trailers[i], 0);
     if (!m.ok()) return m.status();
+    const std::string filename(m->filename);
+    m->filename = {};  // it viewed bytes this function does not keep
     out.maps.push_back(
-        {m->fields, std::string(m->fields.filename), m->build_id ? m->build_id->hex() : ""});
+        {*m, filename,
+         m->has_build_id()
+             ? format::BuildId::from_bytes({m->build_id.data(), m->build_id_size})->hex()
+             : ""});
   }
-  out.table = session->build_id_table().entries;
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "fixture/chain.h"
 #include "fixture/fake_build_id_pass.h"
 #include "fixture/perf_data_builder.h"
+#include "fixture/read_back.h"
 #include "format/feature.h"
 #include "format/record_type.h"
 #include "format/records.h"
@@ -71,31 +72,8 @@ std::vector<Shape> all_shapes() {
   return shapes;
 }
 
-struct Read {
-  std::vector<uint32_t> types;  // of records passes see (compressed containers left out)
-  std::vector<Bytes> bytes;
-  std::vector<uint32_t> trailers;
-};
-
-absl::StatusOr<Read> read_all(const std::string& path) {
-  auto in = io::open_input(path);
-  if (!in.ok()) return in.status();
-  auto session = transform::open_session(*in);
-  if (!session.ok()) return session.status();
-  auto reader = transform::make_reader(*in, *session, {.expand_compressed = true});
-  Read out;
-  while (true) {
-    auto r = reader->next();
-    if (!r.ok()) return r.status();
-    if (!r->has_value()) break;
-    const auto& rec = **r;
-    if (!rec.inner && format::is_compressed_type(rec.header.type)) continue;
-    out.types.push_back(rec.header.type);
-    out.bytes.emplace_back(rec.bytes.begin(), rec.bytes.end());
-    out.trailers.push_back(session->trailer_size(rec));
-  }
-  return out;
-}
+using Read = testing::ReadBack;
+absl::StatusOr<Read> read_all(const std::string& path) { return testing::read_back(path); }
 
 class ShapeTest : public ::testing::TestWithParam<Shape> {};
 

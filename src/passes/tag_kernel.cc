@@ -77,7 +77,7 @@ void TagKernel::decide(const transform::Session& s) {
     }
     undecided_.erase(machine);
     const bool is_tag = format::is_kernel_tag(k.filename);
-    choices_[machine] = {*chosen,
+    choices_[machine] = {chosen,
                          *k.build_id(),
                          static_cast<uint16_t>(k.misc & format::kCpuModeMask),
                          machine == format::kHostMachine ? kHostPid : k.pid,
