@@ -128,11 +128,11 @@ Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& ho
 Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
              const resolve::Host& host) {
   std::string steps;
-  std::vector<std::string> names;
   for (size_t i = 0; i < kinds.size(); ++i) {
     const std::string sw = kinds[i]->required_switch();
-    names.push_back(absl::StrCat(kinds[i]->verb(), sw.empty() ? "" : " ", sw));
-    steps += filled(absl::StrCat("  ", i + 1, ". ", names.back(), ":"), kinds[i]->summary(), 6, 96);
+    steps +=
+        filled(absl::StrCat("  ", i + 1, ". ", kinds[i]->verb(), sw.empty() ? "" : " ", sw, ":"),
+               kinds[i]->summary(), 6, 96);
   }
   auto args = std::make_shared<Args>();
   CLI::App* cmd = add_command(

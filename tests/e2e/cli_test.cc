@@ -1,6 +1,7 @@
 // The command line as a user meets it: help, usage errors, stdin/stdout, failures leaving nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "e2e/harness.h"
@@ -30,6 +31,47 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_FALSE(r.err.empty()) << args;
   }
+}
+
+TEST(Cli, FixHelpListsEveryPassAndItsOptions) {
+  RunResult r = sh(pdfix() + " fix --help");
+  ASSERT_EQ(r.status, 0);
+  for (const char* text : {"fix-module-sizes", "tag-kernel", "inject --buildids", "--proc-modules",
+                           "--modules-dir", "--known-build-ids", "--buildid-dir", "--sysroot"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  }
+  // Each option is described once, where its pass declares it: the single verb shows the same.
+  const std::string line = "--known-build-ids LIST";
+  RunResult inject = sh(pdfix() + " inject --help");
+  EXPECT_NE(inject.out.find(line), std::string::npos) << inject.out;
+  EXPECT_NE(r.out.find(line), std::string::npos);
+}
+
+TEST(Cli, VersionAndSuggestions) {
+  RunResult v = sh(pdfix() + " --version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_TRUE(v.out.starts_with("pdfix ")) << v.out;
+  EXPECT_EQ(sh(pdfix() + " version").out, v.out);
+
+  RunResult verb = sh(pdfix() + " fxi a b");
+  EXPECT_EQ(verb.status, 2);
+  EXPECT_NE(verb.err.find("did you mean 'fix'?"), std::string::npos) << verb.err;
+  RunResult option = sh(pdfix() + " fix --sysrot / a b");
+  EXPECT_EQ(option.status, 2);
+  EXPECT_NE(option.err.find("did you mean '--sysroot'?"), std::string::npos) << option.err;
+  EXPECT_EQ(std::count(option.err.begin(), option.err.end(), '\n'), 1) << option.err;
+}
+
+TEST(Cli, DirectoriesThatDoNotExistAreAnError) {
+  const std::string dir = temp_dir();
+  for (const char* option : {"--sysroot", "--modules-dir", "--buildid-dir"}) {
+    RunResult r = sh(pdfix() + " fix " + option + " /nonexistent/dir " + sample_file() + " " + dir +
+                     "/out.data");
+    EXPECT_EQ(r.status, 2) << option;
+    EXPECT_NE(r.err.find("/nonexistent/dir"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/out.data")) << option;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(Cli, MissingInputIsAClearError) {
