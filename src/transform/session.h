@@ -29,8 +29,8 @@ class Session {
   const format::FileHeader& header() const { return header_; }
   const format::Endian& endian() const { return header_.endian; }
   bool pipe() const { return header_.pipe; }
-  // A file whose records are zstd-compressed: the one case where a pass must read the records
-  // before rewriting, to know whether the data has to be compressed anew.
+  // A file whose records are zstd-compressed: the pipeline dry-runs the passes over it first, to
+  // know whether the data has to be compressed anew.
   bool compressed_file() const { return !pipe() && feature(format::kFeatCompressed).has_value(); }
   const std::vector<format::EventAttr>& attrs() const { return attrs_; }
 
