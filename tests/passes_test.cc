@@ -150,7 +150,7 @@ class PassTest : public ::testing::TestWithParam<Shape> {
     const std::string in_path = testing::write_temp(input);
     auto in = io::open_input(in_path);
     EXPECT_TRUE(in.ok());
-    const passes::Common common{"", std::nullopt, &host_};
+    const passes::Common common{"", std::nullopt, std::nullopt, &host_};
     auto chain = transform::run_pipeline(*in, in_path + ".out",
                                          [&] {
                                            transform::PassChain c;

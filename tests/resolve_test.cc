@@ -1,4 +1,5 @@
 // Where build-ids come from: ELF notes (plain and compressed), and the resolver's trust rules.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -91,14 +92,19 @@ TEST_F(ResolveFiles, NotElfAndNoNote) {
   EXPECT_FALSE(id->has_value());
 }
 
+constexpr int64_t kSecond = 1'000'000'000;
+
 // A recording's facts, owned; the resolver reads a view of them.
 struct Recording {
   std::string hostname;
   std::string osrelease;
   std::optional<uint64_t> kernel_text;
+  std::optional<int64_t> started_at;
   std::optional<int64_t> ended_at;
   std::vector<format::BuildIdEntry> table;
-  RecordingFacts view() const { return {hostname, osrelease, kernel_text, ended_at, table}; }
+  RecordingFacts view() const {
+    return {hostname, osrelease, kernel_text, started_at, ended_at, table};
+  }
   void add(const std::string& name, const std::string& hex, uint16_t misc = 2) {
     format::BuildIdEntry e;
     e.misc = misc;
@@ -112,7 +118,7 @@ struct Recording {
 
 // Made on the fake host, in its present boot.
 Recording this_boot(const testing::FakeHost& host) {
-  return {host.name, host.release, host.text, std::nullopt, {}};
+  return {host.name, host.release, host.text, std::nullopt, std::nullopt, {}};
 }
 
 MapQuery user_map(const std::string& path, bool with_inode = false) {
@@ -147,7 +153,7 @@ TEST_F(ResolveFiles, TheMappedInodeOrNothing) {
 TEST_F(ResolveFiles, ModifiedAfterTheRecordingIsStale) {
   const testing::FakeHost host;
   Recording rec = this_boot(host);
-  rec.ended_at = 1000;  // 1970: every file here is newer
+  rec.ended_at = int64_t{1000} * kSecond;  // 1970: every file here is newer
   Resolver r({}, host);
   const Resolution& res = r.resolve(user_map(dir_ + "/prog"), rec.view());
   EXPECT_FALSE(res.id.has_value());
@@ -189,6 +195,77 @@ TEST_F(ResolveFiles, SysrootAndKnownIdsResolvePathsThatDoNotExistHere) {
   const Resolution& given = k.resolve(user_map("/opt/app/server"), rec.view());
   ASSERT_TRUE(given.id.has_value());
   EXPECT_EQ(given.id->hex(), "00112233445566778899aabbccddeeff00112233");
+}
+
+// perf's build-id cache, an entry for `path` per id, each added at `when` (seconds, epoch).
+void add_cache_entry(const std::string& cache, const std::string& path, const std::string& id,
+                     int64_t when) {
+  const std::string dir = cache + path + "/" + id;
+  fs::create_directories(dir);
+  const struct timespec times[2] = {{when, 0}, {when, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, dir.c_str(), times, 0), 0);
+}
+
+TEST_F(ResolveFiles, ACacheEntryCountsOnlyWhenAddedWhileRecording) {
+  const testing::FakeHost host;
+  Recording rec = this_boot(host);
+  rec.started_at = int64_t{1'700'000'000} * kSecond;
+  rec.ended_at = int64_t{1'700'000'100} * kSecond;
+  const std::string cache = dir_ + "/cache";
+  const std::string v1(40, 'a');
+  const std::string v2(40, 'b');
+  // Version 1 was added by hand long before; the recording mapped version 2, since deleted.
+  add_cache_entry(cache, "/opt/app/server", v1, 1'600'000'000);
+  Resolver before({.buildid_dir = cache}, host);
+  const Resolution& old = before.resolve(user_map("/opt/app/server"), rec.view());
+  EXPECT_FALSE(old.id.has_value()) << old.id->hex();
+  EXPECT_NE(old.reason.find("not proven"), std::string::npos) << old.reason;
+
+  // perf record added version 2 as the recording ended: that is the file that was mapped.
+  add_cache_entry(cache, "/opt/app/server", v2, 1'700'000'099);
+  Resolver during({.buildid_dir = cache}, host);
+  const Resolution& mapped = during.resolve(user_map("/opt/app/server"), rec.view());
+  ASSERT_TRUE(mapped.id.has_value()) << mapped.reason;
+  EXPECT_EQ(mapped.id->hex(), v2);
+  EXPECT_EQ(mapped.source, "build-id cache, added while recording");
+
+  // Not for a recording of another host, nor one whose span is unknown (a pipe).
+  Recording elsewhere = rec;
+  elsewhere.hostname = "another";
+  Resolver other({.buildid_dir = cache}, host);
+  EXPECT_FALSE(other.resolve(user_map("/opt/app/server"), elsewhere.view()).id.has_value());
+  Recording piped = rec;
+  piped.started_at.reset();
+  Resolver pipe({.buildid_dir = cache}, host);
+  EXPECT_FALSE(pipe.resolve(user_map("/opt/app/server"), piped.view()).id.has_value());
+
+  // Two ids added while recording: which was mapped cannot be told.
+  add_cache_entry(cache, "/opt/app/server", std::string(40, 'c'), 1'700'000'050);
+  Resolver two({.buildid_dir = cache}, host);
+  EXPECT_FALSE(two.resolve(user_map("/opt/app/server"), rec.view()).id.has_value());
+}
+
+TEST_F(ResolveFiles, AStaleFileGivesWayToTheIdTheCacheProves) {
+  const testing::FakeHost host;
+  Recording rec = this_boot(host);
+  const MapQuery q = user_map(dir_ + "/prog", true);
+  // The file was replaced after the recording (a package upgrade): another inode, older mtime.
+  fs::copy_file(dir_ + "/prog", dir_ + "/prog.new");
+  fs::rename(dir_ + "/prog.new", dir_ + "/prog");
+  struct stat st{};
+  ASSERT_EQ(stat((dir_ + "/prog").c_str(), &st), 0);
+  rec.started_at = (st.st_mtim.tv_sec + 100) * kSecond;
+  rec.ended_at = (st.st_mtim.tv_sec + 200) * kSecond;
+  const std::string cache = dir_ + "/cache";
+  const std::string had(40, 'd');
+  add_cache_entry(cache, dir_ + "/prog", had, st.st_mtim.tv_sec + 150);
+  Resolver r({.buildid_dir = cache}, host);
+  const Resolution& res = r.resolve(q, rec.view());
+  ASSERT_TRUE(res.id.has_value()) << res.reason;
+  EXPECT_EQ(res.id->hex(), had);
+  // Without the cache the stale file is refused, and says why.
+  Resolver none({}, host);
+  EXPECT_NE(none.resolve(q, rec.view()).reason.find("inode differs"), std::string::npos);
 }
 
 TEST(Resolver, TableWinsOverFilesAndAmbiguityGivesNothing) {

@@ -1,6 +1,7 @@
 // The repair verbs: one per pass (src/passes/registry.cc lists them), and `fix`, the chain of all
 // of them. Each pass's options, help and report come from its RepairKind; nothing here is written
 // for one pass.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <iostream>
@@ -74,12 +75,19 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
         const resolve::Host& host) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(in.status());
-  passes::Common common{std::string(absl::StripSuffix(a.sysroot, "/")), std::nullopt, &host};
+  passes::Common common{std::string(absl::StripSuffix(a.sysroot, "/")), std::nullopt, std::nullopt,
+                        &host};
   if (in->mapped != nullptr) {
-    // The recording ended when its file was last written: a file changed after that is not the
-    // one that was mapped.
-    struct stat st{};
-    if (fstat(in->mapped->fd(), &st) == 0) common.recording_ended_at = st.st_mtim.tv_sec;
+    // The recording began when its file was created and ended when it was last written: a file
+    // changed after that is not the one that was mapped.
+    struct statx st{};
+    if (statx(in->mapped->fd(), "", AT_EMPTY_PATH, STATX_MTIME | STATX_BTIME, &st) == 0) {
+      auto nanos = [](const statx_timestamp& t) {
+        return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+      };
+      common.recording_ended_at = nanos(st.stx_mtime);
+      if ((st.stx_mask & STATX_BTIME) != 0) common.recording_started_at = nanos(st.stx_btime);
+    }
   }
   transform::MakeChain make = [&] {
     transform::PassChain chain;

@@ -34,7 +34,8 @@ bool is_seekable_regular(int fd) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, Mode mode) {
+absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, Mode mode,
+                                                       mode_t permissions) {
   if (path == "-") {
     if (mode == Mode::kStreaming) {
       return std::unique_ptr<Output>(new Output(STDOUT_FILENO, "", "", false));
@@ -52,10 +53,13 @@ absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, 
       absl::StrCat(dir_of(path), "/.", path.substr(path.rfind('/') + 1), ".pdfix-XXXXXX");
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file beside ", path));
-  // mkostemp makes 0600; the finished file should look like any other file the user creates.
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
+  // mkostemp makes 0600.
+  if (permissions != 0600 && fchmod(fd, permissions) != 0) {
+    absl::Status st = errno_status(absl::StrCat("cannot set the permissions of ", temp));
+    unlink(temp.c_str());
+    close(fd);
+    return st;
+  }
   return std::unique_ptr<Output>(new Output(fd, path, temp, false));
 }
 

@@ -8,6 +8,8 @@
 // the caller: close enough that what it writes is still in the cache.
 #pragma once
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -29,8 +31,10 @@ class Output {
     kSeekable,   // file-mode perf.data: the header is patched at the end
     kStreaming,  // pipe-mode perf.data: bytes go out in order
   };
-  // `path` "-" is stdout.
-  static absl::StatusOr<std::unique_ptr<Output>> create(const std::string& path, Mode mode);
+  // `path` "-" is stdout. A new file gets `permissions`: 0600, as perf creates perf.data, for a
+  // recording holds command lines, paths and memory contents.
+  static absl::StatusOr<std::unique_ptr<Output>> create(const std::string& path, Mode mode,
+                                                        mode_t permissions = 0600);
   ~Output();
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;

@@ -33,7 +33,8 @@ std::string table_name(const transform::Map& m) {
 }  // namespace
 
 InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
-    : recording_ended_at_(common.recording_ended_at),
+    : recording_started_at_(common.recording_started_at),
+      recording_ended_at_(common.recording_ended_at),
       resolver_(std::move(config.resolver), *common.host) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {
@@ -125,9 +126,9 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   }
   const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
                                 m.fields.min, m.fields.ino,  m.fields.len};
-  const resolve::Resolution& res =
-      resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
-                                recording_ended_at_, s.build_id_table().entries});
+  const resolve::Resolution& res = resolver_.resolve(
+      query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+              recording_started_at_, recording_ended_at_, s.build_id_table().entries});
   if (!res.id) {
     ++report_.left;
     ++report_.left_by_reason[res.reason];

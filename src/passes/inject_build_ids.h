@@ -71,6 +71,7 @@ class InjectBuildIds : public Repair {
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,
             const std::string& id);
 
+  std::optional<int64_t> recording_started_at_;
   std::optional<int64_t> recording_ended_at_;
   resolve::Resolver resolver_;
   InjectReport report_;

@@ -21,8 +21,11 @@ namespace pdfix::passes {
 
 // Settings more than one pass reads, and the host the passes may take evidence from.
 struct Common {
-  std::string sysroot;                        // a copy of the recording host's root; empty: none
-  std::optional<int64_t> recording_ended_at;  // when the input was last written (seconds)
+  std::string sysroot;  // a copy of the recording host's root; empty: none
+  // When the input was created and last written (nanoseconds since the epoch): the recording's
+  // time span.
+  std::optional<int64_t> recording_started_at;
+  std::optional<int64_t> recording_ended_at;
   const resolve::Host* host = nullptr;
 };
 

@@ -12,6 +12,8 @@ namespace pdfix::resolve {
 
 using format::MapKind;
 
+constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
 Resolver::Resolver(ResolverConfig config, const Host& host)
     : config_(std::move(config)), host_(host) {}
 
@@ -131,8 +133,11 @@ Resolution Resolver::user_file(const MapQuery& q) {
   if (auto r = from_known_or_table(q, MapKind::kFile)) return *r;
   Resolution r = config_.sysroot.empty() ? from_file(q.filename, q, /*live=*/true)
                                          : from_file(config_.sysroot + q.filename, q, false);
-  if (r.id || r.reason != "not found") return r;
-  if (auto id = from_buildid_cache(q.filename)) return {id, "build-id cache", ""};
+  // A file that is gone, or stale, may have left the id it had in the cache.
+  if (r.id || (r.reason != "not found" && !r.reason.starts_with("stale"))) return r;
+  if (auto cached = from_buildid_cache(q.filename)) {
+    if (cached->id || r.reason == "not found") return *cached;
+  }
   return r;
 }
 
@@ -171,7 +176,7 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
         (st.st_ino != q.ino || major(st.st_dev) != q.maj || minor(st.st_dev) != q.min)) {
       return {std::nullopt, "", "stale (the file was replaced: inode differs)"};
     }
-    if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at) {
+    if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {
       return {std::nullopt, "", "stale (modified after the recording)"};
     }
   }
@@ -184,18 +189,33 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   return {*id, live ? "file" : "sysroot", ""};
 }
 
-std::optional<BuildId> Resolver::from_buildid_cache(const std::string& filename) const {
+std::optional<Resolution> Resolver::from_buildid_cache(const std::string& filename) const {
   if (config_.buildid_dir.empty()) return std::nullopt;
-  // perf keeps <cache>/<path>/<build-id>/; one id for a path identifies it, several do not.
+  // perf keeps <cache>/<path>/<build-id>/, the directory made when the entry was added.
   std::error_code ec;
-  std::optional<BuildId> found;
+  std::optional<BuildId> proven;
+  size_t candidates = 0;
+  size_t in_span = 0;
   for (const auto& e : std::filesystem::directory_iterator(config_.buildid_dir + filename, ec)) {
     auto id = BuildId::from_hex(e.path().filename().string());
     if (!id) continue;
-    if (found) return std::nullopt;
-    found = id;
+    ++candidates;
+    struct stat st{};
+    if (stat(e.path().c_str(), &st) != 0) continue;
+    // perf adds to the cache just before it writes the header, the file's last write.
+    const int64_t added = st.st_mtim.tv_sec * kNanosPerSecond + st.st_mtim.tv_nsec;
+    if (this_host() && facts_.started_at && facts_.ended_at && added >= *facts_.started_at &&
+        added <= *facts_.ended_at) {
+      ++in_span;
+      proven = id;
+    }
   }
-  return found;
+  if (candidates == 0) return std::nullopt;
+  if (in_span == 1) return Resolution{proven, "build-id cache, added while recording", ""};
+  return Resolution{std::nullopt, "",
+                    in_span > 1 ? "build-id cache has several ids added while recording"
+                                : "candidate from the build-id cache, not proven (not added while "
+                                  "this recording was made)"};
 }
 
 }  // namespace pdfix::resolve

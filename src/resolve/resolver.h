@@ -35,7 +35,10 @@ struct RecordingFacts {
   std::string_view hostname;            // HOSTNAME feature: this machine's files count only here
   std::string_view osrelease;           // OSRELEASE feature
   std::optional<uint64_t> kernel_text;  // the host kernel map's pgoff: the KASLR base
-  std::optional<int64_t> ended_at;      // when the recording was last written (seconds, epoch)
+  // When the recording's file was created and last written (nanoseconds since the epoch): the
+  // time span in which perf record adds what it mapped to the build-id cache.
+  std::optional<int64_t> started_at;
+  std::optional<int64_t> ended_at;
   std::span<const format::BuildIdEntry> table;  // the build-id table and HEADER_BUILD_ID records
 };
 
@@ -70,7 +73,9 @@ class Resolver {
   Resolution vdso(const MapQuery& q);
   std::optional<Resolution> from_known_or_table(const MapQuery& q, format::MapKind kind) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
-  std::optional<BuildId> from_buildid_cache(const std::string& filename) const;
+  // perf's cache holds candidates, not proof: only an entry added while this recording was being
+  // made (perf record adds every mapped file at its end) is the file that was mapped.
+  std::optional<Resolution> from_buildid_cache(const std::string& filename) const;
   bool this_host() const;
   bool same_boot();
 

@@ -1,5 +1,7 @@
 #include "transform/pipeline.h"
 
+#include <sys/stat.h>
+
 #include <bitset>
 #include <memory>
 #include <vector>
@@ -195,8 +197,13 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
     if (!changes.ok()) return changes.status();
     if (!*changes) compression = Writer::Compression::kKeep;
   }
+  // 0600, or the input's permissions where they are stricter.
+  mode_t permissions = 0600;
+  struct stat st{};
+  if (in.mapped != nullptr && fstat(in.mapped->fd(), &st) == 0) permissions &= st.st_mode;
   auto out = io::Output::create(
-      out_path, session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable);
+      out_path, session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable,
+      permissions);
   if (!out.ok()) return out.status();
   Writer writer(**out, *session, in.mapped.get(), compression);
   if (auto s = writer.begin(); !s.ok()) return s;

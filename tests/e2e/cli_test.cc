@@ -99,6 +99,26 @@ TEST(Cli, CopyToStdoutWhetherSeekableOrNot) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, OutputsAreReadableByTheirOwnerOnly) {
+  // perf writes perf.data 0600: a recording holds command lines, paths and memory contents.
+  const std::string dir = temp_dir();
+  const std::string in = dir + "/in.data";
+  fs::copy_file(sample_file(), in);
+  fs::permissions(in, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                          fs::perms::others_read);
+  for (const char* verb : {"copy", "fix"}) {
+    const std::string out = dir + "/" + verb + ".data";
+    ASSERT_EQ(sh(pdfix() + " " + verb + " " + in + " " + out).status, 0) << verb;
+    EXPECT_EQ(fs::status(out).permissions(), fs::perms::owner_read | fs::perms::owner_write)
+        << verb;
+  }
+  // A stricter input keeps its stricter permissions.
+  fs::permissions(in, fs::perms::owner_read);
+  ASSERT_EQ(sh(pdfix() + " copy " + in + " " + dir + "/strict.data").status, 0);
+  EXPECT_EQ(fs::status(dir + "/strict.data").permissions(), fs::perms::owner_read);
+  fs::remove_all(dir);
+}
+
 TEST(Cli, OutputOverTheInputPathIsSafe) {
   // The temp file + rename means even OUT == IN never reads a half-written input.
   const std::string dir = temp_dir();

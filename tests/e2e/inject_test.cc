@@ -186,6 +186,58 @@ TEST_F(InjectTest, ABinaryReplacedAfterRecordingIsNotGivenTheNewId) {
   }
 }
 
+// The id of `name` in perf's view of the map records of `path`; empty when none carries one.
+std::string mapped_id(const std::string& path, const std::string& name) {
+  for (const MapLine& m : perf_maps(path)) {
+    if (m.filename == name && !m.build_id.empty()) return m.build_id;
+  }
+  return "";
+}
+
+TEST_F(InjectTest, AStaleBuildIdCacheEntryIsNeverTakenForTheMappedFile) {
+  // Version 1 went into a cache by hand; version 2 was built, recorded with -B, then deleted.
+  const std::string app = dir_ + "/app/app";
+  const std::string cache = dir_ + "/cache";
+  const std::string v1 = readelf_id(app);
+  ASSERT_EQ(sh("perf --buildid-dir " + cache + " buildid-cache -a " + app).status, 0);
+  sleep(1);  // whole seconds tell the cache entry from the recording
+  build_app(dir_ + "/app", "2");
+  const std::string v2 = readelf_id(app);
+  ASSERT_NE(v1, v2);
+  const std::string in = record("", app);
+  fs::remove(app);
+  const std::string out = dir_ + "/out.data";
+  RunResult r = sh(pdfix() + " fix --buildid-dir " + cache + " " + in + " " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("candidate from the build-id cache, not proven"), std::string::npos)
+      << r.err;
+  // The app's maps were seen, and none was given version 1's id (or any).
+  bool saw_app = false;
+  for (const MapLine& m : perf_maps(out)) {
+    if (m.filename != app) continue;
+    saw_app = true;
+    EXPECT_EQ(m.build_id, "") << "the app's map was given a cache entry's id";
+  }
+  EXPECT_TRUE(saw_app);
+  EXPECT_EQ(sh("perf buildid-list -i " + quote(out)).out.find(v1), std::string::npos);
+}
+
+TEST_F(InjectTest, ACacheEntryAddedWhileRecordingNamesAFileSinceDeleted) {
+  // The cache is filled during the recording, as perf record does at its end; then the binary is
+  // deleted.
+  const std::string app = dir_ + "/app/app";
+  const std::string cache = dir_ + "/cache";
+  const std::string id = readelf_id(app);
+  const std::string in = record(
+      "", "sh -c " + quote(app + "; perf --buildid-dir " + cache + " buildid-cache -a " + app));
+  fs::remove(app);
+  const std::string out = dir_ + "/out.data";
+  RunResult r = sh(pdfix() + " fix -v --buildid-dir " + cache + " " + in + " " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("build-id cache, added while recording"), std::string::npos) << r.err;
+  EXPECT_EQ(mapped_id(out, app), id);
+}
+
 TEST_F(InjectTest, SysrootAndKnownIdsResolvePathsThatAreGone) {
   const std::string in = record("", dir_ + "/app/app");
   const std::string app_id = readelf_id(dir_ + "/app/app");
