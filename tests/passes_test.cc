@@ -249,6 +249,41 @@ TEST_P(PassTest, FixModuleSizesEndsARunawayModuleAtItsNeighbour) {
   EXPECT_EQ(report().getArray("changed")->size(), 1U);
 }
 
+TEST_P(PassTest, FixModuleSizesKnowsPerfsOldBugWithoutAnArchFeature) {
+  // Pipe mode of old perf wrote no ARCH: the x86_64 kernel map's address tells it.
+  const uint64_t last = 0xffffffffa0271000ULL;
+  PerfDataBuilder b(GetParam().order);
+  if (GetParam().pipe) b.pipe_mode();
+  // Big-endian readers need HOSTNAME to tell how the feature bitmap was written.
+  b.attr({}).string_feature(format::kFeatHostname, host_.name);
+  start_data(b);
+  b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, last, UINT64_MAX - last, 0, "[uinput]", format::kCpuModeKernel);
+  auto out = read_output(run("fix-module-sizes", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->maps[1].fields.len, 0xffffffffff000000ULL - last);
+  const auto* changed = report().getArray("changed");
+  ASSERT_EQ(changed->size(), 1U);
+  EXPECT_NE(changed->front().getAsObject()->getString("problem")->find("no ARCH feature"),
+            std::string::npos);
+
+  // A kernel map that tells no architecture: the signature alone is known, and nothing says
+  // where the module ends.
+  PerfDataBuilder unknown(GetParam().order);
+  if (GetParam().pipe) unknown.pipe_mode();
+  unknown.attr({}).string_feature(format::kFeatHostname, host_.name);
+  start_data(unknown);
+  unknown.mmap(-1, 0x1000000, 0x100000, 0x1000000, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, 0x3000000, UINT64_MAX - 0x3000000, 0, "[m]", format::kCpuModeKernel);
+  auto left = read_output(run("fix-module-sizes", unknown.build()));
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(left->maps[1].fields.len, UINT64_MAX - 0x3000000);
+  const auto* unresolved = report().getArray("unresolved");
+  ASSERT_EQ(unresolved->size(), 1U);
+  EXPECT_EQ(*unresolved->front().getAsObject()->getString("problem"),
+            "runs to the top of the address space");
+}
+
 TEST_P(PassTest, TagKernelNamesTheKernelEntryAndGivesTheMapItsId) {
   PerfDataBuilder b = builder();
   // A module first and the kernel under a vmlinux path: perf would take [foo] for the kernel.

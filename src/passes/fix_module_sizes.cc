@@ -24,6 +24,20 @@ constexpr size_t kMaxHeld = 1 << 16;
 
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
+// The recording's architecture, or what the kernel map's address tells of it where perf wrote no
+// ARCH feature (pipe mode before perf 4.x). Only x86_64 is told unambiguously: its kernel text
+// lies in [-2 GiB, -1 GiB) with the modules above it, from 0xffffffffa0000000; riscv64 puts its
+// kernel there too, but its modules below it.
+std::string arch_of(const transform::Session& s, const transform::Map& m) {
+  if (!s.arch().empty()) return s.arch();
+  const auto kernel = s.kernel_start(m.machine);
+  if (kernel && *kernel >= 0xffffffff80000000ULL && *kernel < 0xffffffffc0000000ULL &&
+      m.fields.start >= 0xffffffffa0000000ULL && m.fields.start > *kernel) {
+    return "x86_64";
+  }
+  return "";
+}
+
 // The nearest address a module map may not run past, and what is there.
 struct Bound {
   uint64_t at = 0;
@@ -71,7 +85,6 @@ std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const transf
 
 std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
     const std::vector<const transform::Map*>& maps, const transform::Session& s) {
-  const std::string& arch = s.arch();
   std::vector<size_t> order(maps.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -84,6 +97,7 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
   for (size_t k = 0; k < order.size(); ++k) {
     const transform::Map& map = *maps[order[k]];
     const format::MmapRecord& m = map.fields;
+    const std::string arch = arch_of(s, map);
     // What this module may not run past: the next module, the kernel image, the module area.
     std::optional<Bound> bound;
     auto consider = [&](uint64_t at, std::string what, std::string evidence) {
@@ -118,9 +132,16 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
     if (wraps) {
       problem = "wraps past 2^64";
     } else if (area && end > *area) {
-      problem = "ends past the " + arch + " module area (" + hex(*area) + ")";
+      problem = absl::StrCat("ends past the ", arch, " module area (", hex(*area), ")");
+      // What the recording did not say, the report does.
+      if (s.arch().empty()) {
+        absl::StrAppend(&problem, " (the kernel map's address tells ", arch, "; no ARCH feature)");
+      }
     } else if (bound && end > bound->at) {
       problem = "overlaps " + bound->what;
+    } else if (end == UINT64_MAX) {
+      // perf before 9ad4652b (6.2) gave the last module the rest of the address space.
+      problem = "runs to the top of the address space";
     } else if (m.len >= kAbsurdLen) {
       problem = "is absurdly large";
     }
