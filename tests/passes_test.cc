@@ -323,8 +323,54 @@ TEST_P(PassTest, CompressedDataIsCopiedWhenNothingInsideChanges) {
   EXPECT_EQ(out->compressed.empty(), GetParam().compressed == 0);
 }
 
+TEST_P(PassTest, RepairReplacesOrRemovesAPoisonedModuleId) {
+  // perf 6.17: b.ko and c.ko carry a.ko's id. The host's notes prove b.ko's; nothing proves c.ko's.
+  host_.module_ids["b"] = *format::BuildId::from_hex(kAppId);
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.mmap2_build_id(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", id_bytes('1'),
+                   format::kCpuModeKernel)
+      .mmap2_build_id(-1, kModules, 0x5000, 0, "/lib/modules/6.1/a.ko", id_bytes('2'),
+                      format::kCpuModeKernel)
+      .mmap2_build_id(-1, kModules + 0x5000, 0x5000, 0, "/lib/modules/6.1/b.ko", id_bytes('2'),
+                      format::kCpuModeKernel)
+      .mmap2_build_id(-1, kModules + 0xa000, 0x5000, 0, "/lib/modules/6.1/c.ko", id_bytes('2'),
+                      format::kCpuModeKernel)
+      .sample(0x400010, 10, 10, 1000);
+  auto out = read_output(run("repair-build-ids", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->maps.size(), 4U);
+  EXPECT_EQ(out->maps[0].id, kKernelId);  // one file's id: nothing suspect
+  EXPECT_EQ(out->maps[1].id, "");         // shared, and nothing proves a.ko's either
+  EXPECT_EQ(out->maps[2].id, kAppId);     // the running kernel's notes, same boot
+  EXPECT_EQ(out->maps[3].id, "");
+  for (const OutMap& m : out->maps) EXPECT_TRUE(m.fields.is_mmap2) << m.filename;
+  EXPECT_EQ(out->maps[3].fields.start, kModules + 0xa000);
+  EXPECT_EQ(out->maps[3].fields.len, 0x5000U);
+  EXPECT_EQ(report().getArray("maps")->size(), 3U);
+  // No two maps of different files share an id any more, and a second run changes nothing.
+  const Bytes once = testing::read_file(run("repair-build-ids", b.build()));
+  EXPECT_EQ(testing::read_file(run("repair-build-ids", once)), once);
+}
+
+TEST_P(PassTest, RepairTakesTheTablesWordOverARecordsId) {
+  PerfDataBuilder b = builder();
+  table_entry(b, '3', "/lib/modules/6.1/a.ko");
+  start_data(b);
+  b.mmap2_build_id(-1, kModules, 0x5000, 0, "/lib/modules/6.1/a.ko", id_bytes('2'),
+                   format::kCpuModeKernel)
+      .mmap2_build_id(10, 0x400000, 0x1000, 0, "/opt/gone/app", id_bytes('2'))
+      .sample(0x400010, 10, 10, 1000);
+  auto out = read_output(run("repair-build-ids", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->maps[0].id, kAppId);
+  EXPECT_EQ(out->maps[1].id, kNfId);  // a user map the table does not name: nothing says otherwise
+}
+
 TEST_P(PassTest, FixListsTheIdsTheRecordsCarryButNotAPoisonedOne) {
-  // perf record --buildid-mmap writes no table; perf 6.17 gave the second module the first's id.
+  // perf record --buildid-mmap writes no table; perf 6.17 gave the second module the first's id,
+  // which the running kernel's notes (same boot) prove a.ko's.
+  host_.module_ids["a"] = *format::BuildId::from_hex(kNfId);
   PerfDataBuilder b = builder();
   start_data(b);
   b.mmap2_build_id(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", id_bytes('1'),
@@ -336,19 +382,32 @@ TEST_P(PassTest, FixListsTheIdsTheRecordsCarryButNotAPoisonedOne) {
       .mmap2_build_id(10, 0x400000, 0x1000, 0, "/opt/gone/app", id_bytes('3'))
       .sample(0x400010, 10, 10, 1000);
   const Bytes input = b.build();
-  auto out = read_output(run("fix", input));
-  ASSERT_TRUE(out.ok()) << out.status();
-  std::vector<std::pair<std::string, std::string>> table;
-  for (const auto& e : out->table) table.emplace_back(e.filename, format::build_id_hex(e));
   const std::vector<std::pair<std::string, std::string>> expected{{"[kernel.kallsyms]", kKernelId},
                                                                   {"/lib/modules/6.1/a.ko", kNfId},
                                                                   {"/opt/gone/app", kAppId}};
-  EXPECT_EQ(table, expected);
-  EXPECT_EQ(report().getInteger("table_entries_from_records"), 2);
+  auto table_of = [](const Output& o) {
+    std::vector<std::pair<std::string, std::string>> table;
+    for (const auto& e : o.table) table.emplace_back(e.filename, format::build_id_hex(e));
+    return table;
+  };
+
+  // inject alone lists the ids the records carry, but not one another file's map carried first.
+  auto injected = read_output(run("inject", input));
+  ASSERT_TRUE(injected.ok()) << injected.status();
+  EXPECT_EQ(table_of(*injected), (std::vector<std::pair<std::string, std::string>>{
+                                     {"[kernel.kallsyms]", kKernelId}, expected[1], expected[2]}));
+  EXPECT_EQ(report().getInteger("table_entries_from_records"), 3);
   EXPECT_EQ(report().getInteger("table_entries_contradicted"), 1);
-  // The records themselves are left as they were.
+
+  // fix repairs first: b.ko loses the id nothing proves, and the kernel is tagged first.
+  auto out = read_output(run("fix", input));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(table_of(*out), expected);
+  EXPECT_EQ(report().getInteger("table_entries_from_records"), 2);
+  EXPECT_EQ(report().getInteger("table_entries_contradicted"), 0);
   ASSERT_EQ(out->maps.size(), 4U);
-  EXPECT_EQ(out->maps[2].id, kNfId);
+  EXPECT_EQ(out->maps[1].id, kNfId);
+  EXPECT_EQ(out->maps[2].id, "");
 
   // Fixed once is fixed: a second run writes the same bytes.
   const Bytes fixed = testing::read_file(run("fix", input));

@@ -28,6 +28,7 @@ inline void write_record_header(const Endian& e, uint8_t* p, const RecordHeader&
 }
 
 inline constexpr uint32_t kMmapFilenameOffset = 40;   // header, pid, tid, start, len, pgoff
+inline constexpr uint32_t kMmap2IdOffset = 40;        // dev/ino, or the build-id: 24 bytes
 inline constexpr uint32_t kMmap2ProtOffset = 64;      // + 24 bytes of dev/ino or build-id
 inline constexpr uint32_t kMmap2FilenameOffset = 72;  // + prot, flags
 

@@ -1,14 +1,17 @@
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
 #include "passes/repair.h"
+#include "passes/repair_build_ids.h"
 #include "passes/tag_kernel.h"
 
 namespace pdfix::passes {
 
 std::vector<std::unique_ptr<RepairKind>> repair_kinds() {
   std::vector<std::unique_ptr<RepairKind>> kinds;
-  // The kernel tag decides from repaired module maps; injection finds the kernel map tagged.
+  // The kernel tag decides from repaired module maps and ids; injection finds the kernel map
+  // tagged, and lists only ids that survived the repair.
   kinds.push_back(fix_module_sizes_kind());
+  kinds.push_back(repair_build_ids_kind());
   kinds.push_back(tag_kernel_kind());
   kinds.push_back(inject_build_ids_kind());
   return kinds;

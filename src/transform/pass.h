@@ -35,8 +35,9 @@ class Pass {
   virtual ~Pass() = default;
   virtual std::string_view name() const = 0;
 
-  // Whether the pass looks at records of this type at all. Records no pass wants go straight to
-  // the writer, which matters when a recording holds millions of samples.
+  // Whether the pass looks at records of this type at all: it is given only those. Records no
+  // pass wants go straight to the writer, which matters when a recording holds millions of
+  // samples; those other passes want go by this one (after what it holds).
   virtual bool wants(uint32_t type) const = 0;
   // Emits what stands in place of `r` (a record of a wanted type; a map has `r.map` decoded).
   // The session knows what the records before it taught: the build-id table, the kernel's start.

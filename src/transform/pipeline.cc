@@ -64,7 +64,14 @@ class Stage : public RecordSink {
  public:
   Stage(Pass& pass, const Session& session, RecordSink& next)
       : pass_(pass), session_(session), next_(next) {}
-  absl::Status emit(const RecordRef& r) override { return pass_.rewrite(r, session_, next_); }
+  absl::Status emit(const RecordRef& r) override {
+    if (pass_.wants(r.header.type)) return pass_.rewrite(r, session_, next_);
+    // Another pass's record goes by this one, after what it holds, so that order is kept.
+    if (pass_.holding()) {
+      if (auto s = pass_.release(session_, next_); !s.ok()) return s;
+    }
+    return next_.emit(r);
+  }
 
  private:
   Pass& pass_;

@@ -1,5 +1,7 @@
 #include "transform/rebuilt.h"
 
+#include <algorithm>
+
 namespace pdfix::transform {
 
 RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildId& id,
@@ -25,6 +27,31 @@ RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildI
   RecordRef r = from;
   r.bytes = bytes_;
   r.header = format::read_record_header(e, bytes_.data());
+  r.original = false;
+  r.map = &map_;
+  return r;
+}
+
+RecordRef Rebuilt::map_without_build_id(const RecordRef& from, const Session& s) {
+  const format::Endian& e = s.endian();
+  bytes_.assign(from.bytes.begin(), from.bytes.end());
+  map_ = *from.map;
+  map_.build_id.reset();
+  map_.fields.misc = from.map->fields.misc & ~format::kMiscMmapBuildId;
+  map_.fields.build_id_size = 0;
+  map_.fields.build_id = {};
+  map_.fields.maj = map_.fields.min = 0;
+  map_.fields.ino = map_.fields.ino_generation = 0;
+  // The 24 bytes of the build-id become maj, min, ino and ino_generation, all zero.
+  std::fill(bytes_.begin() + format::kMmap2IdOffset, bytes_.begin() + format::kMmap2ProtOffset, 0);
+  RecordRef r = from;
+  r.bytes = bytes_;
+  r.header.misc = map_.fields.misc;
+  format::write_record_header(e, bytes_.data(), r.header);
+  const auto at = static_cast<size_t>(from.map->fields.filename.data() -
+                                      reinterpret_cast<const char*>(from.bytes.data()));
+  map_.fields.filename = {reinterpret_cast<const char*>(bytes_.data()) + at,
+                          from.map->fields.filename.size()};
   r.original = false;
   r.map = &map_;
   return r;

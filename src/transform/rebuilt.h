@@ -15,9 +15,12 @@ namespace pdfix::transform {
 
 class Rebuilt {
  public:
-  // `from` (an MMAP or MMAP2 with its map decoded) as an MMAP2 that carries `id`; everything else
-  // in it, the sample_id trailer included, is kept.
+  // `from` (an MMAP or MMAP2 with its map decoded) as an MMAP2 that carries `id` (in place of the
+  // one it carried, if any); everything else in it, the sample_id trailer included, is kept.
   RecordRef map_with_build_id(const RecordRef& from, const format::BuildId& id, const Session& s);
+  // `from` (an MMAP2 that carries a build-id) without it: dev/ino unknown (zero), as an MMAP2 of
+  // a file perf could not stat. For an id known to be wrong.
+  RecordRef map_without_build_id(const RecordRef& from, const Session& s);
   // `bytes` (a whole record of a type that is no map) placed where `at` is.
   RecordRef inserted(std::vector<uint8_t> bytes, const RecordRef& at, const format::Endian& e);
 

@@ -1,0 +1,169 @@
+#include "passes/repair_build_ids.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "format/machine.h"
+#include "format/map_kind.h"
+#include "format/record_type.h"
+
+namespace pdfix::passes {
+namespace {
+
+// Kernel-side maps held back; past this many in a row the run is judged as it stands.
+constexpr size_t kMaxHeld = 1 << 16;
+
+bool kernel_side(const transform::Map& m) {
+  return m.kind == format::MapKind::kKernel || m.kind == format::MapKind::kModule;
+}
+
+}  // namespace
+
+RepairBuildIds::RepairBuildIds(resolve::ResolverConfig config, const Common& common)
+    : common_(common), resolver_(std::move(config), *common.host) {}
+
+bool RepairBuildIds::wants(uint32_t type) const {
+  return type == format::kMmap || type == format::kMmap2;
+}
+
+std::string RepairBuildIds::table_says_otherwise(const transform::Map& m,
+                                                 const transform::Session& s) const {
+  const std::string_view name = m.fields.filename;
+  std::set<std::string> ids;
+  for (const format::BuildIdEntry& e : s.build_id_table().entries) {
+    const bool same_file =
+        m.kind == format::MapKind::kKernel
+            ? format::is_kernel_tag(e.filename) &&
+                  format::machine_of(e.misc, static_cast<uint32_t>(e.pid)) == m.machine
+            : e.filename == name;
+    if (!same_file) continue;
+    if (auto id = e.build_id()) ids.insert(id->hex());
+  }
+  if (ids.empty() || ids.contains(m.build_id->hex())) return "";
+  return "the build-id table gives it another id";
+}
+
+absl::Status RepairBuildIds::judge(const transform::RecordRef& r, const std::string& why,
+                                   const transform::Session& s, transform::RecordSink& out) {
+  const transform::Map& m = *r.map;
+  const std::string filename(m.fields.filename);
+  // What the evidence says of the file, the record's own id aside.
+  const resolve::MapQuery query{filename, m.fields.misc, false, 0, 0, 0, m.fields.len};
+  const resolve::Resolution& res =
+      resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+                                common_.recording_started_at, common_.recording_ended_at,
+                                s.build_id_table().entries});
+  if (res.id && *res.id == *m.build_id) return out.emit(r);
+  if (res.id) {
+    report_.maps.push_back(
+        {filename, "repaired", m.build_id->hex(), res.id->hex(), why + "; " + res.source});
+    return out.emit(rebuilt_.map_with_build_id(r, *res.id, s));
+  }
+  report_.maps.push_back(
+      {filename, "removed", m.build_id->hex(), "", why + "; nothing proves another"});
+  return out.emit(rebuilt_.map_without_build_id(r, s));
+}
+
+absl::Status RepairBuildIds::rewrite(const transform::RecordRef& r, const transform::Session& s,
+                                     transform::RecordSink& out) {
+  const transform::Map& m = *r.map;
+  if (m.build_id) ++report_.maps_with_ids;
+  if (kernel_side(m) && held_.size() < kMaxHeld) {
+    held_.emplace_back(r);
+    return absl::OkStatus();
+  }
+  if (auto st = release(s, out); !st.ok()) return st;
+  if (!m.build_id) return out.emit(r);
+  const std::string why = table_says_otherwise(m, s);
+  return why.empty() ? out.emit(r) : judge(r, why, s, out);
+}
+
+absl::Status RepairBuildIds::release(const transform::Session& s, transform::RecordSink& out) {
+  if (held_.empty()) return absl::OkStatus();
+  std::vector<transform::OwnedRecord> held = std::move(held_);
+  held_.clear();
+  // Which files of a machine carry each id: one id on two files is wrong for one of them at least.
+  std::map<std::pair<uint64_t, std::string>, std::set<std::string>> files;
+  for (const auto& h : held) {
+    const transform::Map& m = *h.map();
+    if (m.build_id) {
+      files[{m.machine, m.build_id->hex()}].insert(format::module_name(m.fields.filename));
+    }
+  }
+  for (const auto& h : held) {
+    const transform::RecordRef r = h.view();
+    const transform::Map& m = *r.map;
+    std::string why;
+    if (m.build_id) {
+      const auto& sharing = files[{m.machine, m.build_id->hex()}];
+      why = sharing.size() > 1
+                ? absl::StrCat("maps of ", sharing.size(), " different files carry this id")
+                : table_says_otherwise(m, s);
+    }
+    auto st = why.empty() ? out.emit(r) : judge(r, why, s, out);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+llvm::json::Object RepairBuildIds::report_json() const {
+  llvm::json::Array maps;
+  for (const auto& m : report_.maps) {
+    maps.push_back(llvm::json::Object{{"filename", m.filename},
+                                      {"outcome", m.outcome},
+                                      {"was", m.was},
+                                      {"now", m.now},
+                                      {"why", m.why}});
+  }
+  return llvm::json::Object{{"maps_with_ids", static_cast<int64_t>(report_.maps_with_ids)},
+                            {"maps", std::move(maps)}};
+}
+
+void RepairBuildIds::report_text(std::ostream& out, bool /*verbose*/) const {
+  if (report_.maps.empty()) {
+    out << "pdfix repair-build-ids: no wrong id among " << report_.maps_with_ids
+        << " map records that carry one\n";
+    return;
+  }
+  out << "pdfix repair-build-ids: " << report_.maps.size() << " wrong ids among "
+      << report_.maps_with_ids << " map records that carry one\n";
+  for (const auto& m : report_.maps) {
+    out << "  " << m.outcome << ": " << m.filename << " " << m.was;
+    if (!m.now.empty()) out << " -> " << m.now;
+    out << " (" << m.why << ")\n";
+  }
+}
+
+namespace {
+
+class Kind : public RepairKind {
+ public:
+  std::string verb() const override { return "repair-build-ids"; }
+  std::string report_key() const override { return "repair_build_ids"; }
+  std::string summary() const override {
+    return "replace or remove build-ids that map records carry wrongly";
+  }
+  std::string description() const override {
+    return R"(perf 6.17 made build-ids in map records the default, and until the fix in 7.0 (backported to
+6.18.y) every kernel-module MMAP2 after the first carried the first module's build-id: perf
+report then shows [unknown] for every module but one. This verb finds ids that cannot be right:
+one id on the maps of two different files (kernel and modules), or an id the build-id table
+contradicts. Each is replaced by the id the evidence proves, by the same trust rules as inject
+(the table, the module file under --sysroot, the running kernel's notes for a recording of this
+very boot), or removed, leaving an MMAP2 without build-id, when nothing proves one. A wrong
+build-id is worse than none: a suspect id is never left.)";
+  }
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    resolve::ResolverConfig config;
+    config.sysroot = common.sysroot;
+    config.buildid_dir = common.host->buildid_cache();
+    return std::make_unique<RepairBuildIds>(std::move(config), common);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RepairKind> repair_build_ids_kind() { return std::make_unique<Kind>(); }
+
+}  // namespace pdfix::passes
