@@ -323,17 +323,23 @@ TEST_P(PassTest, CompressedDataIsCopiedWhenNothingInsideChanges) {
   EXPECT_EQ(out->compressed.empty(), GetParam().compressed == 0);
 }
 
+// The kernel and two modules as perf 6.17 wrote them with --buildid-mmap: b.ko carries a.ko's id.
+PerfDataBuilder& poisoned_modules(PerfDataBuilder& b) {
+  return b
+      .mmap2_build_id(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", id_bytes('1'),
+                      format::kCpuModeKernel)
+      .mmap2_build_id(-1, kModules, 0x5000, 0, "/lib/modules/6.1/a.ko", id_bytes('2'),
+                      format::kCpuModeKernel)
+      .mmap2_build_id(-1, kModules + 0x5000, 0x5000, 0, "/lib/modules/6.1/b.ko", id_bytes('2'),
+                      format::kCpuModeKernel);
+}
+
 TEST_P(PassTest, RepairReplacesOrRemovesAPoisonedModuleId) {
   // perf 6.17: b.ko and c.ko carry a.ko's id. The host's notes prove b.ko's; nothing proves c.ko's.
   host_.module_ids["b"] = *format::BuildId::from_hex(kAppId);
   PerfDataBuilder b = builder();
   start_data(b);
-  b.mmap2_build_id(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", id_bytes('1'),
-                   format::kCpuModeKernel)
-      .mmap2_build_id(-1, kModules, 0x5000, 0, "/lib/modules/6.1/a.ko", id_bytes('2'),
-                      format::kCpuModeKernel)
-      .mmap2_build_id(-1, kModules + 0x5000, 0x5000, 0, "/lib/modules/6.1/b.ko", id_bytes('2'),
-                      format::kCpuModeKernel)
+  poisoned_modules(b)
       .mmap2_build_id(-1, kModules + 0xa000, 0x5000, 0, "/lib/modules/6.1/c.ko", id_bytes('2'),
                       format::kCpuModeKernel)
       .sample(0x400010, 10, 10, 1000);
@@ -373,12 +379,7 @@ TEST_P(PassTest, FixListsTheIdsTheRecordsCarryButNotAPoisonedOne) {
   host_.module_ids["a"] = *format::BuildId::from_hex(kNfId);
   PerfDataBuilder b = builder();
   start_data(b);
-  b.mmap2_build_id(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", id_bytes('1'),
-                   format::kCpuModeKernel)
-      .mmap2_build_id(-1, kModules, 0x5000, 0, "/lib/modules/6.1/a.ko", id_bytes('2'),
-                      format::kCpuModeKernel)
-      .mmap2_build_id(-1, kModules + 0x5000, 0x5000, 0, "/lib/modules/6.1/b.ko", id_bytes('2'),
-                      format::kCpuModeKernel)
+  poisoned_modules(b)
       .mmap2_build_id(10, 0x400000, 0x1000, 0, "/opt/gone/app", id_bytes('3'))
       .sample(0x400010, 10, 10, 1000);
   const Bytes input = b.build();
