@@ -14,6 +14,7 @@
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "inspect/check.h"
 #include "io/input.h"
 #include "passes/repair.h"
 #include "transform/pipeline.h"
@@ -168,6 +169,30 @@ class PassTest : public ::testing::TestWithParam<Shape> {
     return in_path + ".out";
   }
   const llvm::json::Object& report() const { return *report_.getAsObject(); }
+  // `pdfix check` of the recording at `path`: the errors, each as "<fixing verb>: <what>".
+  std::vector<std::string> check_errors(const std::string& path) {
+    auto kinds = passes::repair_kinds();
+    const passes::Common common{"", std::nullopt, std::nullopt, &host_};
+    transform::PassChain chain;
+    std::vector<std::string> fixers;
+    for (auto& k : kinds) {
+      chain.push_back(k->make(common));
+      fixers.push_back(k->verb());
+    }
+    auto in = io::open_input(path);
+    EXPECT_TRUE(in.ok());
+    if (!in.ok()) return {"unreadable"};
+    auto report = inspect::check(*in, std::move(chain), fixers);
+    EXPECT_TRUE(report.ok()) << report.status();
+    if (!report.ok()) return {"unreadable"};
+    std::vector<std::string> errors;
+    for (const inspect::Finding& f : report->findings) {
+      if (f.severity == inspect::Finding::Severity::kError) {
+        errors.push_back(f.fixed_by + ": " + f.what);
+      }
+    }
+    return errors;
+  }
 
  protected:
   testing::FakeHost host_;
@@ -413,6 +438,33 @@ TEST_P(PassTest, FixListsTheIdsTheRecordsCarryButNotAPoisonedOne) {
   // Fixed once is fixed: a second run writes the same bytes.
   const Bytes fixed = testing::read_file(run("fix", input));
   EXPECT_EQ(testing::read_file(run("fix", fixed)), fixed);
+}
+
+// `check` reports each wrong thing fix repairs, named by the verb that repairs it, and nothing
+// once fix has run.
+TEST_P(PassTest, CheckFindsWhatFixRepairsAndNothingAfterIt) {
+  host_.module_ids["a"] = *format::BuildId::from_hex(kNfId);
+  PerfDataBuilder b = builder();
+  // The kernel filed under a vmlinux path, behind a module perf would take for the kernel.
+  table_entry(b, '4', "[foo]");
+  table_entry(b, '1', "/boot/vmlinux-6.1");
+  start_data(b);
+  poisoned_modules(b)
+      .mmap(-1, kModules + 0xa000, 0 - (kModules + 0xa000), 0, "[foo]", format::kCpuModeKernel)
+      .mmap(-1, kModules + 0x20000, 0x3000, 0, "[c]", format::kCpuModeKernel)
+      .sample(kModules + 0x10, 10, 10, 1000, format::kCpuModeKernel);
+  const std::string in = testing::write_temp(b.build());
+  const std::vector<std::string> found = check_errors(in);
+  auto has = [&](const std::string& verb, const std::string& text) {
+    return std::count_if(found.begin(), found.end(), [&](const std::string& e) {
+             return e.starts_with(verb + ": ") && e.find(text) != std::string::npos;
+           }) == 1;
+  };
+  EXPECT_TRUE(has("repair-build-ids", "/lib/modules/6.1/b.ko carries build-id " + kNfId));
+  EXPECT_TRUE(has("fix-module-sizes", "[foo] mapped at"));
+  EXPECT_TRUE(has("tag-kernel", "filed under /boot/vmlinux-6.1"));
+  EXPECT_EQ(found.size(), 3U) << ::testing::PrintToString(found);
+  EXPECT_EQ(check_errors(run("fix", testing::read_file(in))), std::vector<std::string>{});
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PassTest, ::testing::ValuesIn(shapes()),

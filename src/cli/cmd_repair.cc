@@ -1,15 +1,12 @@
 // The repair verbs: one per pass (src/passes/registry.cc lists them), and `fix`, the chain of all
 // of them. Each pass's options, help and report come from its RepairKind; nothing here is written
 // for one pass.
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "cli/man_page.h"
+#include "cli/pass_options.h"
 #include "cli/progress.h"
 #include "cli/verb.h"
 #include "io/input.h"
@@ -25,30 +22,6 @@ constexpr const char* kShapes = R"(
 
 Works on file- and pipe-mode input, either byte order, and zstd-compressed data (re-compressed
 when a record inside it changes). IN and OUT may be '-' for stdin and stdout.)";
-
-// Pass options onto the command line of one verb.
-class CliOptions : public passes::Options {
- public:
-  explicit CliOptions(CLI::App& cmd) : cmd_(cmd) {}
-  void value(const std::string& name, const std::string& value_name, const std::string& help,
-             std::function<absl::Status(const std::string&)> set) override {
-    cmd_.add_option_function<std::string>(
-            name,
-            [name, set = std::move(set)](const std::string& v) {
-              if (auto s = set(v); !s.ok()) {
-                throw CLI::ValidationError(name, std::string(s.message()));
-              }
-            },
-            help)
-        ->type_name(value_name);
-  }
-  void directory(const std::string& name, const std::string& help, std::string& target) override {
-    cmd_.add_option(name, target, help)->check(CLI::ExistingDirectory)->type_name("DIR");
-  }
-
- private:
-  CLI::App& cmd_;
-};
 
 // What every repair verb is given on its command line besides the passes' own options.
 struct Args {
@@ -75,25 +48,8 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
         const resolve::Host& host) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(in.status());
-  passes::Common common{std::string(absl::StripSuffix(a.sysroot, "/")), std::nullopt, std::nullopt,
-                        &host};
-  if (in->mapped != nullptr) {
-    // The recording began when its file was created and ended when it was last written: a file
-    // changed after that is not the one that was mapped.
-    struct statx st{};
-    if (statx(in->mapped->fd(), "", AT_EMPTY_PATH, STATX_MTIME | STATX_BTIME, &st) == 0) {
-      auto nanos = [](const statx_timestamp& t) {
-        return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-      };
-      common.recording_ended_at = nanos(st.stx_mtime);
-      if ((st.stx_mask & STATX_BTIME) != 0) common.recording_started_at = nanos(st.stx_btime);
-    }
-  }
-  transform::MakeChain make = [&] {
-    transform::PassChain chain;
-    for (const passes::RepairKind* k : kinds) chain.push_back(k->make(common));
-    return chain;
-  };
+  const passes::Common common = common_for(*in, a.sysroot, host);
+  const transform::MakeChain make = chain_of(kinds, common);
   Progress progress(verb);
   auto chain = transform::run_pipeline(*in, a.out, make, {.progress = progress.callback()});
   if (!chain.ok()) return fail(chain.status());

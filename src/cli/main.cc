@@ -85,6 +85,7 @@ int run(int argc, char** argv) {
   verbs.push_back(add_info(app));
   verbs.push_back(add_dump(app));
   verbs.push_back(add_buildid_list(app));
+  verbs.push_back(add_check(app, host));
   CLI::App* version = add_command(
       app, "version", {"pdfix version", "print pdfix's version", "pdfix version", "", "0."});
   verbs.push_back({version, [] {

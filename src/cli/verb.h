@@ -16,6 +16,7 @@
 namespace pdfix::cli {
 
 inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;  // `check` found an error
 inline constexpr int kExitError = 2;
 
 // What a verb's --help shows besides its options.
@@ -39,6 +40,7 @@ Verb add_copy(CLI::App& app);
 Verb add_info(CLI::App& app);
 Verb add_dump(CLI::App& app);
 Verb add_buildid_list(CLI::App& app);
+Verb add_check(CLI::App& app, const resolve::Host& host);
 // One verb per repair pass, and `fix`, which runs them all.
 std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host);
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "format/record_type.h"
@@ -32,6 +33,12 @@ inline std::string kernel_name(uint64_t machine) {
   if (machine == kHostMachine) return "[kernel.kallsyms]";
   const auto pid = static_cast<int32_t>(machine & 0xffffffff);
   return pid == 0 ? "[guest.kernel.kallsyms]" : absl::StrCat("[guest.kernel.kallsyms.", pid, "]");
+}
+
+// A kernel map's file name: "[kernel.kallsyms]_text" and the like, or a guest's.
+inline bool is_kernel_image_name(std::string_view filename) {
+  return filename.starts_with("[kernel.kallsyms]") ||
+         filename.starts_with("[guest.kernel.kallsyms");
 }
 
 }  // namespace pdfix::format

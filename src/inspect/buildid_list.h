@@ -6,15 +6,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "inspect/dso_hits.h"
 #include "io/input.h"
 
 namespace pdfix::inspect {
-
-struct DsoBuildId {
-  std::string build_id;  // hex; empty for a DSO that samples hit but no record gives an id for
-  std::string name;      // the DSO's long name: a path, "[kernel.kallsyms]", "[vdso]", ...
-  std::string machine;   // "host" or "guest <pid>"
-};
 
 struct BuildIdListOptions {
   // Only DSOs that samples fall in, callchain entries (user and kernel) included.

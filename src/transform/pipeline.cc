@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 
 #include <bitset>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "format/record_type.h"
 #include "transform/open_session.h"
+#include "transform/owned_record.h"
 #include "transform/reader.h"
 #include "transform/writer.h"
 
@@ -59,13 +62,56 @@ class ChangeProbe : public Tail {
   bool rebuilt_ = false;
 };
 
+// In a dry run, between a pass and what follows it: tells the observer what the pass changed. A
+// record the pass was given is pending until it (or what stands in its place) comes out.
+class Watch : public RecordSink {
+ public:
+  Watch(size_t pass, DryRunObserver& observer, RecordSink& next)
+      : pass_(pass), observer_(observer), next_(next) {}
+  void given(const RecordRef& r) { pending_.emplace(key(r), OwnedRecord(r)); }
+  absl::Status emit(const RecordRef& r) override {
+    auto it = pending_.find(key(r));
+    if (r.original) {
+      if (it != pending_.end()) pending_.erase(it);
+    } else if (r.map != nullptr && it != pending_.end() && it->second.map() != nullptr) {
+      // Passes rebuild maps in place; every other record a pass makes is inserted.
+      const RecordRef before = it->second.view();
+      observer_.changed(pass_, &before, &r);
+      pending_.erase(it);
+    } else {
+      observer_.changed(pass_, nullptr, &r);
+    }
+    return next_.emit(r);
+  }
+  // What never came out was dropped.
+  void end() {
+    for (const auto& [k, rec] : pending_) {
+      const RecordRef before = rec.view();
+      observer_.changed(pass_, &before, nullptr);
+    }
+    pending_.clear();
+  }
+
+ private:
+  using Key = std::tuple<uint64_t, uint64_t, bool>;
+  static Key key(const RecordRef& r) { return {r.offset, r.inner_offset, r.inner}; }
+
+  size_t pass_;
+  DryRunObserver& observer_;
+  RecordSink& next_;
+  std::map<Key, OwnedRecord> pending_;
+};
+
 // Hands each record to one pass, whose output goes on to the next stage.
 class Stage : public RecordSink {
  public:
-  Stage(Pass& pass, const Session& session, RecordSink& next)
-      : pass_(pass), session_(session), next_(next) {}
+  Stage(Pass& pass, const Session& session, RecordSink& next, Watch* watch)
+      : pass_(pass), session_(session), next_(next), watch_(watch) {}
   absl::Status emit(const RecordRef& r) override {
-    if (pass_.wants(r.header.type)) return pass_.rewrite(r, session_, next_);
+    if (pass_.wants(r.header.type)) {
+      if (watch_ != nullptr) watch_->given(r);
+      return pass_.rewrite(r, session_, next_);
+    }
     // Another pass's record goes by this one, after what it holds, so that order is kept.
     if (pass_.holding()) {
       if (auto s = pass_.release(session_, next_); !s.ok()) return s;
@@ -77,16 +123,27 @@ class Stage : public RecordSink {
   Pass& pass_;
   const Session& session_;
   RecordSink& next_;
+  Watch* watch_;
 };
 
 // One sweep of a chain over a recording.
 class Sweep {
  public:
-  Sweep(Session& session, PassChain& chain, Tail& tail) : session_(session), chain_(chain) {
+  // With an observer, every pass's output is watched, and no record is skipped unseen.
+  Sweep(Session& session, PassChain& chain, Tail& tail, DryRunObserver* observer = nullptr)
+      : session_(session), chain_(chain), observer_(observer) {
     sinks_.resize(chain.size() + 1);
+    outs_.resize(chain.size());
     sinks_[chain.size()] = &tail;
     for (size_t i = chain.size(); i-- > 0;) {
-      stages_.push_back(std::make_unique<Stage>(*chain[i], session, *sinks_[i + 1]));
+      Watch* watch = nullptr;
+      outs_[i] = sinks_[i + 1];
+      if (observer != nullptr) {
+        watches_.push_back(std::make_unique<Watch>(i, *observer, *sinks_[i + 1]));
+        watch = watches_.back().get();
+        outs_[i] = watch;
+      }
+      stages_.push_back(std::make_unique<Stage>(*chain[i], session, *outs_[i], watch));
       sinks_[i] = stages_.back().get();
     }
     for (uint32_t t = 0; t < wanted_.size(); ++t) {
@@ -97,7 +154,9 @@ class Sweep {
   absl::Status run(RecordReader& reader, Tail& tail, const PipelineOptions& options) {
     uint64_t reported = 0;
     std::bitset<64> kernel_wanted;
-    for (uint32_t t = 0; t < kernel_wanted.size(); ++t) kernel_wanted[t] = wanted_[t];
+    for (uint32_t t = 0; t < kernel_wanted.size(); ++t) {
+      kernel_wanted[t] = wanted_[t] || observer_ != nullptr;
+    }
     while (true) {
       if (auto span = reader.skip_unwanted(kernel_wanted); span.size > 0) {
         if (auto s = release_held(); !s.ok()) return s;
@@ -120,9 +179,18 @@ class Sweep {
   // Each pass flushes what it held back into the passes after it, then finishes.
   absl::Status finish(FeatureEdits& edits) {
     for (size_t i = 0; i < chain_.size(); ++i) {
-      if (auto s = chain_[i]->release(session_, *sinks_[i + 1]); !s.ok()) return s;
-      if (auto s = chain_[i]->finish(session_, *sinks_[i + 1], edits); !s.ok()) return s;
+      if (auto s = chain_[i]->release(session_, *outs_[i]); !s.ok()) return s;
+      const FeatureEdits before = observer_ != nullptr ? edits : FeatureEdits{};
+      if (auto s = chain_[i]->finish(session_, *outs_[i], edits); !s.ok()) return s;
+      if (observer_ == nullptr) continue;
+      for (const auto& [feature, bytes] : edits.replace) {
+        auto was = before.replace.find(feature);
+        if (was == before.replace.end() || was->second != bytes) {
+          observer_->feature_replaced(i, feature, bytes);
+        }
+      }
     }
+    for (auto& w : watches_) w->end();
     return absl::OkStatus();
   }
 
@@ -130,6 +198,7 @@ class Sweep {
 
  private:
   absl::Status one(const RecordRef& r, Tail& tail) {
+    if (observer_ != nullptr) observer_->read(r);
     // Compressed records and a trailing tail are the writer's business, not the passes'. A
     // compressed container only announces the records inside it, which the passes see.
     if (!r.inner && format::is_compressed_type(r.header.type) && !r.trailing) {
@@ -156,7 +225,7 @@ class Sweep {
   absl::Status release_held() {
     for (size_t i = 0; i < chain_.size(); ++i) {
       if (!chain_[i]->holding()) continue;
-      if (auto s = chain_[i]->release(session_, *sinks_[i + 1]); !s.ok()) return s;
+      if (auto s = chain_[i]->release(session_, *outs_[i]); !s.ok()) return s;
     }
     return absl::OkStatus();
   }
@@ -166,7 +235,10 @@ class Sweep {
   Session& session_;
   PassChain& chain_;
   std::vector<std::unique_ptr<Stage>> stages_;
+  DryRunObserver* observer_;
+  std::vector<std::unique_ptr<Watch>> watches_;
   std::vector<RecordSink*> sinks_;  // sinks_[i] feeds pass i; the last is the tail
+  std::vector<RecordSink*> outs_;   // where pass i emits: sinks_[i + 1], or its watch
   std::bitset<128> wanted_;
   Map map_;
   uint64_t given_ = 0;
@@ -189,6 +261,21 @@ absl::StatusOr<bool> chain_changes_records(io::Input& in, const MakeChain& make_
 }
 
 }  // namespace
+
+absl::Status dry_run(io::Input& in, PassChain& chain, DryRunObserver& observer) {
+  auto session = open_session(in);
+  if (!session.ok()) return session.status();
+  observer.begin(*session);
+  ChangeProbe sink;
+  Sweep sweep(*session, chain, sink, &observer);
+  auto reader = make_reader(in, *session, {.expand_compressed = true});
+  const absl::Status reading = sweep.run(*reader, sink, {});
+  // The passes still decide on what came before a record that could not be read.
+  FeatureEdits edits;
+  const absl::Status finishing = sweep.finish(edits);
+  observer.end(reading.ok() ? finishing : reading);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_path,
                                        const MakeChain& make_chain,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -28,5 +29,26 @@ using MakeChain = std::function<PassChain()>;
 // only notes whether any record was rebuilt, inserted or dropped.
 absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_path,
                                        const MakeChain& make_chain, const PipelineOptions& options);
+
+// What a dry run shows, pass by pass: how each would change the recording. `pdfix check` is one.
+class DryRunObserver {
+ public:
+  virtual ~DryRunObserver() = default;
+  // Before the first record; `s` lives until the run ends.
+  virtual void begin(const Session& s) = 0;
+  // Every record as read, before any pass sees it (samples included: nothing is skipped).
+  virtual void read(const RecordRef& r) = 0;
+  // Pass number `pass` of the chain put `after` in place of `before`: a map rebuilt (both set),
+  // a record inserted (no `before`), or one dropped (no `after`).
+  virtual void changed(size_t pass, const RecordRef* before, const RecordRef* after) = 0;
+  // Pass number `pass` replaced (or added) a feature section with `bytes`.
+  virtual void feature_replaced(size_t pass, int feature, std::span<const uint8_t> bytes) = 0;
+  // After the last record, or at the one the reader could not frame (`reading` then says why).
+  virtual void end(const absl::Status& reading) = 0;
+};
+
+// Runs `chain` over `in` as run_pipeline would (compressed records expanded), writing nothing.
+// Fails only when the input cannot be opened; a reading error later goes to the observer.
+absl::Status dry_run(io::Input& in, PassChain& chain, DryRunObserver& observer);
 
 }  // namespace pdfix::transform

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "e2e/harness.h"
 
@@ -105,6 +106,46 @@ TEST_P(CorpusTest, InjectLeavesPerfsCountsAlone) {
 }
 
 TEST_P(CorpusTest, FixLeavesPerfsCountsAlone) { expect_counts_kept(GetParam(), "fix"); }
+
+// check's lines that are errors, and of those the ones a pass repairs.
+struct CheckErrors {
+  int status = -1;
+  int errors = 0;
+  int repairable = 0;
+  std::string out;
+};
+CheckErrors check(const std::string& path) {
+  RunResult r = sh(pdfix() + " check " + quote(path));
+  CheckErrors c{r.status, 0, 0, r.out + r.err};
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("error at 0x")) continue;
+    ++c.errors;
+    if (line.find("[fixed by ") != std::string::npos) ++c.repairable;
+  }
+  return c;
+}
+
+// check exits 1 exactly when it reports an error, and fix leaves none that a pass repairs.
+TEST_P(CorpusTest, CheckOfFixOutputFindsNothingFixCouldRepair) {
+  const CorpusFile& f = GetParam();
+  const CheckErrors before = check(f.path);
+  if (f.must_be_refused) {
+    EXPECT_NE(before.status, 0) << before.out;
+    return;
+  }
+  ASSERT_EQ(before.status, before.errors > 0 ? 1 : 0) << before.out;
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/out.data";
+  RunResult r = sh(pdfix() + " fix " + quote(f.path) + " " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const CheckErrors after = check(out);
+  EXPECT_EQ(after.status, after.errors > 0 ? 1 : 0) << after.out;
+  EXPECT_EQ(after.repairable, 0) << after.out;
+  // What no pass repairs (bytes appended, say) is still there: fix hides nothing.
+  EXPECT_EQ(after.errors, before.errors - before.repairable) << before.out << after.out;
+  fs::remove_all(dir);
+}
 
 INSTANTIATE_TEST_SUITE_P(Foreign, CorpusTest, ::testing::ValuesIn(corpus_files()),
                          [](const auto& info) { return corpus_test_name(info.param); });

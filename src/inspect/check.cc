@@ -1,0 +1,386 @@
+#include "inspect/check.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "format/feature.h"
+#include "format/map_kind.h"
+#include "format/record_type.h"
+#include "inspect/dso_hits.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_os_ostream.h"
+#include "transform/pipeline.h"
+
+namespace pdfix::inspect {
+namespace {
+
+using format::BuildIdEntry;
+using Severity = Finding::Severity;
+
+// The largest perf_event_attr perf 6.1 reads (PERF_ATTR_SIZE_VER7); it refuses larger ones.
+constexpr uint32_t kPerf61AttrSize = 128;
+
+bool known_to_perf_6_1(uint32_t type) {
+  return (type >= format::kMmap && type <= format::kAuxOutputHwId) ||
+         (type >= format::kHeaderAttr && type <= format::kFinishedInit);
+}
+
+bool same_entry(const BuildIdEntry& a, const BuildIdEntry& b) {
+  return a.pid == b.pid && (a.misc & format::kCpuModeMask) == (b.misc & format::kCpuModeMask) &&
+         a.filename == b.filename && format::build_id_hex(a) == format::build_id_hex(b);
+}
+
+// Entries of `after` that `before` does not hold (as many times).
+std::vector<BuildIdEntry> added_entries(std::vector<BuildIdEntry> before,
+                                        const std::vector<BuildIdEntry>& after) {
+  std::vector<BuildIdEntry> added;
+  for (const BuildIdEntry& e : after) {
+    auto it = std::find_if(before.begin(), before.end(),
+                           [&](const BuildIdEntry& b) { return same_entry(b, e); });
+    if (it != before.end()) {
+      before.erase(it);
+    } else {
+      added.push_back(e);
+    }
+  }
+  return added;
+}
+
+// The entry perf takes for the kernel of each machine: the first kernel-mode one that is no module.
+std::map<int32_t, std::string> kernel_entries(const std::vector<BuildIdEntry>& table) {
+  std::map<int32_t, std::string> first;
+  for (const BuildIdEntry& e : table) {
+    if (!format::is_kernel_mode(e.misc) || format::looks_like_module_file(e.filename)) continue;
+    first.emplace(e.pid, e.filename);
+  }
+  return first;
+}
+
+std::string range(const transform::Map& m) {
+  return absl::StrCat("[0x", absl::Hex(m.fields.start), ", 0x",
+                      absl::Hex(m.fields.start + m.fields.len), ")");
+}
+
+class Checker : public transform::DryRunObserver {
+ public:
+  explicit Checker(std::vector<std::string> fixers)
+      : names_(std::move(fixers)), hits_(/*callchains=*/true) {}
+
+  void begin(const transform::Session& s) override {
+    session_ = &s;
+    hits_.add_entries(s.build_id_table().entries);
+    if (s.pipe()) return;
+    for (size_t i = 0; i < s.attrs().size(); ++i) {
+      attr_size(s.attrs()[i].size, s.header().attrs.offset + i * s.header().attr_size);
+    }
+    table_offset_ = s.header().data.offset + s.header().data.size;
+    for (const auto& f : s.feature_table()) {
+      if (f.id == format::kFeatBuildId) table_offset_ = f.section.offset;
+    }
+  }
+
+  void read(const transform::RecordRef& r) override {
+    if (!r.inner) read_to_ = r.offset + r.bytes.size();
+    if (r.trailing) {
+      add({Severity::kError, r.offset, "",
+           absl::StrCat(r.bytes.size(),
+                        " bytes after the last record are no record (text appended to the "
+                        "stream?); perf stops reading there and reports an error"),
+           ""});
+      return;
+    }
+    const uint32_t type = r.header.type;
+    const std::string name = format::record_type_name(type);
+    if (session_->pipe() && !r.inner && format::is_compressed_type(type)) {
+      note_once("zstd", {Severity::kNote, r.offset, name,
+                         "zstd-compressed records in a stream: perf 6.1 cannot read them", ""});
+    }
+    if (!known_to_perf_6_1(type)) {
+      note_once(absl::StrCat("type ", type),
+                {Severity::kNote, r.offset, name,
+                 "a record type perf 6.1 and older do not know: they stop reading here", ""});
+    }
+    // A sample that cannot be decoded only counts for no DSO.
+    hits_.add(r, *session_).IgnoreError();
+    if (type == format::kHeaderBuildId) {
+      auto entries = format::decode_build_id_table({r.bytes, session_->endian(), r.offset});
+      if (entries.ok()) hits_.add_entries(*entries);
+    }
+    if (type == format::kHeaderAttr && r.bytes.size() >= 16) {
+      attr_size(session_->endian().u32(r.bytes.data() + 12), r.offset);
+    }
+    if (type == format::kMmap || type == format::kMmap2) {
+      auto m =
+          format::decode_mmap(r.bytes, session_->endian(), session_->trailer_size(r), r.offset);
+      if (!m.ok() || m->has_build_id()) return;
+      const format::MapKind kind = format::classify(m->filename, m->misc);
+      if (kind == format::MapKind::kAnonymous || kind == format::MapKind::kVdso) return;
+      idless_.emplace(key(r), Idless{std::string(m->filename), r.offset, name, m->misc, m->pid});
+    }
+  }
+
+  void changed(size_t pass, const transform::RecordRef* before,
+               const transform::RecordRef* after) override {
+    const std::string& by = names_[pass];
+    if (before != nullptr && after != nullptr) {
+      map_changed(*before, *after, by);
+    } else if (after != nullptr && after->header.type == format::kHeaderBuildId) {
+      auto entries = format::decode_build_id_table({after->bytes, session_->endian(), 0});
+      if (!entries.ok()) return;
+      for (const BuildIdEntry& e : *entries) inserted_.push_back({e, by, after->offset});
+    } else if (after != nullptr) {
+      add({Severity::kNote, after->offset, format::record_type_name(after->header.type),
+           "fix adds a record here", by});
+    } else {
+      add({Severity::kError, before->offset, format::record_type_name(before->header.type),
+           "fix removes this record", by});
+    }
+  }
+
+  void feature_replaced(size_t pass, int feature, std::span<const uint8_t> bytes) override {
+    if (feature != format::kFeatBuildId) return;
+    auto entries = format::decode_build_id_table({bytes, session_->endian(), 0});
+    if (entries.ok()) tables_.push_back({names_[pass], *std::move(entries)});
+  }
+
+  void end(const absl::Status& reading) override {
+    if (!reading.ok()) {
+      add({Severity::kError, read_to_, "",
+           absl::StrCat("the recording cannot be read past here (", reading.message(),
+                        "); perf loses what follows"),
+           ""});
+    }
+    table_findings();
+    hits_.finish();
+    for (const auto& [k, m] : idless_) {
+      if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
+      if (m.fixed_by.empty()) {
+        note_once("idless " + m.filename,
+                  {Severity::kNote, m.offset, m.record,
+                   absl::StrCat(m.filename,
+                                ": samples hit it, but no map of it carries a "
+                                "build-id, and fix proves none"),
+                   ""});
+      } else {
+        note_once("adds " + m.filename,
+                  {Severity::kNote, m.offset, m.record,
+                   absl::StrCat(m.filename,
+                                ": samples hit it, but no map of it carries a "
+                                "build-id; fix adds ",
+                                m.fixed_id),
+                   m.fixed_by});
+      }
+    }
+    std::stable_sort(report_.findings.begin(), report_.findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.offset < b.offset; });
+  }
+
+  CheckReport take() { return std::move(report_); }
+
+ private:
+  using Key = std::tuple<uint64_t, uint64_t, bool>;
+  static Key key(const transform::RecordRef& r) { return {r.offset, r.inner_offset, r.inner}; }
+
+  // A map without a build-id; `fixed_by` names the pass that gives it `fixed_id`.
+  struct Idless {
+    std::string filename;
+    uint64_t offset = 0;
+    std::string record;
+    uint16_t misc = 0;
+    uint32_t pid = 0;
+    std::string fixed_id;
+    std::string fixed_by;
+  };
+  struct Inserted {
+    BuildIdEntry entry;
+    std::string by;
+    uint64_t offset = 0;
+  };
+
+  void add(Finding f) { report_.findings.push_back(std::move(f)); }
+  void note_once(const std::string& kind, Finding f) {
+    auto [it, fresh] = noted_.emplace(kind, report_.findings.size());
+    if (fresh) {
+      add(std::move(f));
+    } else {
+      ++report_.findings[it->second].count;
+    }
+  }
+
+  void attr_size(uint32_t size, uint64_t offset) {
+    if (size <= kPerf61AttrSize) return;
+    note_once(absl::StrCat("attr ", size), {Severity::kNote, offset, "attr",
+                                            absl::StrCat("a perf_event_attr of ", size,
+                                                         " bytes: perf 6.1 and older refuse "
+                                                         "the file (\"unsupported ABI\")"),
+                                            ""});
+  }
+
+  void map_changed(const transform::RecordRef& before, const transform::RecordRef& after,
+                   const std::string& by) {
+    const transform::Map& b = *before.map;
+    const transform::Map& a = *after.map;
+    const std::string record = format::record_type_name(before.header.type);
+    const std::string file(b.fields.filename);
+    if (b.fields.len != a.fields.len) {
+      add({Severity::kError, before.offset, record,
+           absl::StrCat(file, " mapped at ", range(b), ": the module is 0x",
+                        absl::Hex(a.fields.len),
+                        " bytes long; perf attributes what follows it to it"),
+           by});
+    }
+    if (b.build_id && a.build_id && !(*b.build_id == *a.build_id)) {
+      add({Severity::kError, before.offset, record,
+           absl::StrCat(file, " carries build-id ", b.build_id->hex(), "; the evidence proves ",
+                        a.build_id->hex()),
+           by});
+    } else if (b.build_id && !a.build_id) {
+      add({Severity::kError, before.offset, record,
+           absl::StrCat(file, " carries build-id ", b.build_id->hex(),
+                        ", which is wrong; nothing proves the right one, so fix removes it"),
+           by});
+    } else if (!b.build_id && a.build_id) {
+      if (auto it = idless_.find(key(before)); it != idless_.end()) {
+        it->second.fixed_id = a.build_id->hex();
+        it->second.fixed_by = by;
+      }
+    }
+  }
+
+  // What the passes add to the build-id table (or reorder in it), against what perf wrote.
+  void table_findings() {
+    const format::BuildIdTable& table = session_->build_id_table();
+    std::vector<Inserted> added = inserted_;
+    std::vector<BuildIdEntry> prev = table.entries;
+    for (size_t i = 0; i < tables_.size(); ++i) {
+      const auto& [by, entries] = tables_[i];
+      if (i == 0 && table.sizes_from_6_12_0) {
+        add({Severity::kError, table_offset_, "BUILD_ID feature",
+             "entry sizes as perf 6.12.0 wrote them: every other reader misreads the table", by});
+      }
+      for (BuildIdEntry& e : added_entries(prev, entries)) {
+        added.push_back({std::move(e), by, table_offset_});
+      }
+      if (kernel_entries(prev) != kernel_entries(entries) && added_entries(prev, entries).empty()) {
+        add({Severity::kError, table_offset_, "BUILD_ID feature",
+             "the kernel's entry is not the first kernel-mode entry: perf takes another entry's "
+             "id for the kernel",
+             by});
+      }
+      prev = entries;
+    }
+    const std::map<int32_t, std::string> kernels = kernel_entries(table.entries);
+    std::vector<BuildIdEntry> told;
+    for (const Inserted& in : added) {
+      const BuildIdEntry& e = in.entry;
+      // In a stream, a later pass may list again what an earlier one added.
+      if (std::any_of(told.begin(), told.end(),
+                      [&](const BuildIdEntry& t) { return same_entry(t, e); })) {
+        continue;
+      }
+      told.push_back(e);
+      const std::string record =
+          in.offset == table_offset_ && !session_->pipe() ? "BUILD_ID feature" : "HEADER_BUILD_ID";
+      if (!format::is_kernel_tag(e.filename)) {
+        note_once("table " + e.filename,
+                  {Severity::kNote, in.offset, record,
+                   absl::StrCat("the build-id table has no entry for ", e.filename, "; fix adds ",
+                                format::build_id_hex(e)),
+                   in.by});
+        continue;
+      }
+      auto filed = std::find_if(table.entries.begin(), table.entries.end(), [&](const auto& b) {
+        return b.pid == e.pid && format::is_kernel_mode(b.misc) &&
+               format::build_id_hex(b) == format::build_id_hex(e);
+      });
+      auto kernel = kernels.find(e.pid);
+      if (filed != table.entries.end()) {
+        add({Severity::kError, in.offset, record,
+             absl::StrCat("the kernel's build-id ", format::build_id_hex(e), " is filed under ",
+                          filed->filename, ", not ", e.filename,
+                          ": readers that look for the tag find no kernel"),
+             in.by});
+      } else if (kernel != kernels.end()) {
+        add({Severity::kError, in.offset, record,
+             absl::StrCat("perf takes ", kernel->second, " for the kernel; the kernel's id is ",
+                          format::build_id_hex(e)),
+             in.by});
+      } else {
+        add({Severity::kNote, in.offset, record,
+             absl::StrCat("the build-id table has no kernel entry; fix adds ", e.filename, " ",
+                          format::build_id_hex(e), " (the kernel map's id)"),
+             in.by});
+      }
+    }
+  }
+
+  std::vector<std::string> names_;
+  const transform::Session* session_ = nullptr;
+  uint64_t read_to_ = 0;
+  uint64_t table_offset_ = 0;
+  std::map<Key, Idless> idless_;
+  DsoHits hits_;
+  std::vector<Inserted> inserted_;
+  std::vector<std::pair<std::string, std::vector<BuildIdEntry>>> tables_;
+  std::map<std::string, size_t> noted_;
+  CheckReport report_;
+};
+
+const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "note"; }
+
+// File names come from the recording: not always UTF-8, which JSON must be.
+std::string utf8(const std::string& s) {
+  return llvm::json::isUTF8(s) ? s : llvm::json::fixUTF8(s);
+}
+
+}  // namespace
+
+uint64_t CheckReport::errors() const {
+  return std::count_if(findings.begin(), findings.end(),
+                       [](const Finding& f) { return f.severity == Severity::kError; });
+}
+
+uint64_t CheckReport::notes() const { return findings.size() - errors(); }
+
+absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
+                                  std::vector<std::string> fixers) {
+  fixers.resize(chain.size());
+  Checker checker(std::move(fixers));
+  if (auto s = transform::dry_run(in, chain, checker); !s.ok()) return s;
+  return checker.take();
+}
+
+void print_check_text(const CheckReport& report, std::ostream& os) {
+  for (const Finding& f : report.findings) {
+    os << severity_name(f.severity) << " at 0x" << std::hex << f.offset << std::dec;
+    if (!f.record.empty()) os << " " << f.record;
+    if (f.count > 1) os << " (and " << f.count - 1 << " more alike)";
+    os << ": " << f.what;
+    os << (f.fixed_by.empty() ? " [no pass repairs this]" : " [fixed by " + f.fixed_by + "]")
+       << "\n";
+  }
+  os << report.errors() << " error(s), " << report.notes() << " note(s)\n";
+}
+
+void print_check_json(const CheckReport& report, std::ostream& os) {
+  llvm::json::Array findings;
+  for (const Finding& f : report.findings) {
+    findings.push_back(llvm::json::Object{{"severity", severity_name(f.severity)},
+                                          {"offset", static_cast<int64_t>(f.offset)},
+                                          {"record", f.record},
+                                          {"what", utf8(f.what)},
+                                          {"fixed_by", f.fixed_by},
+                                          {"count", static_cast<int64_t>(f.count)}});
+  }
+  llvm::raw_os_ostream out(os);
+  out << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                    {"errors", static_cast<int64_t>(report.errors())},
+                                    {"notes", static_cast<int64_t>(report.notes())},
+                                    {"findings", std::move(findings)}}))
+      << "\n";
+}
+
+}  // namespace pdfix::inspect

@@ -1,0 +1,358 @@
+#include "inspect/dso_hits.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "format/machine.h"
+#include "format/record_type.h"
+#include "format/records.h"
+
+namespace pdfix::inspect {
+namespace {
+
+constexpr uint64_t kHost = format::kHostMachine;
+using format::kSampleCallchain;
+using format::kSampleIdentifier;
+using format::kSampleRead;
+using format::kSampleTid;
+using format::kSampleTime;
+// Callchain entries at or above this are context markers (PERF_CONTEXT_*), not addresses.
+constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
+constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+
+// The name perf files a map's DSO under: the kernel image by its machine's kernel name.
+std::string dso_name(uint64_t machine, std::string_view filename) {
+  return format::is_kernel_image_name(filename) ? format::kernel_name(machine)
+                                                : std::string(filename);
+}
+
+struct Map {
+  uint64_t end = 0;
+  size_t dso = 0;
+};
+// Address -> map, maps never overlapping: a new map replaces what it covers, as in perf.
+using Maps = std::map<uint64_t, Map>;
+
+void insert(Maps& maps, uint64_t start, uint64_t end, size_t dso) {
+  if (end <= start) end = UINT64_MAX;
+  auto it = maps.upper_bound(start);
+  if (it != maps.begin()) --it;
+  while (it != maps.end() && it->first < end) {
+    const uint64_t s = it->first;
+    const Map m = it->second;
+    if (m.end <= start) {
+      ++it;
+      continue;
+    }
+    it = maps.erase(it);
+    if (s < start) maps[s] = {start, m.dso};
+    if (m.end > end) maps[end] = {m.end, m.dso};
+  }
+  maps[start] = {end, dso};
+}
+
+std::optional<size_t> find(const Maps& maps, uint64_t ip) {
+  auto it = maps.upper_bound(ip);
+  if (it == maps.begin()) return std::nullopt;
+  --it;
+  if (ip < it->second.end) return it->second.dso;
+  return std::nullopt;
+}
+
+// perf's machines, threads and DSOs, as far as telling hit DSOs apart needs them. An exited thread
+// keeps its maps: perf drops it only after its last sample, and a new process of the same pid
+// comes with a FORK, which replaces them.
+class Model {
+ public:
+  size_t dso(uint64_t machine, const std::string& name) {
+    auto [it, added] = index_.try_emplace(absl::StrCat(machine, "\n", name), dsos_.size());
+    if (added) dsos_.push_back({"", name, format::machine_label(machine)});
+    return it->second;
+  }
+  std::optional<size_t> find_dso(uint64_t machine, const std::string& name) const {
+    auto it = index_.find(absl::StrCat(machine, "\n", name));
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+  void set_id(size_t dso, std::string id) { dsos_[dso].build_id = std::move(id); }
+  void hit(size_t dso) {
+    hits_.resize(dsos_.size());
+    hits_[dso] = true;
+  }
+  bool was_hit(size_t dso) const { return dso < hits_.size() && hits_[dso]; }
+  const std::vector<DsoBuildId>& dsos() const { return dsos_; }
+
+  Maps& kernel(uint64_t machine) { return kernel_[machine]; }
+  void set_kernel_start(uint64_t machine, uint64_t start) { kernel_start_[machine] = start; }
+  bool kernel_ip(uint64_t ip) const {
+    auto it = kernel_start_.find(kHost);
+    return it != kernel_start_.end() && it->second != 0 ? ip >= it->second : (ip >> 63) != 0;
+  }
+
+  // A thread's maps: a new thread of a known process shares the process's, a new process gets
+  // its own.
+  Maps& user(uint32_t pid, uint32_t tid) { return *group(pid, tid); }
+  void fork(uint32_t pid, uint32_t tid, uint32_t ppid, uint32_t ptid) {
+    std::shared_ptr<Maps> parent = group(ppid, ptid);
+    threads_.erase({pid, tid});
+    threads_[{pid, tid}] = pid == ppid ? parent : std::make_shared<Maps>(*parent);
+  }
+
+ private:
+  std::shared_ptr<Maps> group(uint32_t pid, uint32_t tid) {
+    auto it = threads_.find({pid, tid});
+    if (it != threads_.end()) return it->second;
+    std::shared_ptr<Maps> maps = tid == pid ? std::make_shared<Maps>() : group(pid, pid);
+    threads_[{pid, tid}] = maps;
+    return maps;
+  }
+
+  std::vector<DsoBuildId> dsos_;
+  std::vector<bool> hits_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  std::map<uint64_t, Maps> kernel_;
+  std::map<uint64_t, uint64_t> kernel_start_;
+  std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Maps>> threads_;
+};
+
+// What one record does to the model, decoded, waiting for its turn.
+struct Event {
+  enum class Kind { kMap, kFork, kSample } kind = Kind::kMap;
+  uint64_t seq = 0;  // arrival, which breaks ties in time
+  std::optional<uint64_t> time;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t ppid = 0;
+  uint32_t ptid = 0;
+  // kMap
+  uint64_t machine = kHost;
+  bool kernel = false;
+  bool image = false;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  size_t dso = 0;
+  // kSample: each address with the cpumode it is to be looked up in
+  std::vector<std::pair<uint16_t, uint64_t>> ips;
+};
+
+void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) {
+  std::optional<size_t> dso;
+  if (mode == format::kCpuModeKernel) {
+    dso = find(model.kernel(kHost), ip);
+  } else if (mode == format::kCpuModeGuestKernel) {
+    dso = find(model.kernel(format::machine_of(mode, pid)), ip);
+  } else if (mode == format::kCpuModeUser) {
+    dso = find(model.user(pid, tid), ip);
+    // perf looks a user-mode address up among the kernel's maps when no user map has it.
+    if (!dso && model.kernel_ip(ip)) dso = find(model.kernel(kHost), ip);
+  }
+  if (dso) model.hit(*dso);
+}
+
+void apply(Model& model, const Event& e) {
+  switch (e.kind) {
+    case Event::Kind::kMap:
+      if (e.kernel) {
+        if (e.image) model.set_kernel_start(e.machine, e.start);
+        insert(model.kernel(e.machine), e.start, e.end, e.dso);
+      } else if (e.machine == kHost) {
+        insert(model.user(e.pid, e.tid), e.start, e.end, e.dso);
+      }
+      break;
+    case Event::Kind::kFork:
+      model.fork(e.pid, e.tid, e.ppid, e.ptid);
+      break;
+    case Event::Kind::kSample:
+      for (const auto& [mode, ip] : e.ips) mark(model, mode, e.pid, e.tid, ip);
+      break;
+  }
+}
+
+// perf's ordered events: records with a time wait in a queue; at each FINISHED_ROUND those up to
+// the highest time of the round before are delivered in time order; at the end, all of them.
+class Ordered {
+ public:
+  explicit Ordered(Model& model) : model_(model) {}
+  void add(Event e) {
+    e.seq = seq_++;
+    if (!e.time) {
+      apply(model_, e);
+      return;
+    }
+    max_ = std::max(max_, *e.time);
+    queue_.push_back(std::move(e));
+  }
+  void round() {
+    deliver(next_flush_);
+    next_flush_ = max_;
+  }
+  void finish() { deliver(UINT64_MAX); }
+
+ private:
+  void deliver(uint64_t up_to) {
+    std::sort(queue_.begin(), queue_.end(), [](const Event& a, const Event& b) {
+      return *a.time != *b.time ? *a.time < *b.time : a.seq < b.seq;
+    });
+    size_t n = 0;
+    while (n < queue_.size() && *queue_[n].time <= up_to) apply(model_, queue_[n++]);
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(n));
+  }
+
+  Model& model_;
+  std::vector<Event> queue_;
+  uint64_t seq_ = 0;
+  uint64_t max_ = 0;
+  uint64_t next_flush_ = 0;
+};
+
+// The time in a non-sample record's sample_id trailer, when its event records one.
+std::optional<uint64_t> trailer_time(const transform::RecordRef& r, const transform::Session& s) {
+  const format::EventAttr* attr = s.attr_for(r);
+  const uint32_t size = s.trailer_size(r);
+  if (attr == nullptr || size == 0 || (attr->sample_type & kSampleTime) == 0) return std::nullopt;
+  const size_t at = r.bytes.size() - size + ((attr->sample_type & kSampleTid) != 0 ? 8 : 0);
+  if (at + 8 > r.bytes.size()) return std::nullopt;
+  return s.endian().u64(r.bytes.data() + at);
+}
+
+absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
+                                const transform::Session& s) {
+  auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+  if (!m.ok()) return m.status();
+  Event e;
+  e.kind = Event::Kind::kMap;
+  e.time = trailer_time(r, s);
+  e.pid = m->pid;
+  e.tid = m->tid;
+  const uint16_t mode = m->misc & format::kCpuModeMask;
+  e.machine = format::machine_of(m->misc, m->pid);
+  e.kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
+  e.image = format::is_kernel_image_name(m->filename);
+  e.dso = model.dso(e.machine, dso_name(e.machine, m->filename));
+  if (m->has_build_id()) {
+    model.set_id(e.dso, format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}));
+  }
+  e.start = m->start;
+  e.end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
+  return e;
+}
+
+absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
+                                                  const transform::Session& s, bool callchain) {
+  const format::EventAttr* attr = s.attr_for(r);
+  if (attr == nullptr) return std::nullopt;
+  const uint64_t st = attr->sample_type;
+  auto head = format::decode_sample_head(r.bytes, s.endian(), st, r.offset);
+  if (!head.ok()) return head.status();
+  Event e;
+  e.kind = Event::Kind::kSample;
+  if (st & kSampleTime) e.time = head->time;
+  e.pid = head->pid;
+  e.tid = head->tid;
+  const uint16_t mode = r.header.misc & format::kCpuModeMask;
+  e.ips.emplace_back(mode, head->ip);
+  // A READ group before the callchain has a layout of its own; such samples count by ip only.
+  if (!callchain || (st & kSampleCallchain) == 0 || (st & kSampleRead) != 0) return e;
+  // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD come first, 8 bytes each.
+  size_t pos = 8;
+  for (uint64_t bit :
+       {kSampleIdentifier, format::kSampleIp, kSampleTid, kSampleTime, format::kSampleAddr,
+        format::kSampleId, format::kSampleStreamId, format::kSampleCpu, format::kSamplePeriod}) {
+    if (st & bit) pos += 8;
+  }
+  if (pos + 8 > r.bytes.size()) return e;
+  const uint64_t nr = s.endian().u64(r.bytes.data() + pos);
+  pos += 8;
+  if (nr > (r.bytes.size() - pos) / 8) return e;
+  uint16_t context = mode;
+  for (uint64_t i = 0; i < nr; ++i) {
+    const uint64_t ip = s.endian().u64(r.bytes.data() + pos + 8 * i);
+    if (ip >= kContextMax) {
+      if (ip == kContextKernel) context = format::kCpuModeKernel;
+      if (ip == kContextUser) context = format::kCpuModeUser;
+      continue;
+    }
+    e.ips.emplace_back(context, ip);
+  }
+  return e;
+}
+
+}  // namespace
+
+class DsoHits::Impl {
+ public:
+  explicit Impl(bool callchains) : callchains_(callchains), ordered_(model_) {}
+  bool callchains_;
+  Model model_;
+  Ordered ordered_;
+};
+
+DsoHits::DsoHits(bool callchains) : impl_(std::make_unique<Impl>(callchains)) {}
+DsoHits::~DsoHits() = default;
+
+void DsoHits::add_entries(std::span<const format::BuildIdEntry> entries) {
+  Model& model = impl_->model_;
+  for (const auto& e : entries) {
+    model.set_id(model.dso(format::machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename),
+                 format::build_id_hex(e));
+  }
+}
+
+absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Session& s) {
+  if (r.trailing) return absl::OkStatus();
+  Model& model = impl_->model_;
+  Ordered& ordered = impl_->ordered_;
+  switch (r.header.type) {
+    case format::kMmap:
+    case format::kMmap2: {
+      auto e = map_event(model, r, s);
+      if (!e.ok()) return e.status();
+      ordered.add(*std::move(e));
+      break;
+    }
+    case format::kFork: {
+      auto t = format::decode_task(r.bytes, s.endian(), r.offset);
+      if (!t.ok()) return t.status();
+      Event e;
+      e.kind = Event::Kind::kFork;
+      e.time = trailer_time(r, s);
+      e.pid = t->pid;
+      e.tid = t->tid;
+      e.ppid = t->ppid;
+      e.ptid = t->ptid;
+      ordered.add(std::move(e));
+      break;
+    }
+    case format::kSample: {
+      auto e = sample_event(r, s, impl_->callchains_);
+      if (!e.ok()) return e.status();
+      if (*e) ordered.add(std::move(**e));
+      break;
+    }
+    case format::kFinishedRound:
+      ordered.round();
+      break;
+    default:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+void DsoHits::finish() { impl_->ordered_.finish(); }
+
+const std::vector<DsoBuildId>& DsoHits::dsos() const { return impl_->model_.dsos(); }
+
+bool DsoHits::was_hit(size_t dso) const { return impl_->model_.was_hit(dso); }
+
+bool DsoHits::was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const {
+  const uint64_t machine = format::machine_of(misc, pid);
+  auto dso = impl_->model_.find_dso(machine, dso_name(machine, filename));
+  return dso && impl_->model_.was_hit(*dso);
+}
+
+}  // namespace pdfix::inspect

@@ -1,0 +1,52 @@
+// Which DSOs sample addresses fall in, by perf's rules: machines, threads (forks included) and
+// their maps, with records delivered in time order as perf's ordered events deliver them. What
+// `buildid-list --hits` lists, and which maps without a build-id `check` counts as mattering.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "format/feature.h"
+#include "transform/record.h"
+#include "transform/session.h"
+
+namespace pdfix::inspect {
+
+struct DsoBuildId {
+  std::string build_id;  // hex; empty for a DSO that samples hit but no record gives an id for
+  std::string name;      // the DSO's long name: a path, "[kernel.kallsyms]", "[vdso]", ...
+  std::string machine;   // "host" or "guest <pid>"
+};
+
+class DsoHits {
+ public:
+  // With `callchains`, every callchain entry counts as a hit, not only the sample's ip.
+  explicit DsoHits(bool callchains);
+  ~DsoHits();
+  DsoHits(const DsoHits&) = delete;
+  DsoHits& operator=(const DsoHits&) = delete;
+
+  // Build-id table entries, as they are learned: they name DSOs and give their ids.
+  void add_entries(std::span<const format::BuildIdEntry> entries);
+  // One record: maps, forks, samples and FINISHED_ROUND count; other records are ignored.
+  absl::Status add(const transform::RecordRef& r, const transform::Session& s);
+  // After the last record: delivers what still waits for its turn.
+  void finish();
+
+  // Every DSO seen, in the order first seen, with the last id given for it.
+  const std::vector<DsoBuildId>& dsos() const;
+  bool was_hit(size_t dso) const;
+  // Whether samples hit the file a map record of `misc`, `pid` and `filename` maps.
+  bool was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pdfix::inspect
