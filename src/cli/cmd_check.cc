@@ -44,7 +44,7 @@ no error that fix could repair. IN may be '-' for stdin.)",
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
   cmd->add_flag("--json", a->json,
-                "One JSON object on stdout: {errors, notes, findings: [{severity, offset, "
+                "One JSON object on stdout: {errors, notes, findings: [{severity, file, offset, "
                 "record, what, fixed_by, count}]}.");
   CliOptions options(*cmd);
   for (const auto& k : a->kinds) k->declare(options);

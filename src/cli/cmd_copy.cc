@@ -6,7 +6,12 @@
 namespace pdfix::cli {
 
 Verb add_copy(CLI::App& app) {
-  auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  struct Args {
+    std::string in;
+    std::string out;
+    bool single_file = false;
+  };
+  auto a = std::make_shared<Args>();
   CLI::App* cmd = add_command(
       app, "copy",
       {"pdfix copy", "copy a perf.data through pdfix's reader and writer, changing nothing",
@@ -16,16 +21,19 @@ this is the check that pdfix's reader and writer lose nothing, and a cheap valid
 (an unreadable record is reported with its offset and no OUT is left behind).
 
 IN and OUT may be '-' for stdin and stdout. A file-mode perf.data written to a pipe is
-spooled to a temporary file first, because its header is completed last.)",
+spooled to a temporary file first, because its header is completed last. A directory
+recording (perf record --threads) is copied file for file; with --single-file it becomes one
+perf.data holding all its records (compressed data then compressed anew).)",
        "0 on success, 2 on bad usage or unreadable input."});
-  cmd->add_option("IN", paths->first, "The recording to read ('-': stdin).")->required();
-  cmd->add_option("OUT", paths->second, "Where to write the copy ('-': stdout).")->required();
-  return {cmd, [paths] {
-            auto in = io::open_input(paths->first);
+  cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
+  cmd->add_option("OUT", a->out, "Where to write the copy ('-': stdout).")->required();
+  add_single_file(*cmd, a->single_file);
+  return {cmd, [a] {
+            auto in = io::open_input(a->in);
             if (!in.ok()) return fail(in.status());
             Progress progress("copy");
-            auto done =
-                transform::run_pipeline(*in, paths->second, {}, {.progress = progress.callback()});
+            auto done = transform::run_pipeline(
+                *in, a->out, {}, {.progress = progress.callback(), .single_file = a->single_file});
             return done.ok() ? kExitOk : fail(done.status());
           }};
 }

@@ -21,7 +21,9 @@ constexpr const char* kExitStatus =
 constexpr const char* kShapes = R"(
 
 Works on file- and pipe-mode input, either byte order, and zstd-compressed data (re-compressed
-when a record inside it changes). IN and OUT may be '-' for stdin and stdout.)";
+when a record inside it changes). IN and OUT may be '-' for stdin and stdout. A directory
+recording (perf record --threads: `data` and data.N files) is read whole and written back as a
+directory, or as one perf.data with --single-file; its `data` file alone is refused.)";
 
 // What every repair verb is given on its command line besides the passes' own options.
 struct Args {
@@ -31,6 +33,7 @@ struct Args {
   bool json = false;
   bool verbose = false;
   bool required_switch = false;
+  bool single_file = false;
 };
 
 void add_common(CLI::App& cmd, Args& a) {
@@ -42,6 +45,7 @@ void add_common(CLI::App& cmd, Args& a) {
       ->type_name("DIR");
   cmd.add_flag("--json", a.json, "The summary as one JSON object on stderr.");
   cmd.add_flag("-v,--verbose", a.verbose, "List every map in the summary, with its evidence.");
+  add_single_file(cmd, a.single_file);
 }
 
 int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, const Args& a,
@@ -51,7 +55,8 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   const passes::Common common = common_for(*in, a.sysroot, host);
   const transform::MakeChain make = chain_of(kinds, common);
   Progress progress(verb);
-  auto chain = transform::run_pipeline(*in, a.out, make, {.progress = progress.callback()});
+  auto chain = transform::run_pipeline(
+      *in, a.out, make, {.progress = progress.callback(), .single_file = a.single_file});
   if (!chain.ok()) return fail(chain.status());
   std::vector<const passes::Repair*> repairs;
   for (const auto& pass : *chain) {

@@ -24,4 +24,10 @@ void print_json(llvm::json::Value root, std::ostream& out) {
   os << llvm::formatv("{0:2}", root) << "\n";
 }
 
+void add_single_file(CLI::App& cmd, bool& single_file) {
+  cmd.add_flag("--single-file", single_file,
+               "IN is a directory recording (perf record --threads): write OUT as one perf.data "
+               "holding all its records, not as a directory.");
+}
+
 }  // namespace pdfix::cli

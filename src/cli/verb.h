@@ -44,6 +44,9 @@ Verb add_check(CLI::App& app, const resolve::Host& host);
 // One verb per repair pass, and `fix`, which runs them all.
 std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host);
 
+// --single-file, for verbs that write a recording: a directory recording comes out as one file.
+void add_single_file(CLI::App& cmd, bool& single_file);
+
 // Prints "pdfix: <message>" and returns the error exit status.
 int fail(const absl::Status& status);
 // Pretty-printed, with a final newline.

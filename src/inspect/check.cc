@@ -66,8 +66,10 @@ std::string range(const transform::Map& m) {
 
 class Checker : public transform::DryRunObserver {
  public:
-  explicit Checker(std::vector<std::string> fixers)
-      : names_(std::move(fixers)), hits_(/*callchains=*/true) {}
+  Checker(std::vector<std::string> fixers, const io::Input& in)
+      : names_(std::move(fixers)), hits_(/*callchains=*/true) {
+    for (const auto& p : in.parts) files_.push_back(p->name().substr(p->name().rfind('/') + 1));
+  }
 
   void begin(const transform::Session& s) override {
     session_ = &s;
@@ -83,23 +85,27 @@ class Checker : public transform::DryRunObserver {
   }
 
   void read(const transform::RecordRef& r) override {
-    if (!r.inner) read_to_ = r.offset + r.bytes.size();
+    if (!r.inner) {
+      read_to_ = r.offset + r.bytes.size();
+      read_part_ = r.part;
+    }
     if (r.trailing) {
-      add({Severity::kError, r.offset, "",
-           absl::StrCat(r.bytes.size(),
-                        " bytes after the last record are no record (text appended to the "
-                        "stream?); perf stops reading there and reports an error"),
-           ""});
+      add(r.part, {Severity::kError, r.offset, "",
+                   absl::StrCat(r.bytes.size(),
+                                " bytes after the last record are no record (text appended to the "
+                                "stream?); perf stops reading there and reports an error"),
+                   ""});
       return;
     }
     const uint32_t type = r.header.type;
     const std::string name = format::record_type_name(type);
     if (session_->pipe() && !r.inner && format::is_compressed_type(type)) {
-      note_once("zstd", {Severity::kNote, r.offset, name,
-                         "zstd-compressed records in a stream: perf 6.1 cannot read them", ""});
+      note_once("zstd", r.part,
+                {Severity::kNote, r.offset, name,
+                 "zstd-compressed records in a stream: perf 6.1 cannot read them", ""});
     }
     if (!known_to_perf_6_1(type)) {
-      note_once(absl::StrCat("type ", type),
+      note_once(absl::StrCat("type ", type), r.part,
                 {Severity::kNote, r.offset, name,
                  "a record type perf 6.1 and older do not know: they stop reading here", ""});
     }
@@ -110,7 +116,7 @@ class Checker : public transform::DryRunObserver {
       if (entries.ok()) hits_.add_entries(*entries);
     }
     if (type == format::kHeaderAttr && r.bytes.size() >= 16) {
-      attr_size(session_->endian().u32(r.bytes.data() + 12), r.offset);
+      attr_size(session_->endian().u32(r.bytes.data() + 12), r.offset, r.part);
     }
     if (type == format::kMmap || type == format::kMmap2) {
       auto m =
@@ -118,7 +124,8 @@ class Checker : public transform::DryRunObserver {
       if (!m.ok() || m->has_build_id()) return;
       const format::MapKind kind = format::classify(m->filename, m->misc);
       if (kind == format::MapKind::kAnonymous || kind == format::MapKind::kVdso) return;
-      idless_.emplace(key(r), Idless{std::string(m->filename), r.offset, name, m->misc, m->pid});
+      idless_.emplace(key(r),
+                      Idless{std::string(m->filename), r.offset, r.part, name, m->misc, m->pid});
     }
   }
 
@@ -130,12 +137,16 @@ class Checker : public transform::DryRunObserver {
     } else if (after != nullptr && after->header.type == format::kHeaderBuildId) {
       auto entries = format::decode_build_id_table({after->bytes, session_->endian(), 0});
       if (!entries.ok()) return;
-      for (const BuildIdEntry& e : *entries) inserted_.push_back({e, by, after->offset});
+      for (const BuildIdEntry& e : *entries) {
+        inserted_.push_back({e, by, after->offset, after->part});
+      }
     } else if (after != nullptr) {
-      add({Severity::kNote, after->offset, format::record_type_name(after->header.type),
+      add(after->part,
+          {Severity::kNote, after->offset, format::record_type_name(after->header.type),
            "fix adds a record here", by});
     } else {
-      add({Severity::kError, before->offset, format::record_type_name(before->header.type),
+      add(before->part,
+          {Severity::kError, before->offset, format::record_type_name(before->header.type),
            "fix removes this record", by});
     }
   }
@@ -148,24 +159,24 @@ class Checker : public transform::DryRunObserver {
 
   void end(const absl::Status& reading) override {
     if (!reading.ok()) {
-      add({Severity::kError, read_to_, "",
-           absl::StrCat("the recording cannot be read past here (", reading.message(),
-                        "); perf loses what follows"),
-           ""});
+      add(read_part_, {Severity::kError, read_to_, "",
+                       absl::StrCat("the recording cannot be read past here (", reading.message(),
+                                    "); perf loses what follows"),
+                       ""});
     }
     table_findings();
     hits_.finish();
     for (const auto& [k, m] : idless_) {
       if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
       if (m.fixed_by.empty()) {
-        note_once("idless " + m.filename,
+        note_once("idless " + m.filename, m.part,
                   {Severity::kNote, m.offset, m.record,
                    absl::StrCat(m.filename,
                                 ": samples hit it, but no map of it carries a "
                                 "build-id, and fix proves none"),
                    ""});
       } else {
-        note_once("adds " + m.filename,
+        note_once("adds " + m.filename, m.part,
                   {Severity::kNote, m.offset, m.record,
                    absl::StrCat(m.filename,
                                 ": samples hit it, but no map of it carries a "
@@ -175,19 +186,25 @@ class Checker : public transform::DryRunObserver {
       }
     }
     std::stable_sort(report_.findings.begin(), report_.findings.end(),
-                     [](const Finding& a, const Finding& b) { return a.offset < b.offset; });
+                     [](const Finding& a, const Finding& b) {
+                       // `data` first ("" sorts first), then data.0, data.1, ... as read.
+                       return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
+                     });
   }
 
   CheckReport take() { return std::move(report_); }
 
  private:
-  using Key = std::tuple<uint64_t, uint64_t, bool>;
-  static Key key(const transform::RecordRef& r) { return {r.offset, r.inner_offset, r.inner}; }
+  using Key = std::tuple<uint32_t, uint64_t, uint64_t, bool>;
+  static Key key(const transform::RecordRef& r) {
+    return {r.part, r.offset, r.inner_offset, r.inner};
+  }
 
   // A map without a build-id; `fixed_by` names the pass that gives it `fixed_id`.
   struct Idless {
     std::string filename;
     uint64_t offset = 0;
+    uint32_t part = 0;
     std::string record;
     uint16_t misc = 0;
     uint32_t pid = 0;
@@ -198,25 +215,31 @@ class Checker : public transform::DryRunObserver {
     BuildIdEntry entry;
     std::string by;
     uint64_t offset = 0;
+    uint32_t part = 0;
   };
 
-  void add(Finding f) { report_.findings.push_back(std::move(f)); }
-  void note_once(const std::string& kind, Finding f) {
+  // A finding about file `part` of the recording (see RecordRef::part).
+  void add(uint32_t part, Finding f) {
+    if (part > 0 && part <= files_.size()) f.file = files_[part - 1];
+    report_.findings.push_back(std::move(f));
+  }
+  void note_once(const std::string& kind, uint32_t part, Finding f) {
     auto [it, fresh] = noted_.emplace(kind, report_.findings.size());
     if (fresh) {
-      add(std::move(f));
+      add(part, std::move(f));
     } else {
       ++report_.findings[it->second].count;
     }
   }
 
-  void attr_size(uint32_t size, uint64_t offset) {
+  void attr_size(uint32_t size, uint64_t offset, uint32_t part = 0) {
     if (size <= kPerf61AttrSize) return;
-    note_once(absl::StrCat("attr ", size), {Severity::kNote, offset, "attr",
-                                            absl::StrCat("a perf_event_attr of ", size,
-                                                         " bytes: perf 6.1 and older refuse "
-                                                         "the file (\"unsupported ABI\")"),
-                                            ""});
+    note_once(absl::StrCat("attr ", size), part,
+              {Severity::kNote, offset, "attr",
+               absl::StrCat("a perf_event_attr of ", size,
+                            " bytes: perf 6.1 and older refuse "
+                            "the file (\"unsupported ABI\")"),
+               ""});
   }
 
   void map_changed(const transform::RecordRef& before, const transform::RecordRef& after,
@@ -226,19 +249,20 @@ class Checker : public transform::DryRunObserver {
     const std::string record = format::record_type_name(before.header.type);
     const std::string file(b.fields.filename);
     if (b.fields.len != a.fields.len) {
-      add({Severity::kError, before.offset, record,
-           absl::StrCat(file, " mapped at ", range(b), ": the module is 0x",
-                        absl::Hex(a.fields.len),
-                        " bytes long; perf attributes what follows it to it"),
-           by});
+      add(before.part, {Severity::kError, before.offset, record,
+                        absl::StrCat(file, " mapped at ", range(b), ": the module is 0x",
+                                     absl::Hex(a.fields.len),
+                                     " bytes long; perf attributes what follows it to it"),
+                        by});
     }
     if (b.build_id && a.build_id && !(*b.build_id == *a.build_id)) {
-      add({Severity::kError, before.offset, record,
-           absl::StrCat(file, " carries build-id ", b.build_id->hex(), "; the evidence proves ",
-                        a.build_id->hex()),
-           by});
+      add(before.part, {Severity::kError, before.offset, record,
+                        absl::StrCat(file, " carries build-id ", b.build_id->hex(),
+                                     "; the evidence proves ", a.build_id->hex()),
+                        by});
     } else if (b.build_id && !a.build_id) {
-      add({Severity::kError, before.offset, record,
+      add(before.part,
+          {Severity::kError, before.offset, record,
            absl::StrCat(file, " carries build-id ", b.build_id->hex(),
                         ", which is wrong; nothing proves the right one, so fix removes it"),
            by});
@@ -258,17 +282,18 @@ class Checker : public transform::DryRunObserver {
     for (size_t i = 0; i < tables_.size(); ++i) {
       const auto& [by, entries] = tables_[i];
       if (i == 0 && table.sizes_from_6_12_0) {
-        add({Severity::kError, table_offset_, "BUILD_ID feature",
+        add(0,
+            {Severity::kError, table_offset_, "BUILD_ID feature",
              "entry sizes as perf 6.12.0 wrote them: every other reader misreads the table", by});
       }
       for (BuildIdEntry& e : added_entries(prev, entries)) {
-        added.push_back({std::move(e), by, table_offset_});
+        added.push_back({std::move(e), by, table_offset_, 0});
       }
       if (kernel_entries(prev) != kernel_entries(entries) && added_entries(prev, entries).empty()) {
-        add({Severity::kError, table_offset_, "BUILD_ID feature",
-             "the kernel's entry is not the first kernel-mode entry: perf takes another entry's "
-             "id for the kernel",
-             by});
+        add(0, {Severity::kError, table_offset_, "BUILD_ID feature",
+                "the kernel's entry is not the first kernel-mode entry: perf takes another entry's "
+                "id for the kernel",
+                by});
       }
       prev = entries;
     }
@@ -285,7 +310,7 @@ class Checker : public transform::DryRunObserver {
       const std::string record =
           in.offset == table_offset_ && !session_->pipe() ? "BUILD_ID feature" : "HEADER_BUILD_ID";
       if (!format::is_kernel_tag(e.filename)) {
-        note_once("table " + e.filename,
+        note_once("table " + e.filename, in.part,
                   {Severity::kNote, in.offset, record,
                    absl::StrCat("the build-id table has no entry for ", e.filename, "; fix adds ",
                                 format::build_id_hex(e)),
@@ -298,28 +323,30 @@ class Checker : public transform::DryRunObserver {
       });
       auto kernel = kernels.find(e.pid);
       if (filed != table.entries.end()) {
-        add({Severity::kError, in.offset, record,
-             absl::StrCat("the kernel's build-id ", format::build_id_hex(e), " is filed under ",
-                          filed->filename, ", not ", e.filename,
-                          ": readers that look for the tag find no kernel"),
-             in.by});
+        add(in.part, {Severity::kError, in.offset, record,
+                      absl::StrCat("the kernel's build-id ", format::build_id_hex(e),
+                                   " is filed under ", filed->filename, ", not ", e.filename,
+                                   ": readers that look for the tag find no kernel"),
+                      in.by});
       } else if (kernel != kernels.end()) {
-        add({Severity::kError, in.offset, record,
-             absl::StrCat("perf takes ", kernel->second, " for the kernel; the kernel's id is ",
-                          format::build_id_hex(e)),
-             in.by});
+        add(in.part, {Severity::kError, in.offset, record,
+                      absl::StrCat("perf takes ", kernel->second,
+                                   " for the kernel; the kernel's id is ", format::build_id_hex(e)),
+                      in.by});
       } else {
-        add({Severity::kNote, in.offset, record,
-             absl::StrCat("the build-id table has no kernel entry; fix adds ", e.filename, " ",
-                          format::build_id_hex(e), " (the kernel map's id)"),
-             in.by});
+        add(in.part, {Severity::kNote, in.offset, record,
+                      absl::StrCat("the build-id table has no kernel entry; fix adds ", e.filename,
+                                   " ", format::build_id_hex(e), " (the kernel map's id)"),
+                      in.by});
       }
     }
   }
 
   std::vector<std::string> names_;
+  std::vector<std::string> files_;  // data.N of a directory recording
   const transform::Session* session_ = nullptr;
   uint64_t read_to_ = 0;
+  uint32_t read_part_ = 0;
   uint64_t table_offset_ = 0;
   std::map<Key, Idless> idless_;
   DsoHits hits_;
@@ -348,14 +375,15 @@ uint64_t CheckReport::notes() const { return findings.size() - errors(); }
 absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
                                   std::vector<std::string> fixers) {
   fixers.resize(chain.size());
-  Checker checker(std::move(fixers));
+  Checker checker(std::move(fixers), in);
   if (auto s = transform::dry_run(in, chain, checker); !s.ok()) return s;
   return checker.take();
 }
 
 void print_check_text(const CheckReport& report, std::ostream& os) {
   for (const Finding& f : report.findings) {
-    os << severity_name(f.severity) << " at 0x" << std::hex << f.offset << std::dec;
+    os << severity_name(f.severity) << " at " << (f.file.empty() ? "" : f.file + ":") << "0x"
+       << std::hex << f.offset << std::dec;
     if (!f.record.empty()) os << " " << f.record;
     if (f.count > 1) os << " (and " << f.count - 1 << " more alike)";
     os << ": " << f.what;
@@ -369,6 +397,7 @@ void print_check_json(const CheckReport& report, std::ostream& os) {
   llvm::json::Array findings;
   for (const Finding& f : report.findings) {
     findings.push_back(llvm::json::Object{{"severity", severity_name(f.severity)},
+                                          {"file", f.file},
                                           {"offset", static_cast<int64_t>(f.offset)},
                                           {"record", f.record},
                                           {"what", utf8(f.what)},

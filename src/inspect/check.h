@@ -18,11 +18,12 @@ struct Finding {
   // An error makes perf show wrong data or lose some; a note is worth knowing before archiving.
   enum class Severity { kError, kNote };
   Severity severity = Severity::kNote;
-  uint64_t offset = 0;  // of the record (for one inside compressed data: of its container)
+  uint64_t offset = 0;  // of the record in `file` (inside compressed data: of its container)
   std::string record;   // "MMAP2", "BUILD_ID feature", ...
   std::string what;
   std::string fixed_by;  // the verb that repairs it; empty when none can
   uint64_t count = 1;    // notes alike on one file are told once, counted
+  std::string file;      // of a directory recording: "data.0", ...; empty for `data`
 };
 
 struct CheckReport {

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace pdfix::io {
@@ -78,6 +80,54 @@ absl::StatusOr<std::span<const uint8_t>> PipeStream::peek(uint64_t n) {
   return std::span<const uint8_t>(buf_.data() + pos_, std::min<uint64_t>(n, buf_.size() - pos_));
 }
 
+namespace {
+
+// The regular file `path`, mapped.
+absl::StatusOr<std::unique_ptr<MappedFile>> map_file(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return errno_status(absl::StrCat("cannot open ", path));
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
+  }
+  return MappedFile::open_fd(fd, path);
+}
+
+absl::StatusOr<Input> open_directory(const std::string& path) {
+  Input in;
+  in.name = path;
+  in.directory = true;
+  auto data = map_file(path + "/data");
+  if (!data.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is a directory without a perf.data `data` file in it (",
+                     data.status().message(), ")"));
+  }
+  in.mapped = *std::move(data);
+  // data.<n>, in the order of n: perf names the files by writing thread.
+  std::vector<std::pair<uint64_t, std::string>> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename();
+    uint64_t n = 0;
+    if (name.starts_with("data.") && absl::SimpleAtoi(name.substr(5), &n) &&
+        name.find_first_not_of("0123456789", 5) == std::string::npos) {
+      names.emplace_back(n, name);
+    }
+  }
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot list ", path, ": ", ec.message()));
+  std::sort(names.begin(), names.end());
+  for (const auto& [n, name] : names) {
+    auto part = map_file(path + "/" + name);
+    if (!part.ok()) return part.status();
+    in.parts.push_back(*std::move(part));
+  }
+  return in;
+}
+
+}  // namespace
+
 absl::StatusOr<Input> open_input(const std::string& path) {
   Input in;
   in.name = path == "-" ? "<stdin>" : path;
@@ -90,8 +140,7 @@ absl::StatusOr<Input> open_input(const std::string& path) {
   if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", in.name));
   if (S_ISDIR(st.st_mode)) {
     if (fd != STDIN_FILENO) close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(
-        in.name, " is a directory; perf's directory format is read as ", in.name, "/data"));
+    return open_directory(path);
   }
   if (S_ISREG(st.st_mode)) {
     auto mapped = MappedFile::open_fd(fd, in.name);

@@ -58,14 +58,19 @@ class PipeStream {
   bool eof_ = false;
 };
 
-// What `pdfix` was given as IN: a mapped file, or a pipe (stdin) to stream from.
+// What `pdfix` was given as IN: a mapped file, or a pipe (stdin) to stream from. perf record
+// --threads writes a directory instead: `data` (the header, the features and the records perf
+// synthesized) and one file of bare records per writing thread, data.0, data.1, ...
 struct Input {
-  std::unique_ptr<MappedFile> mapped;
+  std::unique_ptr<MappedFile> mapped;  // a directory's `data`
   std::unique_ptr<PipeStream> pipe;
   std::string name;
+  bool directory = false;
+  std::vector<std::unique_ptr<MappedFile>> parts;  // data.0, data.1, ... in that order
 };
 
-// "-" is stdin: mapped if it is a regular file, streamed otherwise.
+// "-" is stdin: mapped if it is a regular file, streamed otherwise. A directory is perf's
+// directory format.
 absl::StatusOr<Input> open_input(const std::string& path);
 
 }  // namespace pdfix::io

@@ -11,7 +11,18 @@ absl::StatusOr<Session> open_session(io::Input& in) {
     auto header = format::parse_file_header(file);
     if (!header.ok()) return header.status();
     if (header->pipe) return Session::from_pipe(*header);
-    return Session::from_file(file, *header);
+    auto session = Session::from_file(file, *header);
+    if (!session.ok() || in.directory) return session;
+    // perf record --threads: this file holds what perf synthesized; the samples are in the
+    // data.N files beside it. Read alone, the recording would lose them.
+    if (auto dir = session->feature(format::kFeatDirFormat);
+        dir && dir->bytes.size() >= 8 && dir->endian.u64(dir->bytes.data()) >= 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(in.name,
+                       " is the `data` file of a perf directory recording (HEADER_DIR_FORMAT): its "
+                       "samples are in the data.N files beside it; give the directory instead"));
+    }
+    return session;
   }
   auto head = in.pipe->peek(format::kFileHeaderSize);
   if (!head.ok()) return head.status();
@@ -29,7 +40,9 @@ absl::StatusOr<Session> open_session(io::Input& in) {
 
 std::unique_ptr<RecordReader> make_reader(io::Input& in, Session& session, ReaderOptions opts) {
   if (in.mapped != nullptr) {
-    return std::make_unique<RecordReader>(*in.mapped, session, opts);
+    std::vector<const io::MappedFile*> parts;
+    for (const auto& p : in.parts) parts.push_back(p.get());
+    return std::make_unique<RecordReader>(*in.mapped, session, opts, std::move(parts));
   }
   return std::make_unique<RecordReader>(*in.pipe, session, opts);
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -25,9 +26,10 @@ class RecordSink {
   virtual absl::Status emit(const RecordRef& r) = 0;
 };
 
-// Feature sections a pass replaces (or adds) in file mode; the writer lays them out.
+// Feature sections a pass replaces (or adds, or removes) in file mode; the writer lays them out.
 struct FeatureEdits {
   std::map<int, std::vector<uint8_t>> replace;
+  std::set<int> remove;
 };
 
 class Pass {

@@ -8,7 +8,9 @@
 #include <tuple>
 #include <vector>
 
+#include "format/feature.h"
 #include "format/record_type.h"
+#include "io/output_directory.h"
 #include "transform/open_session.h"
 #include "transform/owned_record.h"
 #include "transform/reader.h"
@@ -24,20 +26,23 @@ constexpr uint64_t kProgressStep = 16ULL << 20;
 class Tail : public RecordSink {
  public:
   virtual absl::Status bypass(const RecordRef& r) = 0;
-  virtual absl::Status untouched(uint64_t offset, uint64_t size) = 0;
+  // Bytes [offset, offset + size) of file `part` (see RecordRef::part).
+  virtual absl::Status untouched(uint64_t offset, uint64_t size, uint32_t part) = 0;
 };
 
+// Sends each record to the writer of the file it came from: one writer for all, or, for a
+// directory recording written as one, a writer per file.
 class WriterTail : public Tail {
  public:
-  explicit WriterTail(Writer& w) : writer_(w) {}
-  absl::Status emit(const RecordRef& r) override { return writer_.emit(r); }
-  absl::Status bypass(const RecordRef& r) override { return writer_.emit(r); }
-  absl::Status untouched(uint64_t offset, uint64_t size) override {
-    return writer_.emit_untouched(offset, size);
+  explicit WriterTail(std::vector<Writer*> by_part) : by_part_(std::move(by_part)) {}
+  absl::Status emit(const RecordRef& r) override { return by_part_[r.part]->emit(r); }
+  absl::Status bypass(const RecordRef& r) override { return by_part_[r.part]->emit(r); }
+  absl::Status untouched(uint64_t offset, uint64_t size, uint32_t part) override {
+    return by_part_[part]->emit_untouched(offset, size, part);
   }
 
  private:
-  Writer& writer_;
+  std::vector<Writer*> by_part_;
 };
 
 // The dry run's end: notes whether the passes changed anything among the records they were given.
@@ -52,7 +57,7 @@ class ChangeProbe : public Tail {
     return absl::OkStatus();
   }
   absl::Status bypass(const RecordRef& /*r*/) override { return absl::OkStatus(); }
-  absl::Status untouched(uint64_t /*offset*/, uint64_t /*size*/) override {
+  absl::Status untouched(uint64_t /*offset*/, uint64_t /*size*/, uint32_t /*part*/) override {
     return absl::OkStatus();
   }
   bool changed(uint64_t given) const { return rebuilt_ || originals_ != given; }
@@ -93,8 +98,8 @@ class Watch : public RecordSink {
   }
 
  private:
-  using Key = std::tuple<uint64_t, uint64_t, bool>;
-  static Key key(const RecordRef& r) { return {r.offset, r.inner_offset, r.inner}; }
+  using Key = std::tuple<uint32_t, uint64_t, uint64_t, bool>;
+  static Key key(const RecordRef& r) { return {r.part, r.offset, r.inner_offset, r.inner}; }
 
   size_t pass_;
   DryRunObserver& observer_;
@@ -160,7 +165,7 @@ class Sweep {
     while (true) {
       if (auto span = reader.skip_unwanted(kernel_wanted); span.size > 0) {
         if (auto s = release_held(); !s.ok()) return s;
-        if (auto s = tail.untouched(span.offset, span.size); !s.ok()) return s;
+        if (auto s = tail.untouched(span.offset, span.size, span.part); !s.ok()) return s;
       }
       auto r = reader.next();
       if (!r.ok()) return r.status();
@@ -277,16 +282,70 @@ absl::Status dry_run(io::Input& in, PassChain& chain, DryRunObserver& observer) 
   return absl::OkStatus();
 }
 
+namespace {
+
+// Where a run writes: one Output, or one per file of a directory recording.
+struct Outputs {
+  std::unique_ptr<io::OutputDirectory> directory;
+  std::vector<std::unique_ptr<io::Output>> files;  // `data` (or the one file) first
+
+  absl::Status commit() {
+    for (auto& f : files) {
+      if (auto s = f->commit(); !s.ok()) return s;
+    }
+    return directory != nullptr ? directory->commit() : absl::OkStatus();
+  }
+};
+
+absl::StatusOr<Outputs> create_outputs(const io::Input& in, const std::string& out_path,
+                                       bool as_directory, io::Output::Mode mode,
+                                       mode_t permissions) {
+  Outputs outs;
+  if (!as_directory) {
+    auto out = io::Output::create(out_path, mode, permissions);
+    if (!out.ok()) return out.status();
+    outs.files.push_back(*std::move(out));
+    return outs;
+  }
+  if (out_path == "-") {
+    return absl::InvalidArgumentError(
+        "a directory recording is written as a directory, not to stdout: give --single-file to "
+        "write one perf.data");
+  }
+  struct stat in_st{};
+  struct stat out_st{};
+  if (stat(in.name.c_str(), &in_st) == 0 && stat(out_path.c_str(), &out_st) == 0 &&
+      in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(out_path, " is the input; pdfix never writes its input"));
+  }
+  auto dir = io::OutputDirectory::create(out_path);
+  if (!dir.ok()) return dir.status();
+  outs.directory = *std::move(dir);
+  std::vector<std::string> names{"data"};
+  for (const auto& p : in.parts) names.push_back(p->name().substr(p->name().rfind('/') + 1));
+  for (const std::string& name : names) {
+    auto out = outs.directory->file(name, mode, permissions);
+    if (!out.ok()) return out.status();
+    outs.files.push_back(*std::move(out));
+  }
+  return outs;
+}
+
+}  // namespace
+
 absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_path,
                                        const MakeChain& make_chain,
                                        const PipelineOptions& options) {
   auto session = open_session(in);
   if (!session.ok()) return session.status();
   PassChain chain = make_chain ? make_chain() : PassChain{};
+  // One file from many: the threads' compressed streams become one.
+  const bool merging = in.directory && options.single_file;
   auto compression = Writer::Compression::kRecompress;
-  if (chain.empty()) {
+  if (chain.empty() && !merging) {
     compression = Writer::Compression::kKeep;
-  } else if (session->compressed_file() && in.mapped != nullptr) {
+  } else if (session->compressed_file() && in.mapped != nullptr && !merging) {
     auto changes = chain_changes_records(in, make_chain, options);
     if (!changes.ok()) return changes.status();
     if (!*changes) compression = Writer::Compression::kKeep;
@@ -295,20 +354,36 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
   mode_t permissions = 0600;
   struct stat st{};
   if (in.mapped != nullptr && fstat(in.mapped->fd(), &st) == 0) permissions &= st.st_mode;
-  auto out = io::Output::create(
-      out_path, session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable,
-      permissions);
-  if (!out.ok()) return out.status();
-  Writer writer(**out, *session, in.mapped.get(), compression);
-  if (auto s = writer.begin(); !s.ok()) return s;
-  WriterTail tail(writer);
+  const bool as_directory = in.directory && !options.single_file;
+  auto outs = create_outputs(
+      in, out_path, as_directory,
+      session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable, permissions);
+  if (!outs.ok()) return outs.status();
+  std::vector<const io::MappedFile*> parts;
+  for (const auto& p : in.parts) parts.push_back(p.get());
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (size_t i = 0; i < outs->files.size(); ++i) {
+    writers.push_back(std::make_unique<Writer>(
+        *outs->files[i], *session, in.mapped.get(), compression, parts,
+        i == 0 ? Writer::Layout::kRecording : Writer::Layout::kBareRecords));
+    if (auto s = writers.back()->begin(); !s.ok()) return s;
+  }
+  std::vector<Writer*> by_part;
+  for (size_t p = 0; p <= parts.size(); ++p) {
+    by_part.push_back(as_directory ? writers[p].get() : writers.front().get());
+  }
+  WriterTail tail(by_part);
   Sweep sweep(*session, chain, tail);
-  auto reader = make_reader(in, *session, {.expand_compressed = !chain.empty()});
+  auto reader = make_reader(in, *session, {.expand_compressed = !chain.empty() || merging});
   if (auto s = sweep.run(*reader, tail, options); !s.ok()) return s;
   FeatureEdits edits;
   if (auto s = sweep.finish(edits); !s.ok()) return s;
-  if (auto s = writer.finish(edits); !s.ok()) return s;
-  if (auto s = (*out)->commit(); !s.ok()) return s;
+  // A single file holds all the records; readers take HEADER_DIR_FORMAT to mean they do not.
+  if (merging) edits.remove.insert(format::kFeatDirFormat);
+  for (auto& w : writers) {
+    if (auto s = w->finish(edits); !s.ok()) return s;
+  }
+  if (auto s = outs->commit(); !s.ok()) return s;
   return chain;
 }
 

@@ -16,6 +16,8 @@ namespace pdfix::transform {
 struct PipelineOptions {
   // Called now and then with bytes done and bytes in all (0 when unknown, as on a pipe).
   std::function<void(uint64_t done, uint64_t total)> progress;
+  // A directory recording (perf record --threads) is written as one perf.data, not a directory.
+  bool single_file = false;
 };
 
 // Makes a fresh chain of passes, each time it is called.

@@ -27,13 +27,33 @@ constexpr uint64_t kMaxSkip = uint64_t{256} << 10;
 constexpr uint64_t kPrefetchDistance = 2048;
 }  // namespace
 
-RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts)
-    : session_(session), opts_(opts), mapped_(&file), file_(file.bytes()) {
+RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts,
+                           std::vector<const io::MappedFile*> parts)
+    : session_(session),
+      opts_(opts),
+      mapped_(&file),
+      file_(file.bytes()),
+      parts_(std::move(parts)) {
   const format::FileHeader& h = session.header();
   pos_ = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   end_ = h.pipe ? file_.size() : h.data.end();
   released_ = pos_;
   prefaulted_ = pos_;
+  total_ = end_;
+  for (const io::MappedFile* p : parts_) total_ += p->bytes().size();
+}
+
+void RecordReader::open_next_part() {
+  done_before_ += end_;
+  mapped_ = parts_[next_part_++];
+  part_ = static_cast<uint32_t>(next_part_);
+  file_ = mapped_->bytes();
+  pos_ = released_ = prefaulted_ = 0;
+  end_ = file_.size();
+  // Each thread compressed its file on its own.
+  zstd_.reset();
+  inner_.clear();
+  inner_pos_ = inner_base_ = 0;
 }
 
 void RecordReader::slide_window() {
@@ -53,7 +73,9 @@ void RecordReader::slide_window() {
 RecordReader::RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts)
     : session_(session), opts_(opts), pipe_(&pipe) {}
 
-uint64_t RecordReader::position() const { return pipe_ != nullptr ? pipe_->offset() : pos_; }
+uint64_t RecordReader::position() const {
+  return pipe_ != nullptr ? pipe_->offset() : done_before_ + pos_;
+}
 
 absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uint64_t offset,
                                              format::RecordHeader& hdr) const {
@@ -101,7 +123,11 @@ absl::StatusOr<RecordRef> RecordReader::cut_off(std::span<const uint8_t> rest, u
 }
 
 RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
-  Span span{pos_, 0};
+  while (pipe_ == nullptr && pos_ >= end_ && inner_pos_ >= inner_.size() &&
+         next_part_ < parts_.size()) {
+    open_next_part();
+  }
+  Span span{pos_, 0, part_};
   if (pipe_ != nullptr || inner_pos_ < inner_.size()) return span;
   const format::Endian& e = session_.endian();
   uint64_t pos = pos_;
@@ -123,6 +149,21 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
 }
 
 absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {
+  while (true) {
+    auto r = next_in_part();
+    if (!r.ok() || !r->has_value()) {
+      if (r.ok() && next_part_ < parts_.size()) {
+        open_next_part();
+        continue;
+      }
+      return r;
+    }
+    (*r)->part = part_;
+    return r;
+  }
+}
+
+absl::StatusOr<std::optional<RecordRef>> RecordReader::next_in_part() {
   // Most records of a mapped file are plain ones that need no more than their header: frame them
   // here, and leave payloads, compressed data, events and errors to the general path.
   if (pipe_ == nullptr && inner_pos_ >= inner_.size() && end_ - pos_ >= format::kRecordHeaderSize) {

@@ -26,7 +26,10 @@ class RecordReader {
   // File mode over a mapping: the data section of `header`. A pipe-format file that was mapped
   // (a saved `perf record -o -`) is read as a stream from byte 16. The reader gives the pages it
   // has passed back to the kernel as it goes, so a large recording is read through a window.
-  RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts);
+  // `parts` are the data.N files of a directory recording: all records, read after `file`'s,
+  // each with its own compressed stream.
+  RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts,
+               std::vector<const io::MappedFile*> parts = {});
   // Pipe mode over a stream whose 16-byte header has been consumed.
   RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts);
 
@@ -38,11 +41,13 @@ class RecordReader {
   struct Span {
     uint64_t offset = 0;
     uint64_t size = 0;
+    uint32_t part = 0;  // see RecordRef::part
   };
   Span skip_unwanted(const std::bitset<64>& wanted);
-  // How far the reader has come, and how far it has to go (0 when unknown, as on a pipe).
+  // How far the reader has come, and how far it has to go (0 when unknown, as on a pipe), over
+  // all the files of a directory recording.
   uint64_t position() const;
-  uint64_t end() const { return end_; }
+  uint64_t end() const { return total_; }
   // True when the data held any COMPRESSED record so far.
   bool saw_compressed() const { return saw_compressed_; }
   uint32_t compressed_type() const { return compressed_type_; }
@@ -56,6 +61,9 @@ class RecordReader {
                                  format::RecordHeader& hdr) const;
   // Gives back the pages behind the read position and maps those ahead of it.
   void slide_window();
+  // Moves on to the next data.N file, once this one is read to its end.
+  void open_next_part();
+  absl::StatusOr<std::optional<RecordRef>> next_in_part();
   // A record cut off by the end of a stream: an error, or a trailing tail (see RecordRef).
   absl::StatusOr<RecordRef> cut_off(std::span<const uint8_t> rest, uint64_t offset,
                                     const format::RecordHeader& hdr, uint64_t total) const;
@@ -69,6 +77,11 @@ class RecordReader {
   io::PipeStream* pipe_ = nullptr;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
+  std::vector<const io::MappedFile*> parts_;
+  size_t next_part_ = 0;
+  uint32_t part_ = 0;
+  uint64_t done_before_ = 0;  // the ends of the files read before this one
+  uint64_t total_ = 0;
   uint64_t pending_consume_ = 0;
 
   std::optional<ZstdDecoder> zstd_;

@@ -65,6 +65,7 @@ RecordRef Rebuilt::inserted(std::vector<uint8_t> bytes, const RecordRef& at,
   r.header = format::read_record_header(e, bytes_.data());
   r.offset = at.offset;
   r.inner = at.inner;
+  r.part = at.part;
   r.original = false;
   return r;
 }

@@ -35,6 +35,9 @@ struct RecordRef {
   bool trailing = false;
   // MMAP and MMAP2 records that a pass sees: the record decoded. nullptr for other records.
   const Map* map = nullptr;
+  // Which file of a directory recording it came from: 0 for `data` (and any other recording),
+  // n + 1 for data.n. `offset` is in that file.
+  uint32_t part = 0;
 };
 
 }  // namespace pdfix::transform

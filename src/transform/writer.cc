@@ -23,14 +23,17 @@ constexpr size_t kMaxHeld = size_t{1} << 20;
 }  // namespace
 
 Writer::Writer(io::Output& out, const Session& session, const io::MappedFile* mapped,
-               Compression compression)
+               Compression compression, std::vector<const io::MappedFile*> parts, Layout layout)
     : out_(out),
       session_(session),
       mapped_(mapped),
       compression_(compression),
+      parts_(std::move(parts)),
+      layout_(layout),
       page_size_(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) {}
 
 absl::Status Writer::begin() {
+  if (layout_ == Layout::kBareRecords) return absl::OkStatus();
   const format::FileHeader& h = session_.header();
   const uint64_t prefix = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   if (mapped_ != nullptr) {
@@ -66,7 +69,8 @@ absl::Status Writer::settle_pad(uint64_t pad) {
 
 absl::Status Writer::flush_run() {
   if (run_len_ == 0) return absl::OkStatus();
-  const std::span<const uint8_t> run = mapped_->bytes().subspan(run_begin_, run_len_);
+  const io::MappedFile* from = run_part_ == 0 ? mapped_ : parts_[run_part_ - 1];
+  const std::span<const uint8_t> run = from->bytes().subspan(run_begin_, run_len_);
   const uint64_t out_begin = pos_ - run_len_;
   run_len_ = 0;
   if (aligning_) {
@@ -88,18 +92,19 @@ absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
 
 absl::Status Writer::write_original(const RecordRef& r) {
   if (mapped_ == nullptr) return write_bytes(r.bytes);
-  return emit_untouched(r.offset, r.bytes.size());
+  return emit_untouched(r.offset, r.bytes.size(), r.part);
 }
 
-absl::Status Writer::emit_untouched(uint64_t offset, uint64_t size) {
+absl::Status Writer::emit_untouched(uint64_t offset, uint64_t size, uint32_t part) {
   pos_ += size;
-  if (run_len_ > 0 && run_begin_ + run_len_ == offset) {
+  if (run_len_ > 0 && run_part_ == part && run_begin_ + run_len_ == offset) {
     run_len_ += size;
     return run_len_ >= kRunChunk ? flush_run() : absl::OkStatus();
   }
   if (auto s = flush_run(); !s.ok()) return s;
   run_begin_ = offset;
   run_len_ = size;
+  run_part_ = part;
   return absl::OkStatus();
 }
 
@@ -158,7 +163,10 @@ absl::Status Writer::emit(const RecordRef& r) {
   if (!to_compress_.empty()) {
     if (auto s = flush_compressed(true); !s.ok()) return s;
   }
-  if (r.header.type == format::kAuxtrace && r.original) auxtrace_moves_[r.offset] = pos_;
+  // The AUXTRACE index (a feature of `data`) knows offsets in `data` only.
+  if (r.header.type == format::kAuxtrace && r.original && r.part == 0) {
+    auxtrace_moves_[r.offset] = pos_;
+  }
   return r.original ? write_original(r) : write_bytes(r.bytes);
 }
 
@@ -168,7 +176,7 @@ absl::Status Writer::finish(const FeatureEdits& edits) {
   if (aligning_) {
     if (auto s = settle_pad(0); !s.ok()) return s;
   }
-  if (session_.pipe()) return absl::OkStatus();
+  if (session_.pipe() || layout_ == Layout::kBareRecords) return absl::OkStatus();
   return write_features(edits, pos_);
 }
 
@@ -211,6 +219,10 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
   uint64_t cursor = in.data.end() + format::kFileSectionSize * old_table.size();
   std::vector<Piece> pieces;
   for (const auto& f : by_offset) {
+    if (edits.remove.contains(f.id)) {
+      cursor = std::max(cursor, f.section.end());
+      continue;
+    }
     std::span<const uint8_t> gap;
     if (f.section.offset >= cursor) {
       gap = file.subspan(cursor, f.section.offset - cursor);
@@ -227,6 +239,7 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
 
   std::bitset<format::kFeatureBits> bits = in.features;
   for (const auto& [id, bytes] : edits.replace) bits[id] = true;
+  for (int id : edits.remove) bits[id] = false;
   const uint64_t table_size = format::kFileSectionSize * bits.count();
   std::vector<uint8_t> table(table_size);
   uint64_t at = new_data_end + table_size;

@@ -23,16 +23,22 @@ class Writer : public RecordSink {
     kKeep,        // COMPRESSED records are copied; records inside them must come through unchanged
     kRecompress,  // records inside are compressed anew into one fresh zstd stream
   };
-  // `mapped` is the input file when it is one (for kernel-side copies), else nullptr.
+  // What the output file is: a whole recording, or one data.N file of a directory recording (bare
+  // records, compressed on their own).
+  enum class Layout { kRecording, kBareRecords };
+  // `mapped` is the input file when it is one (for copies from the mapping), else nullptr; `parts`
+  // the data.N files of a directory recording, whose records may come here too (RecordRef::part).
   Writer(io::Output& out, const Session& session, const io::MappedFile* mapped,
-         Compression compression);
+         Compression compression, std::vector<const io::MappedFile*> parts = {},
+         Layout layout = Layout::kRecording);
 
   // Writes everything before the first record: the file header and all that precedes the data
   // section, or the pipe header.
   absl::Status begin();
   absl::Status emit(const RecordRef& r) override;
-  // Input bytes [offset, offset + size) go out as they are: a run of untouched plain records.
-  absl::Status emit_untouched(uint64_t offset, uint64_t size);
+  // Input bytes [offset, offset + size) of file `part` (see RecordRef::part) go out as they are: a
+  // run of untouched plain records.
+  absl::Status emit_untouched(uint64_t offset, uint64_t size, uint32_t part = 0);
   // Writes the feature sections (with `edits` applied) and completes the header.
   absl::Status finish(const FeatureEdits& edits);
 
@@ -51,10 +57,13 @@ class Writer : public RecordSink {
   const Session& session_;
   const io::MappedFile* mapped_;
   Compression compression_;
+  std::vector<const io::MappedFile*> parts_;
+  Layout layout_;
 
   uint64_t pos_ = 0;  // logical output position, including the pending run
   uint64_t run_begin_ = 0;
   uint64_t run_len_ = 0;
+  uint32_t run_part_ = 0;
   uint64_t page_size_;
 
   // File mode only: zero bytes between what precedes the data section and its records.
