@@ -298,15 +298,8 @@ class Checker : public transform::DryRunObserver {
       prev = entries;
     }
     const std::map<int32_t, std::string> kernels = kernel_entries(table.entries);
-    std::vector<BuildIdEntry> told;
     for (const Inserted& in : added) {
       const BuildIdEntry& e = in.entry;
-      // In a stream, a later pass may list again what an earlier one added.
-      if (std::any_of(told.begin(), told.end(),
-                      [&](const BuildIdEntry& t) { return same_entry(t, e); })) {
-        continue;
-      }
-      told.push_back(e);
       const std::string record =
           in.offset == table_offset_ && !session_->pipe() ? "BUILD_ID feature" : "HEADER_BUILD_ID";
       if (!format::is_kernel_tag(e.filename)) {

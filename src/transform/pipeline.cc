@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <bitset>
 #include <map>
 #include <memory>
@@ -75,14 +76,19 @@ class Watch : public RecordSink {
       : pass_(pass), observer_(observer), next_(next) {}
   void given(const RecordRef& r) { pending_.emplace(key(r), OwnedRecord(r)); }
   absl::Status emit(const RecordRef& r) override {
-    auto it = pending_.find(key(r));
-    if (r.original) {
-      if (it != pending_.end()) pending_.erase(it);
-    } else if (r.map != nullptr && it != pending_.end() && it->second.map() != nullptr) {
-      // Passes rebuild maps in place; every other record a pass makes is inserted.
-      const RecordRef before = it->second.view();
-      observer_.changed(pass_, &before, &r);
-      pending_.erase(it);
+    auto [first, last] = pending_.equal_range(key(r));
+    // Passed on as given (an earlier pass's record too), or a map rebuilt in place; every other
+    // record a pass makes is inserted.
+    auto same = std::find_if(first, last, [&](const auto& p) {
+      return std::ranges::equal(p.second.view().bytes, r.bytes);
+    });
+    if (same != last) {
+      pending_.erase(same);
+    } else if (r.map != nullptr) {
+      auto map = std::find_if(first, last, [](const auto& p) { return p.second.map() != nullptr; });
+      const RecordRef before = map != last ? map->second.view() : RecordRef{};
+      observer_.changed(pass_, map != last ? &before : nullptr, &r);
+      if (map != last) pending_.erase(map);
     } else {
       observer_.changed(pass_, nullptr, &r);
     }
@@ -104,22 +110,23 @@ class Watch : public RecordSink {
   size_t pass_;
   DryRunObserver& observer_;
   RecordSink& next_;
-  std::map<Key, OwnedRecord> pending_;
+  std::multimap<Key, OwnedRecord> pending_;
 };
 
-// Hands each record to one pass, whose output goes on to the next stage.
+// Hands each record to one pass, whose output goes on to the next stage (through the pass's
+// watch in a dry run; a record the pass is not given goes by both).
 class Stage : public RecordSink {
  public:
-  Stage(Pass& pass, const Session& session, RecordSink& next, Watch* watch)
-      : pass_(pass), session_(session), next_(next), watch_(watch) {}
+  Stage(Pass& pass, const Session& session, RecordSink& out, RecordSink& next, Watch* watch)
+      : pass_(pass), session_(session), out_(out), next_(next), watch_(watch) {}
   absl::Status emit(const RecordRef& r) override {
     if (pass_.wants(r.header.type)) {
       if (watch_ != nullptr) watch_->given(r);
-      return pass_.rewrite(r, session_, next_);
+      return pass_.rewrite(r, session_, out_);
     }
     // Another pass's record goes by this one, after what it holds, so that order is kept.
     if (pass_.holding()) {
-      if (auto s = pass_.release(session_, next_); !s.ok()) return s;
+      if (auto s = pass_.release(session_, out_); !s.ok()) return s;
     }
     return next_.emit(r);
   }
@@ -127,6 +134,7 @@ class Stage : public RecordSink {
  private:
   Pass& pass_;
   const Session& session_;
+  RecordSink& out_;
   RecordSink& next_;
   Watch* watch_;
 };
@@ -148,7 +156,8 @@ class Sweep {
         watch = watches_.back().get();
         outs_[i] = watch;
       }
-      stages_.push_back(std::make_unique<Stage>(*chain[i], session, *outs_[i], watch));
+      stages_.push_back(
+          std::make_unique<Stage>(*chain[i], session, *outs_[i], *sinks_[i + 1], watch));
       sinks_[i] = stages_.back().get();
     }
     for (uint32_t t = 0; t < wanted_.size(); ++t) {

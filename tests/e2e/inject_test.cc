@@ -64,10 +64,13 @@ class InjectTest : public ::testing::Test {
     fs::create_directories(where);
     std::ofstream(where + "/work.c") << "int work(int n) { volatile int s = " << variant
                                      << "; for (int i = 0; i < n; i++) s += i * i; return s; }\n";
+    // A hot function of the program's own whose name tells the version.
     std::ofstream(where + "/main.c")
-        << "int work(int);\nint main(void) { int s = 0; for (int k = 0; k < 300; k++) s += "
-           "work(200000 + "
-        << variant << "); return s == 42; }\n";
+        << "int work(int);\n__attribute__((noinline)) int spin_v" << variant
+        << "(int n) { volatile int s = 0; for (int i = 0; i < n; i++) s += i; return s; }\n"
+        << "int main(void) { int s = spin_v" << variant
+        << "(20000000); for (int k = 0; k < 300; k++) s += work(200000 + " << variant
+        << "); return s == 42; }\n";
     RunResult r = sh("cd " + where +
                      " && gcc -O1 -fPIC -shared -Wl,--build-id=sha1 -o libwork.so work.c"
                      " && gcc -O1 -Wl,--build-id=sha1 -o app main.c -L. -lwork -Wl,-rpath," +
@@ -220,6 +223,16 @@ TEST_F(InjectTest, AStaleBuildIdCacheEntryIsNeverTakenForTheMappedFile) {
   }
   EXPECT_TRUE(saw_app);
   EXPECT_EQ(sh("perf buildid-list -i " + quote(out)).out.find(v1), std::string::npos);
+  // perf report, given the cache, never takes version 1's symbols for the program's samples.
+  const std::string report = "perf --buildid-dir " + cache + " report -q --stdio --sort sym -i ";
+  EXPECT_EQ(sh(report + out + " 2>/dev/null").out.find("spin_v1"), std::string::npos);
+  // It would have, had the map been given version 1's id: the report can tell.
+  const std::string wrong = dir_ + "/wrong.data";
+  ASSERT_EQ(sh(pdfix() + " inject --buildids --known-build-ids " + app + "=" + v1 + " " + in + " " +
+               wrong)
+                .status,
+            0);
+  EXPECT_NE(sh(report + wrong + " 2>/dev/null").out.find("spin_v1"), std::string::npos);
 }
 
 TEST_F(InjectTest, ACacheEntryAddedWhileRecordingNamesAFileSinceDeleted) {
