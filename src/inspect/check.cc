@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <tuple>
 #include <utility>
 
@@ -185,11 +186,7 @@ class Checker : public transform::DryRunObserver {
                    m.fixed_by});
       }
     }
-    std::stable_sort(report_.findings.begin(), report_.findings.end(),
-                     [](const Finding& a, const Finding& b) {
-                       // `data` first ("" sorts first), then data.0, data.1, ... as read.
-                       return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
-                     });
+    sort_findings();
   }
 
   CheckReport take() { return std::move(report_); }
@@ -217,6 +214,26 @@ class Checker : public transform::DryRunObserver {
     uint64_t offset = 0;
     uint32_t part = 0;
   };
+
+  // By file as read (`data`, then data.N in order), then offset, then as found.
+  void sort_findings() {
+    std::vector<Finding>& f = report_.findings;
+    auto file_index = [&](const Finding& x) {
+      if (x.file.empty()) return size_t{0};
+      return static_cast<size_t>(std::find(files_.begin(), files_.end(), x.file) - files_.begin()) +
+             1;
+    };
+    std::vector<size_t> order(f.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_tuple(file_index(f[a]), f[a].offset, a) <
+             std::make_tuple(file_index(f[b]), f[b].offset, b);
+    });
+    std::vector<Finding> sorted;
+    sorted.reserve(f.size());
+    for (size_t i : order) sorted.push_back(std::move(f[i]));
+    f = std::move(sorted);
+  }
 
   // A finding about file `part` of the recording (see RecordRef::part).
   void add(uint32_t part, Finding f) {

@@ -119,7 +119,7 @@ absl::StatusOr<Input> open_directory(const std::string& path) {
   if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot list ", path, ": ", ec.message()));
   std::sort(names.begin(), names.end());
   for (const auto& [n, name] : names) {
-    auto part = map_file(path + "/" + name);
+    auto part = map_file(absl::StrCat(path, "/", name));
     if (!part.ok()) return part.status();
     in.parts.push_back(*std::move(part));
   }

@@ -67,6 +67,13 @@ struct Input {
   std::string name;
   bool directory = false;
   std::vector<std::unique_ptr<MappedFile>> parts;  // data.0, data.1, ... in that order
+
+  std::vector<const MappedFile*> part_views() const {
+    std::vector<const MappedFile*> views;
+    views.reserve(parts.size());
+    for (const auto& p : parts) views.push_back(p.get());
+    return views;
+  }
 };
 
 // "-" is stdin: mapped if it is a regular file, streamed otherwise. A directory is perf's

@@ -40,9 +40,7 @@ absl::StatusOr<Session> open_session(io::Input& in) {
 
 std::unique_ptr<RecordReader> make_reader(io::Input& in, Session& session, ReaderOptions opts) {
   if (in.mapped != nullptr) {
-    std::vector<const io::MappedFile*> parts;
-    for (const auto& p : in.parts) parts.push_back(p.get());
-    return std::make_unique<RecordReader>(*in.mapped, session, opts, std::move(parts));
+    return std::make_unique<RecordReader>(*in.mapped, session, opts, in.part_views());
   }
   return std::make_unique<RecordReader>(*in.pipe, session, opts);
 }

@@ -368,8 +368,7 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
       in, out_path, as_directory,
       session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable, permissions);
   if (!outs.ok()) return outs.status();
-  std::vector<const io::MappedFile*> parts;
-  for (const auto& p : in.parts) parts.push_back(p.get());
+  const std::vector<const io::MappedFile*> parts = in.part_views();
   std::vector<std::unique_ptr<Writer>> writers;
   for (size_t i = 0; i < outs->files.size(); ++i) {
     writers.push_back(std::make_unique<Writer>(

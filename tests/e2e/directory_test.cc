@@ -101,7 +101,7 @@ TEST_P(DirectoryTest, FixWritesADirectoryPerfReadsWithEveryRecordAndItsIds) {
   const std::string report = "perf report -q --stdio --sort dso,sym -i ";
   RunResult before = sh(report + rec_ + " 2>/dev/null");
   RunResult after = sh(report + out + " 2>/dev/null");
-  EXPECT_NE(before.out.find("%"), std::string::npos) << before.out;
+  EXPECT_NE(before.out.find('%'), std::string::npos) << before.out;
   EXPECT_EQ(after.out, before.out);
   // A recording already at OUT is replaced; a second fix changes nothing.
   r = sh(pdfix() + " fix " + out + " " + out + ".again && " + pdfix() + " fix " + rec_ + " " + out);
