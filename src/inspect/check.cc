@@ -69,7 +69,7 @@ class Checker : public transform::DryRunObserver {
  public:
   Checker(std::vector<std::string> fixers, const io::Input& in)
       : names_(std::move(fixers)), hits_(/*callchains=*/true) {
-    for (const auto& p : in.parts) files_.push_back(p->name().substr(p->name().rfind('/') + 1));
+    for (size_t i = 0; i < in.parts.size(); ++i) files_.push_back(in.part_name(i));
   }
 
   void begin(const transform::Session& s) override {

@@ -85,6 +85,7 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
 }
 
 void print_text(const transform::RecordRef& r, const llvm::json::Object& o, std::ostream& os) {
+  if (auto file = o.getString("file")) os << file->str() << ":";
   os << hex(r.offset);
   if (r.inner) os << " [zstd +" << hex(r.inner_offset) << "]";
   os << " " << (r.trailing ? "TRAILING_BYTES" : format::record_type_name(r.header.type))
@@ -125,6 +126,8 @@ absl::Status dump_records(io::Input& in, bool json, std::ostream& os) {
                                                : format::record_type_name(rec.header.type)},
                          {"misc", hex(rec.header.misc)},
                          {"size", static_cast<int64_t>(rec.bytes.size())}};
+    // In a directory recording, offsets are in the data.N file the record came from.
+    if (rec.part > 0) o["file"] = in.part_name(rec.part - 1);
     if (rec.inner) o["inner_offset"] = hex(rec.inner_offset);
     if (!rec.trailing) {
       if (auto s = describe(rec, *session, o); !s.ok()) return s;

@@ -68,6 +68,11 @@ struct Input {
   bool directory = false;
   std::vector<std::unique_ptr<MappedFile>> parts;  // data.0, data.1, ... in that order
 
+  // "data.N": the name of parts[i] in its directory.
+  std::string part_name(size_t i) const {
+    const std::string& path = parts[i]->name();
+    return path.substr(path.rfind('/') + 1);
+  }
   std::vector<const MappedFile*> part_views() const {
     std::vector<const MappedFile*> views;
     views.reserve(parts.size());

@@ -332,7 +332,7 @@ absl::StatusOr<Outputs> create_outputs(const io::Input& in, const std::string& o
   if (!dir.ok()) return dir.status();
   outs.directory = *std::move(dir);
   std::vector<std::string> names{"data"};
-  for (const auto& p : in.parts) names.push_back(p->name().substr(p->name().rfind('/') + 1));
+  for (size_t i = 0; i < in.parts.size(); ++i) names.push_back(in.part_name(i));
   for (const std::string& name : names) {
     auto out = outs.directory->file(name, mode, permissions);
     if (!out.ok()) return out.status();

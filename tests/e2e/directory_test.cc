@@ -68,6 +68,12 @@ TEST_P(DirectoryTest, EveryRecordIsReadAsPerfReadsIt) {
   RunResult pdfix_list = sh(pdfix() + " buildid-list " + rec_ + " | sort");
   EXPECT_NE(perf.out.find("[kernel.kallsyms]"), std::string::npos) << perf.out;
   EXPECT_EQ(pdfix_list.out, perf.out);
+  // dump gives every record perf counts, those of data.N with their file.
+  RunResult lines = sh(pdfix() + " dump " + rec_ + " | wc -l");
+  RunResult in_parts = sh(pdfix() + " dump " + rec_ + " | grep -c '^data[.][0-9]*:0x'");
+  ASSERT_GT(stats_["TOTAL"], 0U);
+  EXPECT_EQ(std::stoull(lines.out), stats_["TOTAL"]);
+  EXPECT_GE(std::stoull(in_parts.out), stats_["SAMPLE"]);
   // check reads it all, and names the data.N file of each finding there.
   RunResult check = sh(pdfix() + " check " + rec_);
   EXPECT_EQ(check.status, 0) << check.out;
