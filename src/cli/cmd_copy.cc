@@ -9,7 +9,7 @@ Verb add_copy(CLI::App& app) {
   struct Args {
     std::string in;
     std::string out;
-    bool single_file = false;
+    OutputArgs output;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = add_command(
@@ -27,13 +27,15 @@ perf.data holding all its records (compressed data then compressed anew).)",
        "0 on success, 2 on bad usage or unreadable input."});
   cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
   cmd->add_option("OUT", a->out, "Where to write the copy ('-': stdout).")->required();
-  add_single_file(*cmd, a->single_file);
+  add_output_options(*cmd, a->output);
   return {cmd, [a] {
             auto in = io::open_input(a->in);
             if (!in.ok()) return fail(in.status());
             Progress progress("copy");
-            auto done = transform::run_pipeline(
-                *in, a->out, {}, {.progress = progress.callback(), .single_file = a->single_file});
+            auto done = transform::run_pipeline(*in, a->out, {},
+                                                {.progress = progress.callback(),
+                                                 .single_file = a->output.single_file,
+                                                 .zstd_level = a->output.zstd_level});
             return done.ok() ? kExitOk : fail(done.status());
           }};
 }

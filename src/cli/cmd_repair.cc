@@ -33,7 +33,7 @@ struct Args {
   bool json = false;
   bool verbose = false;
   bool required_switch = false;
-  bool single_file = false;
+  OutputArgs output;
 };
 
 void add_common(CLI::App& cmd, Args& a) {
@@ -45,7 +45,7 @@ void add_common(CLI::App& cmd, Args& a) {
       ->type_name("DIR");
   cmd.add_flag("--json", a.json, "The summary as one JSON object on stderr.");
   cmd.add_flag("-v,--verbose", a.verbose, "List every map in the summary, with its evidence.");
-  add_single_file(cmd, a.single_file);
+  add_output_options(cmd, a.output);
 }
 
 int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, const Args& a,
@@ -55,8 +55,10 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   const passes::Common common = common_for(*in, a.sysroot, host);
   const transform::MakeChain make = chain_of(kinds, common);
   Progress progress(verb);
-  auto chain = transform::run_pipeline(
-      *in, a.out, make, {.progress = progress.callback(), .single_file = a.single_file});
+  auto chain = transform::run_pipeline(*in, a.out, make,
+                                       {.progress = progress.callback(),
+                                        .single_file = a.output.single_file,
+                                        .zstd_level = a.output.zstd_level});
   if (!chain.ok()) return fail(chain.status());
   std::vector<const passes::Repair*> repairs;
   for (const auto& pass : *chain) {

@@ -1,9 +1,16 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/man_page.h"
 #include "cli/verb.h"
+#include "io/cleanup.h"
 #include "llvm/ADT/StringRef.h"
 #include "resolve/host.h"
 
@@ -119,9 +126,35 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace pdfix::cli
 
+namespace {
+
+// With stdin, stdout or stderr closed, the next file pdfix opened would take its number, and
+// messages meant for the terminal would be written into it. A closed one is held by /dev/null,
+// opened read-only, so that writing to it still fails.
+void hold_standard_fds() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int held = open("/dev/null", O_RDONLY);
+      if (held != fd && held >= 0) close(held);
+    }
+  }
+}
+
+// What a verb printed on stdout must have arrived: a full disk or a closed stdout is an error.
+int stdout_written(int status) {
+  std::cout.flush();
+  if (!std::cout.fail() && fflush(stdout) == 0) return status;
+  std::cerr << "pdfix: cannot write <stdout>: " << std::strerror(errno) << "\n";
+  return pdfix::cli::kExitError;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  hold_standard_fds();
+  pdfix::io::install_cleanup_handlers();
   try {
-    return pdfix::cli::run(argc, argv);
+    return stdout_written(pdfix::cli::run(argc, argv));
   } catch (const std::exception& e) {
     // Errors are values inside pdfix; what gets here is the C++ library's (out of memory, say).
     std::cerr << "pdfix: " << e.what() << "\n";

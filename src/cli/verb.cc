@@ -24,10 +24,15 @@ void print_json(llvm::json::Value root, std::ostream& out) {
   os << llvm::formatv("{0:2}", root) << "\n";
 }
 
-void add_single_file(CLI::App& cmd, bool& single_file) {
-  cmd.add_flag("--single-file", single_file,
+void add_output_options(CLI::App& cmd, OutputArgs& out) {
+  cmd.add_flag("--single-file", out.single_file,
                "IN is a directory recording (perf record --threads): write OUT as one perf.data "
                "holding all its records, not as a directory.");
+  cmd.add_option("--zstd-level", out.zstd_level,
+                 "The zstd level of compressed data written anew (default 1, perf's own default; "
+                 "the input's level is not taken).")
+      ->check(CLI::Range(1, 19))
+      ->type_name("N");
 }
 
 }  // namespace pdfix::cli

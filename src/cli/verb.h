@@ -44,8 +44,12 @@ Verb add_check(CLI::App& app, const resolve::Host& host);
 // One verb per repair pass, and `fix`, which runs them all.
 std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host);
 
-// --single-file, for verbs that write a recording: a directory recording comes out as one file.
-void add_single_file(CLI::App& cmd, bool& single_file);
+// How a verb that writes a recording writes it: --single-file, --zstd-level.
+struct OutputArgs {
+  bool single_file = false;
+  int zstd_level = 0;
+};
+void add_output_options(CLI::App& cmd, OutputArgs& out);
 
 // Prints "pdfix: <message>" and returns the error exit status.
 int fail(const absl::Status& status);

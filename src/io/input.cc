@@ -67,8 +67,10 @@ absl::StatusOr<std::span<const uint8_t>> PipeStream::peek(uint64_t n) {
       base_ += pos_;
       pos_ = 0;
     }
+    // The buffer grows with what arrives, never by what a size field claims: at most doubling
+    // per read, so a record that says it is a terabyte costs only the bytes really sent.
     const size_t old = buf_.size();
-    buf_.resize(old + std::max(kPipeChunk, n - (old - pos_)));
+    buf_.resize(old + std::min<uint64_t>(n - old, std::max<uint64_t>(kPipeChunk, old)));
     ssize_t got;
     do {
       got = read(fd_, buf_.data() + old, buf_.size() - old);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "io/cleanup.h"
 
 namespace pdfix::io {
 namespace {
@@ -34,37 +35,72 @@ bool is_seekable_regular(int fd) {
 
 }  // namespace
 
+// Where the bytes for `fd` (stdout, a device, a FIFO) go: straight there when they can be written
+// in order, or through an anonymous temporary file when the header is completed last and `fd`
+// cannot be written back into.
+absl::StatusOr<std::unique_ptr<Output>> Output::to_fd(int fd, std::string name, Mode mode,
+                                                      bool owned) {
+  if (mode == Mode::kStreaming) {
+    return std::unique_ptr<Output>(new Output(fd, std::move(name), "", {.owned = owned}));
+  }
+  if (is_seekable_regular(fd)) {
+    // A failure cuts the file back to the nothing it was, so no partial perf.data is left.
+    return std::unique_ptr<Output>(
+        new Output(fd, std::move(name), "", {.owned = owned, .truncate_on_abort = true}));
+  }
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  const int spool = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (spool < 0) {
+    if (owned) close(fd);
+    return errno_status(absl::StrCat("cannot create a temporary file in ", dir));
+  }
+  return std::unique_ptr<Output>(
+      new Output(spool, std::move(name), "", {.spool_to = fd, .owned = owned}));
+}
+
 absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, Mode mode,
                                                        mode_t permissions) {
-  if (path == "-") {
-    if (mode == Mode::kStreaming) {
-      return std::unique_ptr<Output>(new Output(STDOUT_FILENO, "", "", false));
+  if (path.empty()) return absl::InvalidArgumentError("OUT is empty: give a path, or - for stdout");
+  if (path == "-") return to_fd(STDOUT_FILENO, "<stdout>", mode, /*owned=*/false);
+  struct stat st{};
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or socket is written to, never replaced; anything else is left alone.
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+        S_ISSOCK(st.st_mode)) {
+      const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+      if (fd < 0) return errno_status(absl::StrCat("cannot open ", path));
+      return to_fd(fd, path, mode, /*owned=*/true);
     }
-    if (is_seekable_regular(STDOUT_FILENO)) {
-      return std::unique_ptr<Output>(new Output(STDOUT_FILENO, "", "", false));
-    }
-    const char* tmpdir = std::getenv("TMPDIR");
-    std::string dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
-    int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file in ", dir));
-    return std::unique_ptr<Output>(new Output(fd, "", "", true));
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, S_ISDIR(st.st_mode) ? " is a directory" : " is a symbolic link",
+        "; pdfix writes OUT by renaming a finished file over it, which it does only to a regular "
+        "file"));
   }
   std::string temp =
       absl::StrCat(dir_of(path), "/.", path.substr(path.rfind('/') + 1), ".pdfix-XXXXXX");
+  const int slot = remember_temp(temp);
   int fd = mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return errno_status(absl::StrCat("cannot create a temporary file beside ", path));
+  if (fd < 0) {
+    forget_temp(slot);
+    return errno_status(absl::StrCat("cannot create a temporary file beside ", path));
+  }
+  forget_temp(slot);
+  // mkostemp wrote the name it chose into `temp`.
+  const int named = remember_temp(temp);
   // mkostemp makes 0600.
   if (permissions != 0600 && fchmod(fd, permissions) != 0) {
     absl::Status st = errno_status(absl::StrCat("cannot set the permissions of ", temp));
     unlink(temp.c_str());
+    forget_temp(named);
     close(fd);
     return st;
   }
-  return std::unique_ptr<Output>(new Output(fd, path, temp, false));
+  return std::unique_ptr<Output>(new Output(fd, path, temp, {.temp_slot = named}));
 }
 
-Output::Output(int fd, std::string target, std::string temp, bool to_stdout)
-    : fd_(fd), target_(std::move(target)), temp_(std::move(temp)), to_stdout_(to_stdout) {
+Output::Output(int fd, std::string target, std::string temp, Where where)
+    : fd_(fd), target_(std::move(target)), temp_(std::move(temp)), where_(where) {
   worker_ = std::thread([this] { work(); });
 }
 
@@ -76,7 +112,16 @@ Output::~Output() {
   changed_.notify_all();
   worker_.join();
   if (!committed_ && !temp_.empty()) unlink(temp_.c_str());
-  if (fd_ > STDERR_FILENO) close(fd_);
+  if (!committed_ && where_.truncate_on_abort && ftruncate(fd_, 0) != 0) {
+    // Nothing more can be done: the caller reports the error that stopped the output.
+  }
+  forget_temp(where_.temp_slot);
+  if (where_.spool_to >= 0) {
+    close(fd_);
+    if (where_.owned) close(where_.spool_to);
+  } else if (fd_ > STDERR_FILENO || where_.owned) {
+    close(fd_);
+  }
 }
 
 void Output::work() {
@@ -126,7 +171,11 @@ absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return errno_status(absl::StrCat("cannot write ", target_.empty() ? "<stdout>" : target_));
+      if (errno == EFAULT) {
+        return absl::DataLossError(
+            absl::StrCat("cannot write ", target_, ": the input shrank while it was being read"));
+      }
+      return errno_status(absl::StrCat("cannot write ", target_));
     }
     p += w;
     n -= static_cast<uint64_t>(w);
@@ -183,24 +232,42 @@ absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
 absl::Status Output::commit() {
   if (auto s = flush(); !s.ok()) return s;
   if (auto s = drain(); !s.ok()) return s;
-  if (to_stdout_) {
-    // The anonymous temporary file holds the finished perf.data; now it may go out.
-    off_t off = 0;
-    uint64_t left = pos_;
-    while (left > 0) {
-      ssize_t n = sendfile(STDOUT_FILENO, fd_, &off, left);
-      if (n <= 0) {
-        if (n < 0 && errno == EINTR) continue;
-        return errno_status("cannot write <stdout>");
-      }
-      left -= static_cast<uint64_t>(n);
-    }
+  if (where_.spool_to >= 0) {
+    // The temporary file holds the finished perf.data; now it may go out.
+    if (auto s = send_spool(); !s.ok()) return s;
   } else if (!temp_.empty()) {
     if (rename(temp_.c_str(), target_.c_str()) != 0) {
       return errno_status(absl::StrCat("cannot rename the finished output to ", target_));
     }
   }
   committed_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Output::send_spool() {
+  off_t off = 0;
+  uint64_t left = pos_;
+  while (left > 0) {
+    ssize_t n = sendfile(where_.spool_to, fd_, &off, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EINVAL || errno == ENOSYS)) break;  // a sink sendfile cannot feed
+    if (n <= 0) return errno_status(absl::StrCat("cannot write ", target_));
+    left -= static_cast<uint64_t>(n);
+  }
+  std::vector<uint8_t> chunk(kBufferSize);
+  while (left > 0) {
+    ssize_t got = pread(fd_, chunk.data(), std::min<uint64_t>(left, chunk.size()), off);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return errno_status("cannot read back the spooled output");
+    for (ssize_t done = 0; done < got;) {
+      ssize_t w = ::write(where_.spool_to, chunk.data() + done, static_cast<size_t>(got - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return errno_status(absl::StrCat("cannot write ", target_));
+      done += w;
+    }
+    off += got;
+    left -= static_cast<uint64_t>(got);
+  }
   return absl::OkStatus();
 }
 

@@ -1,7 +1,9 @@
 // Where pdfix writes. The output appears only complete: a path is written to a temporary file
-// beside it and renamed over it by commit(); stdout gets the bytes only when they are all known to
-// be good (file mode goes through an anonymous temporary file first, because a perf.data header is
-// finished last). An Output dropped without commit() leaves nothing behind.
+// beside it and renamed over it by commit(), and only a regular file is ever replaced so. stdout,
+// a device or a FIFO gets the bytes only when they are all known to be good (file mode goes
+// through an anonymous temporary file first, because a perf.data header is finished last; a
+// regular file on stdout is written in place and cut back to empty on failure). An Output dropped
+// without commit() leaves nothing behind.
 //
 // The writing itself happens on a worker thread, in order, so that reading and rewriting the next
 // records overlaps the kernel's copying of the previous ones. The worker is kept a few jobs behind
@@ -59,7 +61,17 @@ class Output {
     std::vector<uint8_t> bytes;
     std::span<const uint8_t> mapped;
   };
-  Output(int fd, std::string target, std::string temp, bool to_stdout);
+  // Where the bytes written to fd_ end up, besides fd_ itself.
+  struct Where {
+    int spool_to = -1;   // fd_ is a temporary file whose bytes go here on commit()
+    bool owned = false;  // the descriptor pdfix opened (not stdout) is closed at the end
+    bool truncate_on_abort = false;  // fd_ is a regular stdout, cut back to empty on failure
+    int temp_slot = -1;              // temp_'s registration with io/cleanup.h
+  };
+  Output(int fd, std::string target, std::string temp, Where where);
+  static absl::StatusOr<std::unique_ptr<Output>> to_fd(int fd, std::string name, Mode mode,
+                                                       bool owned);
+  absl::Status send_spool();
   absl::Status flush();
   absl::Status enqueue(Job job);
   // Waits until every queued job is done; returns the first error any of them met.
@@ -69,9 +81,9 @@ class Output {
   absl::Status write_all(const uint8_t* p, uint64_t n);
 
   int fd_;
-  std::string target_;  // the final path; empty for stdout
+  std::string target_;  // the final path, or "<stdout>", for renaming and messages
   std::string temp_;    // the temporary path to rename; empty when there is none
-  bool to_stdout_;
+  Where where_;
   bool committed_ = false;
   uint64_t pos_ = 0;
   std::vector<uint8_t> buf_;

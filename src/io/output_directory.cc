@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "io/cleanup.h"
 
 namespace pdfix::io {
 namespace {
@@ -65,14 +66,20 @@ absl::StatusOr<std::unique_ptr<OutputDirectory>> OutputDirectory::create(const s
   return std::unique_ptr<OutputDirectory>(new OutputDirectory(trimmed, temp));
 }
 
+OutputDirectory::OutputDirectory(std::string target, std::string temp)
+    : target_(std::move(target)), temp_(std::move(temp)) {
+  slots_.push_back(remember_temp(temp_, /*directory=*/true));
+}
+
 OutputDirectory::~OutputDirectory() {
   if (!committed_) remove_recording(temp_);
+  for (int slot : slots_) forget_temp(slot);
 }
 
 absl::StatusOr<std::unique_ptr<Output>> OutputDirectory::file(const std::string& name,
                                                               Output::Mode mode,
                                                               mode_t permissions) {
-  names_.push_back(name);
+  slots_.push_back(remember_temp(temp_ + "/" + name));
   return Output::create(temp_ + "/" + name, mode, permissions);
 }
 
@@ -80,6 +87,8 @@ absl::Status OutputDirectory::commit() {
   // A recording already there is swapped with the new one in one step, then removed.
   if (renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE) == 0) {
     committed_ = true;
+    for (int slot : slots_) forget_temp(slot);
+    slots_.clear();
     return absl::OkStatus();
   }
   if (errno != EEXIST || !is_directory_recording(target_)) {
@@ -88,6 +97,7 @@ absl::Status OutputDirectory::commit() {
   if (renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) {
     return errno_status(absl::StrCat("cannot put the finished output in place of ", target_));
   }
+  // The old recording now sits at temp_, which is still registered: it goes either way.
   committed_ = true;
   remove_recording(temp_);
   return absl::OkStatus();

@@ -30,12 +30,11 @@ class OutputDirectory {
   absl::Status commit();
 
  private:
-  OutputDirectory(std::string target, std::string temp)
-      : target_(std::move(target)), temp_(std::move(temp)) {}
+  OutputDirectory(std::string target, std::string temp);
 
   std::string target_;
   std::string temp_;
-  std::vector<std::string> names_;
+  std::vector<int> slots_;  // registrations with io/cleanup.h: the files, then the directory
   bool committed_ = false;
 };
 

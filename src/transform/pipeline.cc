@@ -349,6 +349,16 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
   auto session = open_session(in);
   if (!session.ok()) return session.status();
   PassChain chain = make_chain ? make_chain() : PassChain{};
+  // OUT is checked (and its temporary file made) before any reading: a bad OUT costs nothing.
+  // 0600, or the input's permissions where they are stricter.
+  mode_t permissions = 0600;
+  struct stat st{};
+  if (in.mapped != nullptr && fstat(in.mapped->fd(), &st) == 0) permissions &= st.st_mode;
+  const bool as_directory = in.directory && !options.single_file;
+  auto outs = create_outputs(
+      in, out_path, as_directory,
+      session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable, permissions);
+  if (!outs.ok()) return outs.status();
   // One file from many: the threads' compressed streams become one.
   const bool merging = in.directory && options.single_file;
   auto compression = Writer::Compression::kRecompress;
@@ -359,21 +369,13 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
     if (!changes.ok()) return changes.status();
     if (!*changes) compression = Writer::Compression::kKeep;
   }
-  // 0600, or the input's permissions where they are stricter.
-  mode_t permissions = 0600;
-  struct stat st{};
-  if (in.mapped != nullptr && fstat(in.mapped->fd(), &st) == 0) permissions &= st.st_mode;
-  const bool as_directory = in.directory && !options.single_file;
-  auto outs = create_outputs(
-      in, out_path, as_directory,
-      session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable, permissions);
-  if (!outs.ok()) return outs.status();
   const std::vector<const io::MappedFile*> parts = in.part_views();
   std::vector<std::unique_ptr<Writer>> writers;
   for (size_t i = 0; i < outs->files.size(); ++i) {
     writers.push_back(std::make_unique<Writer>(
         *outs->files[i], *session, in.mapped.get(), compression, parts,
         i == 0 ? Writer::Layout::kRecording : Writer::Layout::kBareRecords));
+    if (options.zstd_level != 0) writers.back()->set_zstd_level(options.zstd_level);
     if (auto s = writers.back()->begin(); !s.ok()) return s;
   }
   std::vector<Writer*> by_part;

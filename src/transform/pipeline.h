@@ -18,6 +18,8 @@ struct PipelineOptions {
   std::function<void(uint64_t done, uint64_t total)> progress;
   // A directory recording (perf record --threads) is written as one perf.data, not a directory.
   bool single_file = false;
+  // The zstd level of data compressed anew; 0: Writer::kDefaultZstdLevel.
+  int zstd_level = 0;
 };
 
 // Makes a fresh chain of passes, each time it is called.

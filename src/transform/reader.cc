@@ -25,6 +25,9 @@ constexpr uint64_t kMaxSkip = uint64_t{256} << 10;
 // How far ahead of the header being read its successors are fetched into the cache: far enough
 // to cover the memory latency of several dozen small records.
 constexpr uint64_t kPrefetchDistance = 2048;
+// The largest record taken inside compressed data: a ring-buffer record is at most 64 KiB; room
+// is left for payloads, which perf does not compress.
+constexpr uint64_t kMaxInnerRecord = uint64_t{1} << 20;
 }  // namespace
 
 RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderOptions opts,
@@ -203,7 +206,13 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next_inner() {
     return malformed_at(container_offset_, "inside compressed data at decompressed offset 0x",
                         absl::Hex(inner_base_ + inner_pos_), ": ", total.status().message());
   }
-  // A record may continue in the next compressed record.
+  // A record may continue in the next compressed record, but not without bound: inside
+  // compressed data are ring-buffer records, which are at most 64 KiB.
+  if (*total > kMaxInnerRecord) {
+    return malformed_at(container_offset_, "inside compressed data at decompressed offset 0x",
+                        absl::Hex(inner_base_ + inner_pos_), ": a ",
+                        format::record_type_name(hdr.type), " record claims ", *total, " bytes");
+  }
   if (*total > avail.size()) return std::nullopt;
   RecordRef r{avail.first(*total), hdr, container_offset_, inner_base_ + inner_pos_, true, true};
   inner_pos_ += *total;

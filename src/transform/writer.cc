@@ -12,7 +12,6 @@ namespace {
 
 // Input bytes per re-compressed record: the compressed output must fit a record's u16 size.
 constexpr size_t kCompressChunk = size_t{32} * 1024;
-constexpr int kDefaultZstdLevel = 1;
 // An untouched run is handed to the output once this long, so that the writing of it overlaps the
 // reading of what follows while the run is still in the cache.
 constexpr uint64_t kRunChunk = io::Output::kMinDirectWrite;
@@ -113,15 +112,7 @@ absl::Status Writer::flush_compressed(bool all) {
   size_t done = 0;
   while (to_compress_.size() - done >= kCompressChunk || (all && done < to_compress_.size())) {
     const size_t n = std::min(kCompressChunk, to_compress_.size() - done);
-    if (!zstd_) {
-      int level = kDefaultZstdLevel;
-      if (auto f = session_.feature(format::kFeatCompressed)) {
-        if (auto info = format::decode_compressed(*f); info.ok() && info->level > 0) {
-          level = static_cast<int>(info->level);
-        }
-      }
-      zstd_.emplace(level);
-    }
+    if (!zstd_) zstd_.emplace(zstd_level_);
     const bool v2 = compressed_type_ == format::kCompressed2;
     const size_t head = v2 ? format::kCompressed2HeaderSize : format::kCompressedHeaderSize;
     scratch_.assign(head, 0);
@@ -185,6 +176,14 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
   const format::Endian& e = in.endian;
   const std::span<const uint8_t> file = mapped_->bytes();
   const auto& old_table = session_.feature_table();
+  // Nothing moved and nothing to change: what follows the data goes out as it was, however its
+  // table is laid out (pointing into the data, overlapping, ending in {0, 0}).
+  const bool moved = std::any_of(auxtrace_moves_.begin(), auxtrace_moves_.end(),
+                                 [](const auto& m) { return m.first != m.second; });
+  if (edits.replace.empty() && edits.remove.empty() && !moved && !zstd_ && data_pad_ == 0 &&
+      new_data_end == in.data.end()) {
+    return out_.write_mapped(file.subspan(in.data.end()));
+  }
 
   struct Piece {
     int id;
@@ -205,9 +204,16 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
       auxtrace_index = format::encode_auxtrace_index(*index, e);
     }
   }
+  // Data compressed anew says at which level (u32 version, type, level, ...).
+  std::vector<uint8_t> compression;
+  if (auto f = session_.feature(format::kFeatCompressed); f && zstd_ && f->bytes.size() >= 12) {
+    compression.assign(f->bytes.begin(), f->bytes.end());
+    e.put_u32(compression.data() + 8, static_cast<uint32_t>(zstd_level_));
+  }
   auto payload_of = [&](int id, std::span<const uint8_t> old) -> std::span<const uint8_t> {
     if (auto it = edits.replace.find(id); it != edits.replace.end()) return it->second;
     if (id == format::kFeatAuxtrace && !auxtrace_index.empty()) return auxtrace_index;
+    if (id == format::kFeatCompressed && !compression.empty()) return compression;
     return old;
   };
 

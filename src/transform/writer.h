@@ -32,6 +32,11 @@ class Writer : public RecordSink {
          Compression compression, std::vector<const io::MappedFile*> parts = {},
          Layout layout = Layout::kRecording);
 
+  // The zstd level of data compressed anew (the input's own level is not taken: perf's -z 22 costs
+  // a hundred times the time of the fast level perf uses by default).
+  void set_zstd_level(int level) { zstd_level_ = level; }
+  static constexpr int kDefaultZstdLevel = 1;
+
   // Writes everything before the first record: the file header and all that precedes the data
   // section, or the pipe header.
   absl::Status begin();
@@ -71,6 +76,7 @@ class Writer : public RecordSink {
   uint64_t data_pad_ = 0;
   std::vector<uint8_t> held_;
 
+  int zstd_level_ = kDefaultZstdLevel;
   std::optional<ZstdEncoder> zstd_;
   std::vector<uint8_t> to_compress_;
   uint32_t compressed_type_ = 0;

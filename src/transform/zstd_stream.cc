@@ -8,8 +8,9 @@ namespace pdfix::transform {
 namespace {
 
 // Decompressed bytes one compressed record may expand to before we call it a zstd bomb. perf
-// compresses one ring-buffer flush per record, far below this.
-constexpr size_t kMaxExpansion = size_t{1} << 30;
+// compresses at most a 64 KiB record's worth of zstd per record (a ring-buffer chunk), far below
+// this; the bound keeps a crafted record from costing more memory than pdfix's own working set.
+constexpr size_t kMaxExpansion = size_t{32} << 20;
 
 }  // namespace
 
@@ -30,7 +31,8 @@ absl::Status ZstdDecoder::decode(std::span<const uint8_t> in, std::vector<uint8_
       return absl::DataLossError(absl::StrCat("zstd: ", ZSTD_getErrorName(r)));
     }
     if (out.size() - start > kMaxExpansion) {
-      return absl::ResourceExhaustedError("zstd data expands beyond 1 GiB in one record");
+      return absl::ResourceExhaustedError(
+          absl::StrCat("zstd data expands beyond ", kMaxExpansion >> 20, " MiB in one record"));
     }
     // Done when all input is consumed and the last call did not fill the output buffer.
     if (src.pos == src.size && dst.pos < room) return absl::OkStatus();
