@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/verb.h"
+#include "format/utf8.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
 
@@ -40,8 +41,9 @@ IN may be '-' for stdin.)",
             if (a->json) {
               llvm::json::Array out;
               for (const auto& d : *dsos) {
-                out.push_back(llvm::json::Object{
-                    {"build_id", d.build_id}, {"name", d.name}, {"machine", d.machine}});
+                out.push_back(llvm::json::Object{{"build_id", d.build_id},
+                                                 {"name", format::escape_invalid_utf8(d.name)},
+                                                 {"machine", d.machine}});
               }
               print_json(std::move(out), std::cout);
               return kExitOk;

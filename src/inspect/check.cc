@@ -10,6 +10,7 @@
 #include "format/feature.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
+#include "format/utf8.h"
 #include "inspect/dso_hits.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
@@ -368,11 +369,6 @@ class Checker : public transform::DryRunObserver {
 
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "note"; }
 
-// File names come from the recording: not always UTF-8, which JSON must be.
-std::string utf8(const std::string& s) {
-  return llvm::json::isUTF8(s) ? s : llvm::json::fixUTF8(s);
-}
-
 }  // namespace
 
 uint64_t CheckReport::errors() const {
@@ -410,7 +406,7 @@ void print_check_json(const CheckReport& report, std::ostream& os) {
                                           {"file", f.file},
                                           {"offset", static_cast<int64_t>(f.offset)},
                                           {"record", f.record},
-                                          {"what", utf8(f.what)},
+                                          {"what", format::escape_invalid_utf8(f.what)},
                                           {"fixed_by", f.fixed_by},
                                           {"count", static_cast<int64_t>(f.count)}});
   }

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "format/utf8.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
 #include "transform/open_session.h"
@@ -41,7 +42,7 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
         o["flags"] = static_cast<int64_t>(m->flags);
       }
       if (m->misc & format::kMiscMmapData) o["data"] = true;
-      o["filename"] = std::string(m->filename);
+      o["filename"] = format::escape_invalid_utf8(m->filename);
       return absl::OkStatus();
     }
     case format::kComm: {
@@ -49,7 +50,7 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
       if (!c.ok()) return c.status();
       o["pid"] = static_cast<int64_t>(c->pid);
       o["tid"] = static_cast<int64_t>(c->tid);
-      o["comm"] = std::string(c->comm);
+      o["comm"] = format::escape_invalid_utf8(c->comm);
       return absl::OkStatus();
     }
     case format::kFork:

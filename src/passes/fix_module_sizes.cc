@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
+#include "format/utf8.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/module_area.h"
 #include "resolve/module_layout.h"
@@ -211,16 +212,16 @@ absl::Status FixModuleSizes::release(const transform::Session& s, transform::Rec
 llvm::json::Object FixModuleSizes::report_json() const {
   llvm::json::Array changed;
   for (const auto& c : report_.changed) {
-    changed.push_back(llvm::json::Object{{"filename", c.filename},
+    changed.push_back(llvm::json::Object{{"filename", format::escape_invalid_utf8(c.filename)},
                                          {"start", hex(c.start)},
                                          {"old_len", hex(c.old_len)},
                                          {"new_len", hex(c.new_len)},
                                          {"problem", c.problem},
-                                         {"evidence", c.evidence}});
+                                         {"evidence", format::escape_invalid_utf8(c.evidence)}});
   }
   llvm::json::Array unresolved;
   for (const auto& u : report_.unresolved) {
-    unresolved.push_back(llvm::json::Object{{"filename", u.filename},
+    unresolved.push_back(llvm::json::Object{{"filename", format::escape_invalid_utf8(u.filename)},
                                             {"start", hex(u.start)},
                                             {"len", hex(u.len)},
                                             {"problem", u.problem}});

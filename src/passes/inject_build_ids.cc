@@ -8,6 +8,7 @@
 #include "absl/strings/strip.h"
 #include "format/machine.h"
 #include "format/record_type.h"
+#include "format/utf8.h"
 
 namespace pdfix::passes {
 namespace {
@@ -172,9 +173,9 @@ llvm::json::Object InjectBuildIds::report_json() const {
   for (const auto& [why, n] : report_.left_by_reason) reasons[why] = static_cast<int64_t>(n);
   llvm::json::Array maps;
   for (const auto& m : report_.maps) {
-    llvm::json::Object o{{"filename", m.filename},
+    llvm::json::Object o{{"filename", format::escape_invalid_utf8(m.filename)},
                          {"outcome", m.outcome},
-                         {"detail", m.detail},
+                         {"detail", format::escape_invalid_utf8(m.detail)},
                          {"records", static_cast<int64_t>(m.records)}};
     if (!m.build_id.empty()) o["build_id"] = m.build_id;
     maps.push_back(std::move(o));

@@ -7,6 +7,7 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
+#include "format/utf8.h"
 
 namespace pdfix::passes {
 namespace {
@@ -110,11 +111,11 @@ absl::Status RepairBuildIds::release(const transform::Session& s, transform::Rec
 llvm::json::Object RepairBuildIds::report_json() const {
   llvm::json::Array maps;
   for (const auto& m : report_.maps) {
-    maps.push_back(llvm::json::Object{{"filename", m.filename},
+    maps.push_back(llvm::json::Object{{"filename", format::escape_invalid_utf8(m.filename)},
                                       {"outcome", m.outcome},
                                       {"was", m.was},
                                       {"now", m.now},
-                                      {"why", m.why}});
+                                      {"why", format::escape_invalid_utf8(m.why)}});
   }
   return llvm::json::Object{{"maps_with_ids", static_cast<int64_t>(report_.maps_with_ids)},
                             {"maps", std::move(maps)}};

@@ -5,6 +5,7 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
+#include "format/utf8.h"
 
 namespace pdfix::passes {
 namespace {
@@ -234,7 +235,9 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
 llvm::json::Object TagKernel::report_json() const {
   llvm::json::Array machines;
   for (const auto& m : report_.machines) {
-    llvm::json::Object o{{"machine", m.machine}, {"outcome", m.outcome}, {"detail", m.detail}};
+    llvm::json::Object o{{"machine", m.machine},
+                         {"outcome", m.outcome},
+                         {"detail", format::escape_invalid_utf8(m.detail)}};
     if (!m.build_id.empty()) o["build_id"] = m.build_id;
     machines.push_back(std::move(o));
   }
