@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "format/feature.h"
 #include "format/record_type.h"
+#include "format/utf8.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
 #include "transform/open_session.h"
@@ -135,7 +136,7 @@ void print_info_text(const Info& info, std::ostream& os) {
 void print_info_json(const Info& info, std::ostream& os) {
   llvm::json::Array events;
   for (const auto& e : info.events) {
-    events.push_back(llvm::json::Object{{"name", e.name},
+    events.push_back(llvm::json::Object{{"name", format::escape_invalid_utf8(e.name)},
                                         {"type", static_cast<int64_t>(e.type)},
                                         {"config", static_cast<int64_t>(e.config)},
                                         {"attr_size", static_cast<int64_t>(e.attr_size)},
@@ -145,13 +146,13 @@ void print_info_json(const Info& info, std::ostream& os) {
   llvm::json::Array features;
   for (const auto& f : info.features) {
     llvm::json::Object o{{"id", f.id}, {"name", f.name}, {"size", static_cast<int64_t>(f.size)}};
-    if (!f.value.empty()) o["value"] = f.value;
+    if (!f.value.empty()) o["value"] = format::escape_invalid_utf8(f.value);
     features.push_back(std::move(o));
   }
   llvm::json::Object counts;
   for (const auto& [name, n] : info.record_counts) counts[name] = static_cast<int64_t>(n);
   llvm::json::Object root{
-      {"path", info.path},
+      {"path", format::escape_invalid_utf8(info.path)},
       {"mode", info.pipe ? "pipe" : "file"},
       {"byte_order", info.big_endian ? "big" : "little"},
       {"header_size", static_cast<int64_t>(info.header_size)},

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Usage: scripts/fuzz.sh [SECONDS]    (default 60 per target)
+# Builds pdfix with clang-19, AddressSanitizer, UBSan and libFuzzer into build-asan/, then runs each
+# fuzz target of tests/fuzz for SECONDS with a 512 MiB RSS limit, so that a memory bomb is a
+# finding too. Seeds: the recordings under 200 KB of corpora/ and ../shared/corpora/foreign.
+# Fails on any finding, whose input is kept in build-asan/fuzz-findings/; prints each target's
+# executions, executions per second and coverage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+targets=(read pass inspect features)
+CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR="${PDFIX_WERROR:-OFF}" >/dev/null
+cmake --build build-asan --target "${targets[@]/#/fuzz_}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/seeds" build-asan/fuzz-findings
+n=0
+while IFS= read -r f; do
+  cp "$f" "$work/seeds/$((n++))-$(basename "$f")"
+done < <(find corpora ../shared/corpora/foreign -type f -size -200k -name '*data*' 2>/dev/null | sort)
+
+failed=0
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t"
+  log="$work/$t.log"
+  if build-asan/tests/fuzz/"fuzz_$t" -max_total_time="$secs" -rss_limit_mb=512 -timeout=20 \
+    -max_len=262144 -dict=tests/fuzz/perf.dict -artifact_prefix=build-asan/fuzz-findings/"$t"- \
+    "$work/$t" "$work/seeds" >"$log" 2>&1; then
+    done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
+    echo "fuzz_$t: $(sed -E 's/^#([0-9]+).*cov: ([0-9]+).*exec\/s: ([0-9]+).*/\1 runs, \3 exec\/s, coverage \2 edges/' <<<"$done_line")"
+  else
+    echo "fuzz_$t: FINDING (input kept in build-asan/fuzz-findings/)" >&2
+    grep -E -A40 'ERROR|runtime error|out-of-memory|timeout' "$log" | head -60 >&2
+    failed=1
+  fi
+done
+exit "$failed"
