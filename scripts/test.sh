@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Sets pdfix up, checks formatting and lint, and runs every test (unit and end-to-end).
+# Sets pdfix up, checks formatting and lint, runs every test (unit and end-to-end), then the unit,
+# corpus and hostile-input tests again under AddressSanitizer and UBSan, and every fuzz target
+# briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PDFIX_WERROR=ON bash scripts/setup.sh
 bash scripts/lint.sh
 echo "== running tests" >&2
-cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 600
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+
+echo "== sanitizer build (ASan+UBSan, Debug, clang-19) and its tests" >&2
+CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
+cmake --build build-asan
+build-asan/tests/pdfix_unit_tests --gtest_brief=1
+(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
+  -R '^(Foreign|Corpus|Threads)/|^Hostile[.]')
+
+echo "== fuzzing, 25 seconds a target" >&2
+PDFIX_WERROR=ON bash scripts/fuzz.sh 25
