@@ -29,9 +29,9 @@ Errors make perf show wrong data or lose some: a build-id that maps of different
 or that the evidence contradicts, a module map that runs past its module, the kernel's
 build-id table entry filed under another name or behind another kernel-mode entry, a table
 with perf 6.12.0's entry sizes, bytes appended after the last record, a record cut off.
-Notes: maps without a build-id (with the id fix would add, or none when nothing proves
-one), table entries fix would add, zstd in a stream, record types and attr sizes that perf
-6.1 and older refuse.
+Notes: files that samples hit whose maps carry no build-id (with the id fix would add, or
+none when nothing proves one), table entries fix would add, zstd in a stream, record types and
+attr sizes that perf 6.1 and older refuse.
 
 What check finds depends on the evidence the passes are given: give it the options you give
 `pdfix fix` (--sysroot, --modules-dir, --proc-modules, ...), and check on fix's output reports

@@ -242,6 +242,19 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   return e;
 }
 
+absl::StatusOr<Event> fork_event(const transform::RecordRef& r, const transform::Session& s) {
+  auto t = format::decode_task(r.bytes, s.endian(), r.offset);
+  if (!t.ok()) return t.status();
+  Event e;
+  e.kind = Event::Kind::kFork;
+  e.time = trailer_time(r, s);
+  e.pid = t->pid;
+  e.tid = t->tid;
+  e.ppid = t->ppid;
+  e.ptid = t->ptid;
+  return e;
+}
+
 absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
                                                   const transform::Session& s, bool callchain) {
   const format::EventAttr* attr = s.attr_for(r);
@@ -316,16 +329,9 @@ absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Sessio
       break;
     }
     case format::kFork: {
-      auto t = format::decode_task(r.bytes, s.endian(), r.offset);
-      if (!t.ok()) return t.status();
-      Event e;
-      e.kind = Event::Kind::kFork;
-      e.time = trailer_time(r, s);
-      e.pid = t->pid;
-      e.tid = t->tid;
-      e.ppid = t->ppid;
-      e.ptid = t->ptid;
-      ordered.add(std::move(e));
+      auto e = fork_event(r, s);
+      if (!e.ok()) return e.status();
+      ordered.add(*std::move(e));
       break;
     }
     case format::kSample: {
