@@ -11,8 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)pdfix::format::parse_feature_table(bytes, *header);
   }
   const pdfix::format::FeatureBytes f{
-      bytes,
-      size % 2 != 0 ? pdfix::format::Endian::swapped() : pdfix::format::Endian::host(), 0};
+      bytes, size % 2 != 0 ? pdfix::format::Endian::swapped() : pdfix::format::Endian::host(), 0};
   (void)pdfix::format::decode_build_id_table(f);
   (void)pdfix::format::decode_build_id_table_6_12_0(f);
   (void)pdfix::format::decode_string_feature(f);
