@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/keep.h"
 #include "cli/man_page.h"
 #include "cli/pass_options.h"
 #include "cli/progress.h"
@@ -34,6 +35,9 @@ struct Args {
   bool verbose = false;
   bool required_switch = false;
   OutputArgs output;
+  // fix only: keep the binaries OUT names.
+  std::string archive;
+  bool store = false;
 };
 
 void add_common(CLI::App& cmd, Args& a) {
@@ -64,17 +68,30 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   for (const auto& pass : *chain) {
     repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
   }
+  std::optional<KeepTarget> target;
+  if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
+  if (a.store) target = KeepTarget{.cache = default_cache(host)};
+  const KeepArgs keep_args{.sysroot = a.sysroot, .verbose = a.verbose};
   if (!a.json) {
     for (const passes::Repair* r : repairs) r->report_text(std::cerr, a.verbose);
-  } else if (repairs.size() == 1) {
-    print_json(repairs.front()->report_json(), std::cerr);
-  } else {
-    llvm::json::Object reports;
-    for (size_t i = 0; i < repairs.size(); ++i) {
-      reports[kinds[i]->report_key()] = repairs[i]->report_json();
-    }
-    print_json(std::move(reports), std::cerr);
+    return target ? keep(a.out, *target, keep_args, host, nullptr) : kExitOk;
   }
+  if (repairs.size() == 1) {
+    print_json(repairs.front()->report_json(), std::cerr);
+    return kExitOk;
+  }
+  llvm::json::Object reports;
+  for (size_t i = 0; i < repairs.size(); ++i) {
+    reports[kinds[i]->report_key()] = repairs[i]->report_json();
+  }
+  if (target) {
+    llvm::json::Object kept;
+    if (const int status = keep(a.out, *target, keep_args, host, &kept); status != kExitOk) {
+      return status;
+    }
+    reports[a.store ? "store" : "archive"] = std::move(kept);
+  }
+  print_json(std::move(reports), std::cerr);
   return kExitOk;
 }
 
@@ -114,13 +131,32 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                     "In this order each pass sees what the one before did. Running fix on its own "
                     "output\nchanges nothing. See each verb's --help for the details and the trust "
                     "rules; their\noptions apply here. --json gives one object with a member per "
-                    "pass.",
+                    "pass.\n\nWith --archive BUNDLE or --store, the binaries OUT names are kept "
+                    "afterwards, as\n`pdfix archive OUT BUNDLE` or `pdfix store OUT` would: the "
+                    "whole pre-archive step.",
                     kShapes),
        kExitStatus});
   add_common(*cmd, *args);
+  auto* archive = cmd->add_option("--archive", args->archive,
+                                  "Then bundle OUT with the binaries it names, as `pdfix archive "
+                                  "OUT BUNDLE` does.")
+                      ->type_name("BUNDLE");
+  cmd->add_flag("--store", args->store,
+                "Then store the binaries OUT names in perf's build-id cache, as `pdfix store OUT` "
+                "does.")
+      ->excludes(archive);
   CliOptions options(*cmd);
   for (passes::RepairKind* k : kinds) k->declare(options);
-  return {cmd, [kinds, args, &host] { return run("fix", kinds, *args, host); }};
+  return {cmd, [kinds, args, &host] {
+            if ((args->store || !args->archive.empty()) && args->out == "-") {
+              return fail(absl::InvalidArgumentError(
+                  "--archive and --store read OUT again: give OUT as a file, not '-'"));
+            }
+            if (args->store && default_cache(host).empty()) {
+              return fail(absl::InvalidArgumentError("--store: no HOME and no PERF_BUILDID_DIR"));
+            }
+            return run("fix", kinds, *args, host);
+          }};
 }
 
 }  // namespace

@@ -93,6 +93,10 @@ int run(int argc, char** argv) {
   verbs.push_back(add_dump(app));
   verbs.push_back(add_buildid_list(app));
   verbs.push_back(add_check(app, host));
+  verbs.push_back(add_archive(app, host));
+  verbs.push_back(add_unpack(app));
+  verbs.push_back(add_store(app, host));
+  verbs.push_back(add_fetch(app, host));
   CLI::App* version = add_command(
       app, "version", {"pdfix version", "print pdfix's version", "pdfix version", "", "0."});
   verbs.push_back({version, [] {

@@ -41,6 +41,10 @@ Verb add_info(CLI::App& app);
 Verb add_dump(CLI::App& app);
 Verb add_buildid_list(CLI::App& app);
 Verb add_check(CLI::App& app, const resolve::Host& host);
+Verb add_archive(CLI::App& app, const resolve::Host& host);
+Verb add_unpack(CLI::App& app);
+Verb add_store(CLI::App& app, const resolve::Host& host);
+Verb add_fetch(CLI::App& app, const resolve::Host& host);
 // One verb per repair pass, and `fix`, which runs them all.
 std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host);
 

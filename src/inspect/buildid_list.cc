@@ -25,9 +25,9 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
   // without a table the hits are all there is.
   bool with_hits = options.hits;
   if (!pipe && session->feature(format::kFeatAuxtrace)) with_hits = false;
-  if (!table) with_hits = true;
+  if (!table && !options.every_source) with_hits = true;
 
-  if (with_hits || pipe) {
+  if (with_hits || pipe || options.every_source) {
     auto reader = transform::make_reader(in, *session, {.expand_compressed = true});
     while (true) {
       auto r = reader->next();

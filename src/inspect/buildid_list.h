@@ -14,6 +14,9 @@ namespace pdfix::inspect {
 struct BuildIdListOptions {
   // Only DSOs that samples fall in, callchain entries (user and kernel) included.
   bool hits = false;
+  // Not perf's listing rules but every DSO that the table, HEADER_BUILD_ID records or map records
+  // name, hit or not (unless `hits`): what the recording can be analysed with.
+  bool every_source = false;
 };
 
 // What perf buildid-list prints, perf's own rules included: a file with a build-id table lists

@@ -121,4 +121,19 @@ std::string LiveHost::buildid_cache() const {
   });
 }
 
+std::string LiveHost::buildid_cache_path() const {
+  if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.debug";
+  }
+  return "";
+}
+
+std::string LiveHost::kallsyms() const {
+  std::ifstream f("/proc/kallsyms");
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
 }  // namespace pdfix::resolve

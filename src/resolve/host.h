@@ -28,6 +28,10 @@ class Host {
   virtual std::span<const uint8_t> vdso() const = 0;
   // perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug; empty when neither exists.
   virtual std::string buildid_cache() const = 0;
+  // Where perf would create its build-id cache, whether or not it exists yet; empty without HOME.
+  virtual std::string buildid_cache_path() const = 0;
+  // The running kernel's symbol table (/proc/kallsyms); empty when unreadable.
+  virtual std::string kallsyms() const = 0;
 };
 
 // This machine. Each fact is read from the system the first time it is asked for.
@@ -40,6 +44,8 @@ class LiveHost : public Host {
   std::optional<format::BuildId> module_build_id(const std::string& name) const override;
   std::span<const uint8_t> vdso() const override;
   std::string buildid_cache() const override;
+  std::string buildid_cache_path() const override;
+  std::string kallsyms() const override;
 
  private:
   mutable std::optional<std::string> hostname_;

@@ -1,0 +1,38 @@
+// What `archive`, `store` and `fix --archive/--store` share: finding a recording's proven
+// binaries, keeping them, and saying what was kept and what is missing.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "llvm/Support/JSON.h"
+#include "resolve/host.h"
+
+namespace pdfix::cli {
+
+struct KeepArgs {
+  std::string sysroot;
+  bool hits_only = false;
+  bool verbose = false;
+  int zstd_level = 3;
+};
+
+// --hits (and, with `bundle_options`, --bundle-zstd-level).
+void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options);
+
+// Where a kept binary went: a bundle or a build-id cache.
+struct KeepTarget {
+  std::string bundle;  // non-empty: archive into this bundle
+  std::string cache;   // else: store into this cache
+};
+
+// Keeps `recording`'s binaries. The summary goes to stderr as text, or, when `json` is given, into
+// it as an object. Returns the exit status.
+int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
+         const resolve::Host& host, llvm::json::Object* json);
+
+// The cache `store` and `fetch` fill by default: perf's ($PERF_BUILDID_DIR, else ~/.debug).
+std::string default_cache(const resolve::Host& host);
+
+}  // namespace pdfix::cli

@@ -1,0 +1,178 @@
+#include "store/binaries.h"
+
+#include <sys/stat.h>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "format/map_kind.h"
+#include "inspect/buildid_list.h"
+#include "resolve/elf_build_id.h"
+
+namespace pdfix::store {
+namespace {
+
+using format::BuildId;
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool proven_file(const std::string& path, const BuildId& id) {
+  if (!is_file(path)) return false;
+  auto image = resolve::read_maybe_compressed(path);
+  return image.ok() && has_build_id(**image, id);
+}
+
+// kallsyms with every address zero (kptr_restrict, not root) names symbols but places none.
+bool has_addresses(std::string_view kallsyms) {
+  const size_t end = kallsyms.find(' ');
+  return end != std::string_view::npos && end > 0 &&
+         kallsyms.substr(0, end).find_first_not_of('0') != std::string_view::npos;
+}
+
+class Prover {
+ public:
+  Prover(const resolve::Host& host, const FindOptions& options) : host_(host), options_(options) {}
+
+  void prove(Binary& b) {
+    if (b.kind == EntryKind::kKallsyms) return kernel(b);
+    if (b.kind == EntryKind::kVdso) return vdso(b);
+    const std::string where = options_.sysroot.empty() ? b.name : options_.sysroot + b.name;
+    if (!b.name.empty() && b.name.front() == '/' && proven_file(where, b.id)) {
+      return take(b, where, options_.sysroot.empty() ? "the mapped path" : "under --sysroot");
+    }
+    if (from_cache(b)) return;
+    b.missing = is_file(where) ? "the file there has another build-id; not in the build-id cache"
+                               : "no such file; not in the build-id cache";
+  }
+
+  // The running kernel's ELF image, when one with the id is installed where distributions put it.
+  std::optional<Binary> vmlinux(const Binary& kernel) const {
+    if (host_.kernel_build_id() != kernel.id) return std::nullopt;
+    const std::string release = host_.kernel_release();
+    for (const std::string& p : {absl::StrCat("/usr/lib/debug/boot/vmlinux-", release),
+                                 absl::StrCat("/usr/lib/debug/lib/modules/", release, "/vmlinux"),
+                                 absl::StrCat("/boot/vmlinux-", release),
+                                 absl::StrCat("/lib/modules/", release, "/build/vmlinux")}) {
+      const std::string path = options_.sysroot + p;
+      if (proven_file(path, kernel.id)) {
+        Binary v = kernel;
+        v.kind = EntryKind::kVmlinux;
+        v.from = Binary::From::kFile;
+        v.path = path;
+        v.evidence = "its build-id";
+        return v;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static void take(Binary& b, std::string path, std::string evidence) {
+    b.from = Binary::From::kFile;
+    b.path = std::move(path);
+    b.evidence = std::move(evidence);
+  }
+
+  bool from_cache(Binary& b) const {
+    if (options_.cache_dir.empty()) return false;
+    const std::string path = cached_file(options_.cache_dir, b.id, b.kind);
+    if (b.kind == EntryKind::kKallsyms ? !is_file(path) : !proven_file(path, b.id)) return false;
+    take(b, path, "perf's build-id cache");
+    return true;
+  }
+
+  void kernel(Binary& b) {
+    if (options_.sysroot.empty() && host_.kernel_build_id() == b.id) {
+      if (!symbols_) symbols_ = host_.kallsyms();
+      if (has_addresses(*symbols_)) {
+        b.from = Binary::From::kKallsyms;
+        b.evidence = "/proc/kallsyms (the running kernel has this id)";
+        return;
+      }
+      if (from_cache(b)) return;
+      b.missing = "/proc/kallsyms shows no addresses (kptr_restrict; run as root)";
+      return;
+    }
+    if (from_cache(b)) return;
+    b.missing = "not the running kernel; not in the build-id cache";
+  }
+
+  void vdso(Binary& b) const {
+    const std::span<const uint8_t> image = host_.vdso();
+    if (options_.sysroot.empty() && !image.empty()) {
+      auto id = resolve::build_id_of_elf(image);
+      if (id.ok() && *id == b.id) {
+        b.from = Binary::From::kVdso;
+        b.evidence = "this process's vdso";
+        return;
+      }
+    }
+    if (from_cache(b)) return;
+    b.missing = "not this kernel's vdso; not in the build-id cache";
+  }
+
+  const resolve::Host& host_;
+  const FindOptions& options_;
+  std::optional<std::string> symbols_;
+};
+
+}  // namespace
+
+bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id) {
+  auto got = resolve::build_id_of_elf(
+      {reinterpret_cast<const uint8_t*>(image.getBufferStart()), image.getBufferSize()});
+  return got.ok() && *got == id;
+}
+
+absl::StatusOr<std::vector<Binary>> find_binaries(io::Input& in, const resolve::Host& host,
+                                                  const FindOptions& options) {
+  auto dsos =
+      inspect::list_build_ids(in, {.hits = options.hits_only, .every_source = true});
+  if (!dsos.ok()) return dsos.status();
+  Prover prover(host, options);
+  absl::flat_hash_set<std::string> seen;
+  std::vector<Binary> out;
+  for (const inspect::DsoBuildId& d : *dsos) {
+    auto id = BuildId::from_hex(d.build_id);
+    if (!id || !seen.insert(d.build_id).second) continue;
+    Binary b{.id = *id, .name = d.name, .kind = entry_kind_of(d.name)};
+    if (d.machine != "host") {
+      b.guest = true;
+      b.missing = absl::StrCat("a DSO of ", d.machine, ": its files are not on this host");
+    } else if (b.kind == EntryKind::kElf &&
+               format::classify(d.name, 0) == format::MapKind::kAnonymous) {
+      continue;  // [vsyscall], a module known only as "[name]", //anon: no file to look for
+    } else if (!cache_entry(b.name, b.id, b.kind)) {
+      b.missing = "its name cannot be a path in a build-id cache";
+    } else if (options.prove) {
+      prover.prove(b);
+    }
+    out.push_back(b);
+    if (options.prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
+      if (auto v = prover.vmlinux(b)) out.push_back(*v);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
+                                                                const resolve::Host& host) {
+  switch (b.from) {
+    case Binary::From::kFile:
+      return resolve::read_maybe_compressed(b.path);
+    case Binary::From::kKallsyms:
+      return llvm::MemoryBuffer::getMemBufferCopy(host.kallsyms(), "/proc/kallsyms");
+    case Binary::From::kVdso: {
+      const std::span<const uint8_t> image = host.vdso();
+      return llvm::MemoryBuffer::getMemBufferCopy(
+          {reinterpret_cast<const char*>(image.data()), image.size()}, "[vdso]");
+    }
+    case Binary::From::kNothing:
+      break;
+  }
+  return absl::NotFoundError(absl::StrCat(b.name, ": no proven copy"));
+}
+
+}  // namespace pdfix::store

@@ -1,0 +1,54 @@
+// The binaries a recording's build-ids name, and for each a copy proven to be that binary: a file
+// whose own build-id is the one named (the mapped path, under --sysroot or on this machine, or
+// perf's build-id cache), the running kernel's kallsyms when the running kernel has the id, this
+// process's vdso when it has the id. Nothing else: a missing binary is listed with the reason, a
+// wrong one would mislead every later analysis.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "format/build_id.h"
+#include "io/input.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "resolve/host.h"
+#include "store/cache_layout.h"
+
+namespace pdfix::store {
+
+struct Binary {
+  format::BuildId id;
+  std::string name;  // the DSO's name in the recording
+  EntryKind kind = EntryKind::kElf;
+  bool guest = false;  // of a guest machine: its files are not on this host
+  // Where a proven copy is; empty when there is none (then `missing` says why).
+  enum class From { kNothing, kFile, kKallsyms, kVdso };
+  From from = From::kNothing;
+  std::string path;      // kFile: the file (a module may be compressed)
+  std::string evidence;  // how it was proven
+  std::string missing;
+};
+
+struct FindOptions {
+  std::string sysroot;    // a copy of the recording host's root; empty: this machine
+  std::string cache_dir;  // perf's build-id cache to take proven copies from; empty: none
+  bool hits_only = false;
+  // Whether to prove copies at all (fetch only needs the names and ids).
+  bool prove = true;
+};
+
+// One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
+// kallsyms. DSOs of guest machines are listed as missing.
+absl::StatusOr<std::vector<Binary>> find_binaries(io::Input& in, const resolve::Host& host,
+                                                  const FindOptions& options);
+
+// The bytes that go into a cache or bundle for `b` (a module decompressed).
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
+                                                                const resolve::Host& host);
+
+// Whether `image` is an ELF file whose build-id is `id`.
+bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id);
+
+}  // namespace pdfix::store

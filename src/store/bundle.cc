@@ -1,0 +1,325 @@
+#include "store/bundle.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "store/cache_layout.h"
+#include "store/cache_store.h"
+
+namespace pdfix::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+la_ssize_t write_to_output(struct archive* a, void* self, const void* buf, size_t n) {
+  auto* out = static_cast<io::Output*>(self);
+  if (absl::Status s = out->write({static_cast<const uint8_t*>(buf), n}); !s.ok()) {
+    archive_set_error(a, EIO, "%s", std::string(s.message()).c_str());
+    return -1;
+  }
+  return static_cast<la_ssize_t>(n);
+}
+
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+using Entry = std::unique_ptr<archive_entry, EntryDeleter>;
+
+struct ArchiveDeleter {
+  void operator()(struct archive* a) const { archive_free(a); }
+};
+using Archive = std::unique_ptr<struct archive, ArchiveDeleter>;
+
+std::vector<std::string_view> components(std::string_view path) {
+  std::vector<std::string_view> parts;
+  for (absl::string_view p : absl::StrSplit(absl::string_view(path.data(), path.size()), '/',
+                                            absl::SkipEmpty())) {
+    parts.emplace_back(p.data(), p.size());
+  }
+  return parts;
+}
+
+// Whether `name` is a relative path of plain components, naming something inside the tree.
+bool is_inside(std::string_view name) {
+  if (name.empty() || name.front() == '/') return false;
+  for (std::string_view part : components(name)) {
+    if (part == "..") return false;
+  }
+  return true;
+}
+
+// Whether a symlink at `name` pointing to `target` resolves inside the tree, as the kernel would
+// walk it lexically.
+bool link_stays_inside(std::string_view name, std::string_view target) {
+  if (target.empty() || target.front() == '/') return false;
+  std::vector<std::string_view> parts = components(name);
+  parts.pop_back();
+  for (std::string_view part : components(target)) {
+    if (part == ".") continue;
+    if (part == "..") {
+      if (parts.empty()) return false;
+      parts.pop_back();
+    } else {
+      parts.push_back(part);
+    }
+  }
+  return true;
+}
+
+absl::Status not_a_bundle(const std::string& bundle, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(bundle, ": not a pdfix bundle: ", why));
+}
+
+// The build-id cache entries of a bundle's `.debug`: one per .build-id link.
+std::vector<std::pair<CacheEntry, std::string>> entries_of(const std::string& cache) {
+  std::vector<std::pair<CacheEntry, std::string>> out;
+  std::error_code ec;
+  for (const auto& sub : fs::directory_iterator(cache + "/.build-id", ec)) {
+    for (const auto& link : fs::directory_iterator(sub.path(), ec)) {
+      const fs::path target = fs::read_symlink(link.path(), ec);
+      if (ec || !target.string().starts_with("../../")) continue;
+      CacheEntry e;
+      e.link = absl::StrCat(".build-id/", sub.path().filename().string(), "/",
+                            link.path().filename().string());
+      e.link_target = target.string();
+      e.dir = e.link_target.substr(6);
+      for (const auto& file : fs::directory_iterator(cache + "/" + e.dir, ec)) {
+        if (!file.is_regular_file()) continue;
+        CacheEntry f = e;
+        f.file = absl::StrCat(e.dir, "/", file.path().filename().string());
+        out.emplace_back(f, file.path().string());
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> read_whole(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  std::fclose(f);
+  return bytes;
+}
+
+// Everything but `.debug`'s links into `cache`, then `.debug` goes.
+absl::StatusOr<std::pair<size_t, size_t>> merge_into(const std::string& bundle_cache,
+                                                     const std::string& cache) {
+  size_t files = 0;
+  size_t added = 0;
+  for (const auto& [entry, path] : entries_of(bundle_cache)) {
+    auto bytes = read_whole(path);
+    if (!bytes.ok()) return bytes.status();
+    auto stored = store_in_cache(
+        cache, entry, {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()});
+    if (!stored.ok()) return stored.status();
+    ++files;
+    if (*stored == Stored::kAdded) ++added;
+  }
+  std::error_code ec;
+  fs::remove_all(bundle_cache, ec);
+  return std::pair{files, added};
+}
+
+absl::Status extract(const std::string& bundle, const std::string& root) {
+  Archive in(archive_read_new());
+  archive_read_support_filter_all(in.get());
+  archive_read_support_format_tar(in.get());
+  const int opened = bundle == "-" ? archive_read_open_fd(in.get(), STDIN_FILENO, 1 << 16)
+                                   : archive_read_open_filename(in.get(), bundle.c_str(), 1 << 16);
+  if (opened != ARCHIVE_OK) return not_a_bundle(bundle, archive_error_string(in.get()));
+  Archive disk(archive_write_disk_new());
+  archive_write_disk_set_options(disk.get(), ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+                                                 ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                                                 ARCHIVE_EXTRACT_TIME);
+  bool has_recording = false;
+  while (true) {
+    archive_entry* e = nullptr;
+    const int r = archive_read_next_header(in.get(), &e);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+      return not_a_bundle(bundle, archive_error_string(in.get()));
+    }
+    std::string name = archive_entry_pathname(e) != nullptr ? archive_entry_pathname(e) : "";
+    while (name.starts_with("./")) name.erase(0, 2);
+    if (name.empty() || name == "." || name == "./") {
+      archive_read_data_skip(in.get());
+      continue;
+    }
+    const std::string top = name.substr(0, name.find('/'));
+    if (!is_inside(name) || (top != "perf.data" && top != ".debug")) {
+      return not_a_bundle(bundle, absl::StrCat("entry '", name, "' is outside perf.data and .debug"));
+    }
+    const mode_t type = archive_entry_filetype(e);
+    if (archive_entry_hardlink(e) != nullptr ||
+        (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)) {
+      return not_a_bundle(bundle, absl::StrCat("entry '", name,
+                                               "' is not a file, directory or symbolic link"));
+    }
+    if (type == AE_IFLNK) {
+      const char* target = archive_entry_symlink(e);
+      if (target == nullptr || !link_stays_inside(name, target)) {
+        return not_a_bundle(bundle, absl::StrCat("link '", name, "' points outside the bundle"));
+      }
+    }
+    if (name == "perf.data" || name.starts_with("perf.data/")) has_recording = true;
+    // Files as private as the recording; directories searchable, as perf's cache makes them.
+    archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : (archive_entry_perm(e) & 0700) | 0600);
+    archive_entry_set_pathname(e, absl::StrCat(root, "/", name).c_str());
+    if (archive_write_header(disk.get(), e) != ARCHIVE_OK) {
+      return absl::InternalError(absl::StrCat("cannot unpack '", name, "': ",
+                                              archive_error_string(disk.get())));
+    }
+    if (type == AE_IFREG) {
+      const void* block = nullptr;
+      size_t size = 0;
+      la_int64_t offset = 0;
+      int d = ARCHIVE_OK;
+      while ((d = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK) {
+        if (archive_write_data_block(disk.get(), block, size, offset) != ARCHIVE_OK) {
+          return absl::InternalError(absl::StrCat("cannot unpack '", name, "': ",
+                                                  archive_error_string(disk.get())));
+        }
+      }
+      if (d != ARCHIVE_EOF) return not_a_bundle(bundle, archive_error_string(in.get()));
+    }
+    if (archive_write_finish_entry(disk.get()) != ARCHIVE_OK) {
+      return absl::InternalError(absl::StrCat("cannot unpack '", name, "': ",
+                                              archive_error_string(disk.get())));
+    }
+  }
+  if (!has_recording) return not_a_bundle(bundle, "it holds no perf.data");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+BundleWriter::BundleWriter(std::unique_ptr<io::Output> out) : out_(std::move(out)) {}
+
+BundleWriter::~BundleWriter() {
+  if (tar_ != nullptr) archive_write_free(tar_);
+}
+
+absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::create(const std::string& path,
+                                                                    int zstd_level) {
+  auto out = io::Output::create(path, io::Output::Mode::kStreaming);
+  if (!out.ok()) return out.status();
+  std::unique_ptr<BundleWriter> w(new BundleWriter(std::move(*out)));
+  w->tar_ = archive_write_new();
+  const std::string level = std::to_string(zstd_level);
+  if (archive_write_add_filter_zstd(w->tar_) != ARCHIVE_OK ||
+      archive_write_set_filter_option(w->tar_, "zstd", "compression-level", level.c_str()) !=
+          ARCHIVE_OK ||
+      archive_write_set_format_pax_restricted(w->tar_) != ARCHIVE_OK ||
+      archive_write_set_bytes_in_last_block(w->tar_, 1) != ARCHIVE_OK ||
+      archive_write_open2(w->tar_, w->out_.get(), nullptr, write_to_output, nullptr, nullptr) !=
+          ARCHIVE_OK) {
+    return w->error("cannot start the bundle");
+  }
+  return w;
+}
+
+absl::Status BundleWriter::error(const std::string& what) {
+  return absl::InternalError(absl::StrCat(what, ": ", archive_error_string(tar_)));
+}
+
+absl::Status BundleWriter::add_file(const std::string& name, std::span<const uint8_t> bytes,
+                                    unsigned mode) {
+  Entry e(archive_entry_new());
+  archive_entry_set_pathname(e.get(), name.c_str());
+  archive_entry_set_filetype(e.get(), AE_IFREG);
+  archive_entry_set_perm(e.get(), mode);
+  archive_entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
+  archive_entry_set_mtime(e.get(), std::time(nullptr), 0);
+  if (archive_write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (size_t done = 0; done < bytes.size(); done += kChunk) {
+    const size_t n = std::min(kChunk, bytes.size() - done);
+    if (archive_write_data(tar_, bytes.data() + done, n) != static_cast<la_ssize_t>(n)) {
+      return error("cannot add " + name);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BundleWriter::add_symlink(const std::string& name, const std::string& target) {
+  Entry e(archive_entry_new());
+  archive_entry_set_pathname(e.get(), name.c_str());
+  archive_entry_set_filetype(e.get(), AE_IFLNK);
+  archive_entry_set_perm(e.get(), 0777);
+  archive_entry_set_symlink(e.get(), target.c_str());
+  archive_entry_set_mtime(e.get(), std::time(nullptr), 0);
+  if (archive_write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
+  return absl::OkStatus();
+}
+
+absl::Status BundleWriter::commit() {
+  if (archive_write_close(tar_) != ARCHIVE_OK) return error("cannot finish the bundle");
+  return out_->commit();
+}
+
+absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::string& dir,
+                                       const UnpackOptions& options) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(dir, ec);
+  const bool exists = fs::exists(status);
+  if (exists && (!fs::is_directory(status) || !fs::is_empty(dir, ec))) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(dir, " exists and is not an empty directory: give a new one"));
+  }
+  fs::path target = fs::absolute(dir, ec).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  std::string temp = absl::StrCat(target.string(), ".pdfix-XXXXXX");
+  if (::mkdtemp(temp.data()) == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot create a directory beside ", dir, ": ", std::strerror(errno)));
+  }
+  Unpacked result;
+  absl::Status s = extract(bundle, temp);
+  if (s.ok()) {
+    result.binaries = entries_of(temp + "/.debug").size();
+    result.cache = target.string() + "/.debug";
+    if (!options.merge_cache.empty()) {
+      auto merged = merge_into(temp + "/.debug", options.merge_cache);
+      if (merged.ok()) {
+        result.added = merged->second;
+        result.cache = options.merge_cache;
+      } else {
+        s = merged.status();
+      }
+    }
+  }
+  if (s.ok()) {
+    // An empty directory is replaced by rename(2); a new name must stay new until then.
+    const int r = exists ? ::rename(temp.c_str(), target.c_str())
+                         : ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(),
+                                       RENAME_NOREPLACE);
+    if (r != 0) {
+      s = absl::InternalError(absl::StrCat("cannot rename to ", dir, ": ", std::strerror(errno)));
+    }
+  }
+  if (!s.ok()) {
+    fs::remove_all(temp, ec);
+    return s;
+  }
+  result.recording = target.string() + "/perf.data";
+  return result;
+}
+
+}  // namespace pdfix::store

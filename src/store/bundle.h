@@ -1,0 +1,59 @@
+// A bundle: one tar, zstd-compressed, holding a recording as `perf.data` and the binaries its
+// build-ids name as `.debug`, perf's build-id cache (store/cache_layout.h). `tar --zstd -xf`
+// unpacks it as `pdfix unpack` does, and elfutils' debuginfod serves the ELF files in it by
+// build-id (`debuginfod -Z .tar.zst=zstdcat DIR`). libarchive writes and reads it.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "io/output.h"
+
+struct archive;
+
+namespace pdfix::store {
+
+class BundleWriter {
+ public:
+  // `path` "-" is stdout; a file appears only complete, 0600, at commit().
+  static absl::StatusOr<std::unique_ptr<BundleWriter>> create(const std::string& path,
+                                                              int zstd_level);
+  ~BundleWriter();
+  BundleWriter(const BundleWriter&) = delete;
+  BundleWriter& operator=(const BundleWriter&) = delete;
+
+  absl::Status add_file(const std::string& name, std::span<const uint8_t> bytes, unsigned mode);
+  absl::Status add_symlink(const std::string& name, const std::string& target);
+  absl::Status commit();
+  uint64_t bytes_written() const { return out_->position(); }
+
+ private:
+  explicit BundleWriter(std::unique_ptr<io::Output> out);
+  absl::Status error(const std::string& what);
+
+  std::unique_ptr<io::Output> out_;
+  struct archive* tar_ = nullptr;
+  absl::Status write_error_;
+};
+
+struct UnpackOptions {
+  // Where the binaries go: empty for DIR/.debug, else this build-id cache (merged into it).
+  std::string merge_cache;
+};
+
+struct Unpacked {
+  std::string recording;  // DIR/perf.data
+  std::string cache;      // DIR/.debug, or the merged cache
+  size_t binaries = 0;    // cache entries in the bundle
+  size_t added = 0;       // of those, new to a merged cache
+};
+
+// Unpacks `bundle` ("-": stdin) into `dir`, which must not exist or be empty; it appears only
+// complete. Refused: anything that is not a tar holding perf.data, and any entry that would land
+// outside `dir` (absolute names, "..", links pointing out, hard links, devices).
+absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::string& dir,
+                                       const UnpackOptions& options);
+
+}  // namespace pdfix::store

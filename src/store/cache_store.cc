@@ -1,0 +1,106 @@
+#include "store/cache_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+namespace pdfix::store {
+namespace {
+
+absl::Status errno_error(const std::string& what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status make_dirs(const std::string& dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir); ec) {
+    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+std::string parent_of(const std::string& path) {
+  return std::string(llvm::sys::path::parent_path(path));
+}
+
+// A pattern for names beside `path` that no other writer uses at the same time.
+std::string temp_model(const std::string& path) {
+  return absl::StrCat(parent_of(path), "/.", std::string(llvm::sys::path::filename(path)),
+                      ".pdfix-%%%%%%%%");
+}
+
+// The link, unless one is there: a link that already names another DSO of the same id is kept.
+absl::StatusOr<bool> link_into_place(const std::string& link, const std::string& target) {
+  struct stat st {};
+  if (::lstat(link.c_str(), &st) == 0) return false;
+  if (auto s = make_dirs(parent_of(link)); !s.ok()) return s;
+  llvm::SmallString<256> unique;
+  std::string temp;
+  do {
+    llvm::sys::fs::createUniquePath(temp_model(link), unique, /*MakeAbsolute=*/false);
+    temp = std::string(unique);
+  } while (::symlink(target.c_str(), temp.c_str()) != 0 && errno == EEXIST);
+  if (::lstat(temp.c_str(), &st) != 0) return errno_error("cannot create", temp);
+  if (::rename(temp.c_str(), link.c_str()) != 0) {
+    const absl::Status s = errno_error("cannot rename to", link);
+    ::unlink(temp.c_str());
+    return s;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+                                   unsigned permissions) {
+  int fd = -1;
+  llvm::SmallString<256> unique;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(temp_model(path), fd, unique,
+                                                           llvm::sys::fs::OF_None, permissions);
+      ec) {
+    return absl::InternalError(absl::StrCat("cannot create a file beside ", path, ": ",
+                                            ec.message()));
+  }
+  const std::string temp(unique);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const absl::Status s = errno_error("cannot write", temp);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+    const absl::Status s = errno_error("cannot write", path);
+    ::unlink(temp.c_str());
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry& entry,
+                                      std::span<const uint8_t> bytes) {
+  const std::string file = absl::StrCat(cache, "/", entry.file);
+  bool added = false;
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0) {
+    if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
+    if (auto s = write_file_atomically(file, bytes, 0600); !s.ok()) return s;
+    added = true;
+  }
+  auto linked = link_into_place(absl::StrCat(cache, "/", entry.link), entry.link_target);
+  if (!linked.ok()) return linked.status();
+  return added || *linked ? Stored::kAdded : Stored::kPresent;
+}
+
+}  // namespace pdfix::store

@@ -1,0 +1,30 @@
+// Adding files to perf's build-id cache in its own layout (store/cache_layout.h), as
+// `perf buildid-cache -a` does. Safe to repeat and to run twice at once: each file and link is
+// written under a temporary name and renamed into place, and what is already there is kept.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "store/cache_layout.h"
+
+namespace pdfix::store {
+
+enum class Stored {
+  kAdded,    // the file or its link was new
+  kPresent,  // both were there already
+};
+
+// `bytes` as `entry` in the cache rooted at `cache`, which is created if need be. A file already
+// there is kept (its name holds its build-id; a store never changes what perf reads), and so is a
+// link that names another DSO with the same id.
+absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry& entry,
+                                      std::span<const uint8_t> bytes);
+
+// Writes `bytes` to `path` through a temporary file beside it and a rename: readers see the whole
+// file or none. `permissions` as for open(2).
+absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+                                   unsigned permissions);
+
+}  // namespace pdfix::store

@@ -1,0 +1,114 @@
+#include "store/fetch.h"
+
+#include <elfutils/debuginfod.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "store/cache_store.h"
+
+namespace pdfix::store {
+namespace {
+
+struct ClientDeleter {
+  void operator()(debuginfod_client* c) const { debuginfod_end(c); }
+};
+
+bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
+  const std::string path = cached_file(cache, b.id, kind);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (kind == EntryKind::kKallsyms) return true;
+  auto image = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  return image && has_build_id(**image, b.id);
+}
+
+Fetched fetch_one(debuginfod_client* client, const std::string& cache, const Binary& b,
+                  EntryKind kind) {
+  const std::string what = kind == EntryKind::kDebug     ? "debuginfo"
+                           : kind == EntryKind::kVmlinux ? "vmlinux"
+                                                         : "executable";
+  Fetched f{b.id.hex(), b.name, what, "", ""};
+  if (in_cache(cache, b, kind)) {
+    f.outcome = "present";
+    return f;
+  }
+  char* where = nullptr;
+  const int fd = kind == EntryKind::kDebug
+                     ? debuginfod_find_debuginfo(client, b.id.bytes.data(), b.id.size, &where)
+                     : debuginfod_find_executable(client, b.id.bytes.data(), b.id.size, &where);
+  if (fd < 0) {
+    f.outcome = fd == -ENOENT ? "missing" : "failed";
+    f.detail = fd == -ENOENT ? "no server has it" : std::strerror(-fd);
+    return f;
+  }
+  auto image = llvm::MemoryBuffer::getOpenFile(fd, where != nullptr ? where : b.name,
+                                               /*FileSize=*/-1, /*RequiresNullTerminator=*/false);
+  ::close(fd);
+  std::free(where);
+  if (!image) {
+    f.outcome = "failed";
+    f.detail = image.getError().message();
+    return f;
+  }
+  // A server is not evidence: what it sends must carry the id asked for.
+  if (!has_build_id(**image, b.id)) {
+    f.outcome = "failed";
+    f.detail = "the server sent a file with another build-id";
+    return f;
+  }
+  auto entry = cache_entry(b.name, b.id, kind);
+  if (!entry) {
+    f.outcome = "failed";
+    f.detail = "its name cannot be a path in a build-id cache";
+    return f;
+  }
+  auto stored = store_in_cache(
+      cache, *entry,
+      {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
+  if (!stored.ok()) {
+    f.outcome = "failed";
+    f.detail = std::string(stored.status().message());
+    return f;
+  }
+  f.outcome = "fetched";
+  f.detail = absl::StrCat((*image)->getBufferSize(), " bytes");
+  return f;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& named,
+                                                    const FetchOptions& options) {
+  if (options.urls.empty()) {
+    return absl::InvalidArgumentError(
+        "no debuginfod server: give --debuginfod URLS or set DEBUGINFOD_URLS");
+  }
+  // libdebuginfod takes its servers from the environment only, when a client begins.
+  ::setenv("DEBUGINFOD_URLS", options.urls.c_str(), 1);
+  std::unique_ptr<debuginfod_client, ClientDeleter> client(debuginfod_begin());
+  if (!client) return absl::InternalError("cannot start a debuginfod client");
+  std::vector<Fetched> out;
+  for (size_t i = 0; i < named.size(); ++i) {
+    const Binary& b = named[i];
+    if (b.guest) continue;
+    if (b.kind == EntryKind::kKallsyms && in_cache(options.cache, b, b.kind)) {
+      out.push_back({b.id.hex(), b.name, "kallsyms", "present", ""});
+    } else if (b.kind == EntryKind::kKallsyms) {
+      out.push_back(fetch_one(client.get(), options.cache, b, EntryKind::kVmlinux));
+    } else {
+      out.push_back(fetch_one(client.get(), options.cache, b, b.kind));
+      if (options.debuginfo && b.kind == EntryKind::kElf) {
+        out.push_back(fetch_one(client.get(), options.cache, b, EntryKind::kDebug));
+      }
+    }
+    if (options.progress) options.progress(i + 1, named.size());
+  }
+  return out;
+}
+
+}  // namespace pdfix::store

@@ -1,0 +1,35 @@
+// Getting the binaries a recording names from debuginfod servers (elfutils' libdebuginfod), on a
+// host that analyses a recording made elsewhere. What arrives is kept only if its build-id is the
+// one asked for, and goes into perf's build-id cache in perf's layout.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "store/binaries.h"
+
+namespace pdfix::store {
+
+struct FetchOptions {
+  std::string cache;  // perf's build-id cache to fill
+  std::string urls;   // space-separated server URLs
+  bool debuginfo = false;
+  std::function<void(size_t done, size_t total)> progress;
+};
+
+struct Fetched {
+  std::string build_id;
+  std::string name;
+  std::string what;     // "executable", "debuginfo", "vmlinux"
+  std::string outcome;  // "present", "fetched", "missing", "failed"
+  std::string detail;
+};
+
+// One row per binary and kind of file asked for. Kernels are asked for their vmlinux (no server
+// has a kallsyms); guests' DSOs are not asked for.
+absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& named,
+                                                    const FetchOptions& options);
+
+}  // namespace pdfix::store
