@@ -48,8 +48,8 @@ complete, mode 0600. The summary goes to stderr.)",
   add_keep_options(*cmd, a->keep, /*bundle_options=*/true);
   return {cmd, [a, &host] {
             llvm::json::Object summary;
-            const int status = keep(a->in, {.bundle = a->bundle}, a->keep, host,
-                                    a->json ? &summary : nullptr);
+            const int status =
+                keep(a->in, {.bundle = a->bundle}, a->keep, host, a->json ? &summary : nullptr);
             if (status == kExitOk && a->json) print_json(std::move(summary), std::cerr);
             return status;
           }};

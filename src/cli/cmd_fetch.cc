@@ -63,10 +63,10 @@ Prints found / missing / failed; what is missing is not an error. IN may be '-' 
             auto named = store::find_binaries(*in, host, {.hits_only = a->hits, .prove = false});
             if (!named.ok()) return fail(named.status());
             Progress progress("fetch");
-            auto fetched = store::fetch_binaries(
-                *named,
-                {.cache = cache, .urls = urls, .debuginfo = a->debuginfo,
-                 .progress = progress.callback()});
+            auto fetched = store::fetch_binaries(*named, {.cache = cache,
+                                                          .urls = urls,
+                                                          .debuginfo = a->debuginfo,
+                                                          .progress = progress.callback()});
             if (!fetched.ok()) return fail(fetched.status());
             std::map<std::string, int64_t> counts;
             for (const store::Fetched& f : *fetched) ++counts[f.outcome];

@@ -62,7 +62,9 @@ same tree.)",
               return kExitOk;
             }
             std::cerr << "unpack: perf.data and " << done->binaries << " binaries";
-            if (!a->cache.empty()) std::cerr << " (" << done->added << " new to " << done->cache << ")";
+            if (!a->cache.empty()) {
+              std::cerr << " (" << done->added << " new to " << done->cache << ")";
+            }
             std::cerr << "; report it with:\n";
             std::cout << "perf --buildid-dir " << shell_word(done->cache) << " report -i "
                       << shell_word(done->recording) << "\n";

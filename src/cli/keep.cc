@@ -56,10 +56,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     return fail(absl::InvalidArgumentError(
         recording + ": binaries are kept for a recording in a file or directory, not a pipe"));
   }
-  auto binaries = store::find_binaries(*in, host,
-                                       {.sysroot = args.sysroot,
-                                        .cache_dir = host.buildid_cache(),
-                                        .hits_only = args.hits_only});
+  auto binaries = store::find_binaries(
+      *in, host,
+      {.sysroot = args.sysroot, .cache_dir = host.buildid_cache(), .hits_only = args.hits_only});
   if (!binaries.ok()) return fail(binaries.status());
   const bool archive = !target.bundle.empty();
   Progress progress(archive ? "archive" : "store");
@@ -110,11 +109,10 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   for (const store::Binary& b : *binaries) {
     const bool found = b.from != store::Binary::From::kNothing;
     if (found && !args.verbose) continue;
-    std::cerr << absl::StrFormat(
-        "  %-8s %-40s %s: %s\n", found ? "kept" : "missing", b.id.hex(),
-        format::escape_invalid_utf8(b.name) +
-            (b.kind == store::EntryKind::kVmlinux ? " (vmlinux)" : ""),
-        found ? b.evidence : b.missing);
+    std::cerr << absl::StrFormat("  %-8s %-40s %s: %s\n", found ? "kept" : "missing", b.id.hex(),
+                                 format::escape_invalid_utf8(b.name) +
+                                     (b.kind == store::EntryKind::kVmlinux ? " (vmlinux)" : ""),
+                                 found ? b.evidence : b.missing);
   }
   if (missing > 0) {
     std::cerr << "  (analysis of what is missing needs the binaries on the analysis host, or a "

@@ -14,7 +14,7 @@ namespace {
 using format::BuildId;
 
 bool is_file(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -128,8 +128,7 @@ bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id) {
 
 absl::StatusOr<std::vector<Binary>> find_binaries(io::Input& in, const resolve::Host& host,
                                                   const FindOptions& options) {
-  auto dsos =
-      inspect::list_build_ids(in, {.hits = options.hits_only, .every_source = true});
+  auto dsos = inspect::list_build_ids(in, {.hits = options.hits_only, .every_source = true});
   if (!dsos.ok()) return dsos.status();
   Prover prover(host, options);
   absl::flat_hash_set<std::string> seen;

@@ -45,8 +45,8 @@ using Archive = std::unique_ptr<struct archive, ArchiveDeleter>;
 
 std::vector<std::string_view> components(std::string_view path) {
   std::vector<std::string_view> parts;
-  for (absl::string_view p : absl::StrSplit(absl::string_view(path.data(), path.size()), '/',
-                                            absl::SkipEmpty())) {
+  for (absl::string_view p :
+       absl::StrSplit(absl::string_view(path.data(), path.size()), '/', absl::SkipEmpty())) {
     parts.emplace_back(p.data(), p.size());
   }
   return parts;
@@ -126,8 +126,8 @@ absl::StatusOr<std::pair<size_t, size_t>> merge_into(const std::string& bundle_c
   for (const auto& [entry, path] : entries_of(bundle_cache)) {
     auto bytes = read_whole(path);
     if (!bytes.ok()) return bytes.status();
-    auto stored = store_in_cache(
-        cache, entry, {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()});
+    auto stored = store_in_cache(cache, entry,
+                                 {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()});
     if (!stored.ok()) return stored.status();
     ++files;
     if (*stored == Stored::kAdded) ++added;
@@ -164,13 +164,14 @@ absl::Status extract(const std::string& bundle, const std::string& root) {
     }
     const std::string top = name.substr(0, name.find('/'));
     if (!is_inside(name) || (top != "perf.data" && top != ".debug")) {
-      return not_a_bundle(bundle, absl::StrCat("entry '", name, "' is outside perf.data and .debug"));
+      return not_a_bundle(bundle,
+                          absl::StrCat("entry '", name, "' is outside perf.data and .debug"));
     }
     const mode_t type = archive_entry_filetype(e);
     if (archive_entry_hardlink(e) != nullptr ||
         (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)) {
-      return not_a_bundle(bundle, absl::StrCat("entry '", name,
-                                               "' is not a file, directory or symbolic link"));
+      return not_a_bundle(
+          bundle, absl::StrCat("entry '", name, "' is not a file, directory or symbolic link"));
     }
     if (type == AE_IFLNK) {
       const char* target = archive_entry_symlink(e);
@@ -183,8 +184,8 @@ absl::Status extract(const std::string& bundle, const std::string& root) {
     archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : (archive_entry_perm(e) & 0700) | 0600);
     archive_entry_set_pathname(e, absl::StrCat(root, "/", name).c_str());
     if (archive_write_header(disk.get(), e) != ARCHIVE_OK) {
-      return absl::InternalError(absl::StrCat("cannot unpack '", name, "': ",
-                                              archive_error_string(disk.get())));
+      return absl::InternalError(
+          absl::StrCat("cannot unpack '", name, "': ", archive_error_string(disk.get())));
     }
     if (type == AE_IFREG) {
       const void* block = nullptr;
@@ -193,15 +194,15 @@ absl::Status extract(const std::string& bundle, const std::string& root) {
       int d = ARCHIVE_OK;
       while ((d = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK) {
         if (archive_write_data_block(disk.get(), block, size, offset) != ARCHIVE_OK) {
-          return absl::InternalError(absl::StrCat("cannot unpack '", name, "': ",
-                                                  archive_error_string(disk.get())));
+          return absl::InternalError(
+              absl::StrCat("cannot unpack '", name, "': ", archive_error_string(disk.get())));
         }
       }
       if (d != ARCHIVE_EOF) return not_a_bundle(bundle, archive_error_string(in.get()));
     }
     if (archive_write_finish_entry(disk.get()) != ARCHIVE_OK) {
-      return absl::InternalError(absl::StrCat("cannot unpack '", name, "': ",
-                                              archive_error_string(disk.get())));
+      return absl::InternalError(
+          absl::StrCat("cannot unpack '", name, "': ", archive_error_string(disk.get())));
     }
   }
   if (!has_recording) return not_a_bundle(bundle, "it holds no perf.data");
@@ -217,7 +218,7 @@ BundleWriter::~BundleWriter() {
 }
 
 absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::create(const std::string& path,
-                                                                    int zstd_level) {
+                                                                   int zstd_level) {
   auto out = io::Output::create(path, io::Output::Mode::kStreaming);
   if (!out.ok()) return out.status();
   std::unique_ptr<BundleWriter> w(new BundleWriter(std::move(*out)));
@@ -285,6 +286,7 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
   }
   fs::path target = fs::absolute(dir, ec).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();
+  fs::create_directories(target.parent_path(), ec);
   std::string temp = absl::StrCat(target.string(), ".pdfix-XXXXXX");
   if (::mkdtemp(temp.data()) == nullptr) {
     return absl::InternalError(
@@ -307,9 +309,9 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
   }
   if (s.ok()) {
     // An empty directory is replaced by rename(2); a new name must stay new until then.
-    const int r = exists ? ::rename(temp.c_str(), target.c_str())
-                         : ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(),
-                                       RENAME_NOREPLACE);
+    const int r =
+        exists ? ::rename(temp.c_str(), target.c_str())
+               : ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE);
     if (r != 0) {
       s = absl::InternalError(absl::StrCat("cannot rename to ", dir, ": ", std::strerror(errno)));
     }

@@ -37,7 +37,7 @@ std::string temp_model(const std::string& path) {
 
 // The link, unless one is there: a link that already names another DSO of the same id is kept.
 absl::StatusOr<bool> link_into_place(const std::string& link, const std::string& target) {
-  struct stat st {};
+  struct stat st{};
   if (::lstat(link.c_str(), &st) == 0) return false;
   if (auto s = make_dirs(parent_of(link)); !s.ok()) return s;
   llvm::SmallString<256> unique;
@@ -48,7 +48,7 @@ absl::StatusOr<bool> link_into_place(const std::string& link, const std::string&
   } while (::symlink(target.c_str(), temp.c_str()) != 0 && errno == EEXIST);
   if (::lstat(temp.c_str(), &st) != 0) return errno_error("cannot create", temp);
   if (::rename(temp.c_str(), link.c_str()) != 0) {
-    const absl::Status s = errno_error("cannot rename to", link);
+    absl::Status s = errno_error("cannot rename to", link);
     ::unlink(temp.c_str());
     return s;
   }
@@ -64,8 +64,8 @@ absl::Status write_file_atomically(const std::string& path, std::span<const uint
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(temp_model(path), fd, unique,
                                                            llvm::sys::fs::OF_None, permissions);
       ec) {
-    return absl::InternalError(absl::StrCat("cannot create a file beside ", path, ": ",
-                                            ec.message()));
+    return absl::InternalError(
+        absl::StrCat("cannot create a file beside ", path, ": ", ec.message()));
   }
   const std::string temp(unique);
   size_t done = 0;
@@ -92,7 +92,7 @@ absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry
                                       std::span<const uint8_t> bytes) {
   const std::string file = absl::StrCat(cache, "/", entry.file);
   bool added = false;
-  struct stat st {};
+  struct stat st{};
   if (::lstat(file.c_str(), &st) != 0) {
     if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
     if (auto s = write_file_atomically(file, bytes, 0600); !s.ok()) return s;

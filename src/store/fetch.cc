@@ -20,10 +20,11 @@ struct ClientDeleter {
 
 bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
   const std::string path = cached_file(cache, b.id, kind);
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   if (kind == EntryKind::kKallsyms) return true;
-  auto image = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto image =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   return image && has_build_id(**image, b.id);
 }
 

@@ -60,9 +60,8 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
   return kept;
 }
 
-absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
-                                    const resolve::Host& host, const std::string& cache,
-                                    const KeepProgress& progress) {
+absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries, const resolve::Host& host,
+                                    const std::string& cache, const KeepProgress& progress) {
   Kept kept;
   for (size_t i = 0; i < binaries.size(); ++i) {
     const Binary& b = binaries[i];

@@ -30,8 +30,7 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
                                        int zstd_level, const KeepProgress& progress);
 
 // Every binary with a proven copy into the build-id cache at `cache`.
-absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
-                                    const resolve::Host& host, const std::string& cache,
-                                    const KeepProgress& progress);
+absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries, const resolve::Host& host,
+                                    const std::string& cache, const KeepProgress& progress);
 
 }  // namespace pdfix::store

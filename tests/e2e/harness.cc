@@ -35,6 +35,23 @@ std::string temp_dir() {
   return t;
 }
 
+void build_app(const std::string& where, const std::string& variant) {
+  fs::create_directories(where);
+  std::ofstream(where + "/work.c") << "int work(int n) { volatile int s = " << variant
+                                   << "; for (int i = 0; i < n; i++) s += i * i; return s; }\n";
+  std::ofstream(where + "/main.c")
+      << "int work(int);\n__attribute__((noinline)) int spin_v" << variant
+      << "(int n) { volatile int s = 0; for (int i = 0; i < n; i++) s += i; return s; }\n"
+      << "int main(void) { int s = spin_v" << variant
+      << "(20000000); for (int k = 0; k < 300; k++) s += work(200000 + " << variant
+      << "); return s == 42; }\n";
+  RunResult r = sh("cd " + quote(where) +
+                   " && gcc -O1 -fPIC -shared -Wl,--build-id=sha1 -o libwork.so work.c"
+                   " && gcc -O1 -Wl,--build-id=sha1 -o app main.c -L. -lwork -Wl,-rpath," +
+                   quote(where));
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
 RunResult sh(const std::string& command) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/out", err = dir + "/err";

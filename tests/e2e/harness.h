@@ -39,6 +39,10 @@ inline void PrintTo(const CorpusFile& f, std::ostream* os) { *os << f.name; }
 std::string corpus_test_name(const CorpusFile& f);
 
 std::string temp_dir();
+// A program (`app`) and its shared library (`libwork.so`) in `where`, each with its own build-id;
+// another `variant` changes the code of both, so both ids. The program's hot function is named
+// spin_v<variant>, so reports tell the versions apart.
+void build_app(const std::string& where, const std::string& variant);
 bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace pdfix::e2e

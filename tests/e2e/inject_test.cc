@@ -59,25 +59,6 @@ class InjectTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  // A program and its shared library, each with its own build-id; `variant` changes both.
-  void build_app(const std::string& where, const std::string& variant) {
-    fs::create_directories(where);
-    std::ofstream(where + "/work.c") << "int work(int n) { volatile int s = " << variant
-                                     << "; for (int i = 0; i < n; i++) s += i * i; return s; }\n";
-    // A hot function of the program's own whose name tells the version.
-    std::ofstream(where + "/main.c")
-        << "int work(int);\n__attribute__((noinline)) int spin_v" << variant
-        << "(int n) { volatile int s = 0; for (int i = 0; i < n; i++) s += i; return s; }\n"
-        << "int main(void) { int s = spin_v" << variant
-        << "(20000000); for (int k = 0; k < 300; k++) s += work(200000 + " << variant
-        << "); return s == 42; }\n";
-    RunResult r = sh("cd " + where +
-                     " && gcc -O1 -fPIC -shared -Wl,--build-id=sha1 -o libwork.so work.c"
-                     " && gcc -O1 -Wl,--build-id=sha1 -o app main.c -L. -lwork -Wl,-rpath," +
-                     where);
-    ASSERT_EQ(r.status, 0) << r.err;
-  }
-
   std::string record(const std::string& args, const std::string& app, bool pipe = false) {
     const std::string out = dir_ + (pipe ? "/in.pipe.data" : "/in.data");
     RunResult r = sh("perf record -q -B " + args + (pipe ? " -o - " : " -o " + out) + " -- " + app +

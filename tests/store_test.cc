@@ -1,0 +1,251 @@
+// Keeping binaries: perf's build-id cache layout, which copies count as proof, and storing into a
+// cache. readelf and perf's own cache tree are the referees.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "fixture/fake_host.h"
+#include "fixture/perf_data_builder.h"
+#include "format/record_type.h"
+#include "io/input.h"
+#include "store/binaries.h"
+#include "store/cache_layout.h"
+#include "store/cache_store.h"
+
+namespace pdfix::store {
+namespace {
+namespace fs = std::filesystem;
+using testing::Bytes;
+using testing::PerfDataBuilder;
+
+std::string readelf_build_id(const std::string& path) {
+  std::string out;
+  FILE* p = popen(("readelf -n '" + path + "' 2>/dev/null").c_str(), "r");
+  char buf[512];
+  while (p != nullptr && fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  if (p != nullptr) pclose(p);
+  std::smatch m;
+  static const std::regex re("Build ID: ([0-9a-f]+)");
+  return std::regex_search(out, m, re) ? m[1].str() : "";
+}
+
+format::BuildId id_of(const std::string& hex) { return *format::BuildId::from_hex(hex); }
+
+Bytes bytes_of(const format::BuildId& id) { return {id.bytes.begin(), id.bytes.begin() + id.size}; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// As perf 6.1 laid out its own cache for `perf record` of /usr/bin/seq here:
+// .build-id/10/2c01a4... -> ../../usr/bin/seq/102c01a4..., and the file is `elf` beside it.
+TEST(CacheLayout, IsPerfs) {
+  const auto id = id_of("102c01a482486cf7464ac936350a657487b58268");
+  auto e = cache_entry("/usr/bin/seq", id, EntryKind::kElf);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->dir, "usr/bin/seq/102c01a482486cf7464ac936350a657487b58268");
+  EXPECT_EQ(e->file, "usr/bin/seq/102c01a482486cf7464ac936350a657487b58268/elf");
+  EXPECT_EQ(e->link, ".build-id/10/2c01a482486cf7464ac936350a657487b58268");
+  EXPECT_EQ(e->link_target, "../../usr/bin/seq/102c01a482486cf7464ac936350a657487b58268");
+  auto k = cache_entry("[kernel.kallsyms]", id, EntryKind::kKallsyms);
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->file, "[kernel.kallsyms]/102c01a482486cf7464ac936350a657487b58268/kallsyms");
+  auto v = cache_entry("[vdso]", id, EntryKind::kVdso);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->file, "[vdso]/102c01a482486cf7464ac936350a657487b58268/vdso");
+  EXPECT_EQ(cached_file("/c", id, EntryKind::kElf),
+            "/c/.build-id/10/2c01a482486cf7464ac936350a657487b58268/elf");
+  EXPECT_EQ(entry_kind_of("[kernel.kallsyms]_text"), EntryKind::kKallsyms);
+  EXPECT_EQ(entry_kind_of("[vdso]"), EntryKind::kVdso);
+  EXPECT_EQ(entry_kind_of("/lib/modules/6.1/a.ko.xz"), EntryKind::kElf);
+}
+
+// The name comes from the recording: it must not steer a write out of the cache.
+TEST(CacheLayout, NamesThatLeaveTheCacheAreRefused) {
+  const auto id = id_of("102c01a482486cf7464ac936350a657487b58268");
+  for (const char* name : {"/../../etc/passwd", "/usr/../../x", "/a/./b", "", "/", "//"}) {
+    EXPECT_FALSE(cache_entry(name, id, EntryKind::kElf).has_value()) << name;
+  }
+}
+
+class StoreFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/pdfix-store-" + std::to_string(getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/root/usr/bin");
+    fs::copy_file("/usr/bin/true", dir_ + "/root/usr/bin/prog");
+    fs::copy_file("/usr/bin/false", dir_ + "/root/usr/bin/other");
+    prog_id_ = readelf_build_id(dir_ + "/root/usr/bin/prog");
+    other_id_ = readelf_build_id(dir_ + "/root/usr/bin/other");
+    ASSERT_EQ(prog_id_.size(), 40U);
+    ASSERT_EQ(other_id_.size(), 40U);
+    ASSERT_NE(prog_id_, other_id_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<Binary> find(const Bytes& recording, const testing::FakeHost& host,
+                           const FindOptions& options) {
+    auto in = io::open_input(testing::write_temp(recording));
+    EXPECT_TRUE(in.ok()) << in.status();
+    auto found = find_binaries(*in, host, options);
+    EXPECT_TRUE(found.ok()) << found.status();
+    return found.ok() ? *found : std::vector<Binary>{};
+  }
+
+  std::string dir_;
+  std::string prog_id_;
+  std::string other_id_;
+};
+
+TEST_F(StoreFiles, OnlyAFileWithTheNamedIdIsProof) {
+  const Bytes wrong(20, 0xab);
+  PerfDataBuilder b;
+  b.attr({})
+      .mmap2_build_id(1, 0x400000, 0x1000, 0, "/usr/bin/prog", bytes_of(id_of(prog_id_)))
+      // /usr/bin/other is there, but it is another binary than the one named.
+      .mmap2_build_id(1, 0x500000, 0x1000, 0, "/usr/bin/other", wrong)
+      .mmap2_build_id(1, 0x600000, 0x1000, 0, "/usr/bin/gone", bytes_of(id_of(other_id_)))
+      // Another name for an id already named: one copy per id.
+      .mmap2_build_id(2, 0x400000, 0x1000, 0, "/usr/bin/prog-link", bytes_of(id_of(prog_id_)));
+  testing::FakeHost host;
+  const auto found = find(b.build(), host, {.sysroot = dir_ + "/root"});
+  ASSERT_EQ(found.size(), 3U);
+  EXPECT_EQ(found[0].name, "/usr/bin/prog");
+  EXPECT_EQ(found[0].from, Binary::From::kFile);
+  EXPECT_EQ(found[0].path, dir_ + "/root/usr/bin/prog");
+  EXPECT_EQ(found[1].name, "/usr/bin/other");
+  EXPECT_EQ(found[1].from, Binary::From::kNothing);
+  EXPECT_NE(found[1].missing.find("another build-id"), std::string::npos) << found[1].missing;
+  EXPECT_EQ(found[2].from, Binary::From::kNothing);
+  EXPECT_NE(found[2].missing.find("no such file"), std::string::npos) << found[2].missing;
+}
+
+TEST_F(StoreFiles, ThePerfCacheCountsOnlyWithTheRightId) {
+  // A cache where /usr/bin/gone's id leads to the right binary and /usr/bin/lie's to another.
+  const std::string cache = dir_ + "/cache";
+  for (const auto& [name, id, file] :
+       {std::tuple{"/usr/bin/gone", other_id_, "/usr/bin/false"},
+        std::tuple{"/usr/bin/lie", std::string(40, 'c'), "/usr/bin/true"}}) {
+    auto e = cache_entry(name, id_of(id), EntryKind::kElf);
+    ASSERT_TRUE(e.has_value());
+    const std::string bytes = slurp(file);
+    ASSERT_TRUE(
+        store_in_cache(cache, *e, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()})
+            .ok());
+  }
+  PerfDataBuilder b;
+  b.attr({})
+      .mmap2_build_id(1, 0x600000, 0x1000, 0, "/usr/bin/gone", bytes_of(id_of(other_id_)))
+      .mmap2_build_id(1, 0x700000, 0x1000, 0, "/usr/bin/lie", Bytes(20, 0xcc));
+  testing::FakeHost host;
+  const auto found = find(b.build(), host, {.sysroot = dir_ + "/root", .cache_dir = cache});
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].from, Binary::From::kFile);
+  EXPECT_EQ(found[0].evidence, "perf's build-id cache");
+  EXPECT_EQ(found[1].from, Binary::From::kNothing);
+}
+
+TEST_F(StoreFiles, KernelAndVdsoOnlyFromAHostWithTheirIds) {
+  const std::string prog = slurp(dir_ + "/root/usr/bin/prog");
+  const Bytes kernel_id(20, 0x11);
+  PerfDataBuilder b;
+  b.attr({})
+      .mmap2_build_id(-1, 0xffffffff81000000ULL, 0x1000000, 0xffffffff81000000ULL,
+                      "[kernel.kallsyms]_text", kernel_id, 1)
+      // Any ELF image will do as the vdso: what matters is that the host's has the id.
+      .mmap2_build_id(1, 0x7fff0000, 0x2000, 0, "[vdso]", bytes_of(id_of(prog_id_)));
+  testing::FakeHost host;
+  host.kernel_id = format::BuildId::from_bytes(kernel_id);
+  host.symbols = "ffffffff81000000 T _text\nffffffff81000100 T start_kernel\n";
+  host.vdso_image = {reinterpret_cast<const uint8_t*>(prog.data()), prog.size()};
+  auto found = find(b.build(), host, {});
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].kind, EntryKind::kKallsyms);
+  EXPECT_EQ(found[0].from, Binary::From::kKallsyms);
+  EXPECT_EQ(found[1].kind, EntryKind::kVdso);
+  EXPECT_EQ(found[1].from, Binary::From::kVdso);
+  auto kallsyms = load_binary(found[0], host);
+  ASSERT_TRUE(kallsyms.ok());
+  EXPECT_EQ((*kallsyms)->getBuffer().str(), host.symbols);
+
+  // Addresses hidden (kptr_restrict): kallsyms would place nothing.
+  host.symbols = "0000000000000000 T _text\n";
+  found = find(b.build(), host, {});
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].from, Binary::From::kNothing);
+  EXPECT_NE(found[0].missing.find("kptr_restrict"), std::string::npos) << found[0].missing;
+
+  // Another kernel, another vdso.
+  host.kernel_id = format::BuildId::from_bytes(Bytes(20, 0x22));
+  const std::string other = slurp(dir_ + "/root/usr/bin/other");
+  host.vdso_image = {reinterpret_cast<const uint8_t*>(other.data()), other.size()};
+  found = find(b.build(), host, {});
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].from, Binary::From::kNothing);
+  EXPECT_EQ(found[1].from, Binary::From::kNothing);
+}
+
+TEST_F(StoreFiles, GuestsAreMissingAndHitsFilter) {
+  PerfDataBuilder b;
+  // No sample_id trailers: the maps take effect before the sample, whatever its time.
+  b.attr({.sample_id_all = false})
+      .comm(1, 1, "prog")
+      .mmap2_build_id(1, 0x400000, 0x1000, 0, "/usr/bin/prog", bytes_of(id_of(prog_id_)))
+      .mmap2_build_id(1, 0x500000, 0x1000, 0, "/usr/bin/other", bytes_of(id_of(other_id_)))
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/guestprog", Bytes(20, 0x33),
+                      format::kCpuModeGuestUser)
+      .sample(0x400010, 1, 1, 100);
+  testing::FakeHost host;
+  auto all = find(b.build(), host, {.sysroot = dir_ + "/root"});
+  ASSERT_EQ(all.size(), 3U);
+  EXPECT_TRUE(all[2].guest);
+  EXPECT_EQ(all[2].from, Binary::From::kNothing);
+  auto hits = find(b.build(), host, {.sysroot = dir_ + "/root", .hits_only = true});
+  ASSERT_EQ(hits.size(), 1U);
+  EXPECT_EQ(hits[0].name, "/usr/bin/prog");
+}
+
+TEST_F(StoreFiles, StoringAgainOrAtOnceKeepsOneWholeFile) {
+  const std::string cache = dir_ + "/cache";
+  const std::string bytes = slurp("/usr/bin/true");
+  const std::span<const uint8_t> view{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+  auto e = cache_entry("/usr/bin/prog", id_of(prog_id_), EntryKind::kElf);
+  ASSERT_TRUE(e.has_value());
+  std::vector<std::thread> writers;
+  std::vector<absl::Status> results(8);
+  for (size_t i = 0; i < results.size(); ++i) {
+    writers.emplace_back([&, i] { results[i] = store_in_cache(cache, *e, view).status(); });
+  }
+  for (auto& w : writers) w.join();
+  for (const auto& r : results) EXPECT_TRUE(r.ok()) << r;
+  EXPECT_EQ(
+      slurp(cache + "/.build-id/" + prog_id_.substr(0, 2) + "/" + prog_id_.substr(2) + "/elf"),
+      bytes);
+  EXPECT_EQ(readelf_build_id(cached_file(cache, id_of(prog_id_), EntryKind::kElf)), prog_id_);
+  auto again = store_in_cache(cache, *e, view);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, Stored::kPresent);
+  // No temporary file is left beside the entry or the link.
+  size_t files = 0;
+  size_t links = 0;
+  for (const auto& f : fs::recursive_directory_iterator(cache)) {
+    if (f.is_symlink()) {
+      ++links;
+    } else if (f.is_regular_file()) {
+      ++files;
+    }
+    EXPECT_EQ(f.path().filename().string().find(".pdfix-"), std::string::npos) << f.path();
+  }
+  EXPECT_EQ(files, 1U);
+  EXPECT_EQ(links, 1U);
+}
+
+}  // namespace
+}  // namespace pdfix::store
