@@ -25,5 +25,10 @@ perf buildid-list -i "$work/fixed.data"
 build/pdfix buildid-list "$work/fixed.data"
 build/pdfix copy "$input" "$work/copy.data"
 cmp "$input" "$work/copy.data"
+build/pdfix archive "$work/fixed.data" "$work/run.tar.zst"
+build/pdfix unpack "$work/run.tar.zst" "$work/unpacked"
+perf --buildid-dir "$work/unpacked/.debug" report -i "$work/unpacked/perf.data" --stdio \
+  --sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8
 { set +x; } 2>/dev/null
-echo "== fix gave the maps their build-ids; copy wrote a byte-identical perf.data" >&2
+echo "== fix gave the maps their build-ids; copy wrote a byte-identical perf.data; archive" \
+  "bundled the binaries the ids name, and perf reports the unpacked bundle with them" >&2
