@@ -2,13 +2,14 @@
 # Usage: scripts/fuzz.sh [SECONDS]    (default 60 per target)
 # Builds pdfix with clang-19, AddressSanitizer, UBSan and libFuzzer into build-asan/, then runs each
 # fuzz target of tests/fuzz for SECONDS with a 512 MiB RSS limit, so that a memory bomb is a
-# finding too. Seeds: the recordings under 200 KB of corpora/ and ../shared/corpora/foreign.
+# finding too. Seeds: the recordings under 200 KB of corpora/ and ../shared/corpora/foreign;
+# for fuzz_unpack, two small tars shaped like a bundle.
 # Fails on any finding, whose input is kept in build-asan/fuzz-findings/; prints each target's
 # executions, executions per second and coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-targets=(read pass inspect features)
+targets=(read pass inspect features unpack)
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR="${PDFIX_WERROR:-OFF}" >/dev/null
 cmake --build build-asan --target "${targets[@]/#/fuzz_}"
@@ -21,13 +22,24 @@ while IFS= read -r f; do
   cp "$f" "$work/seeds/$((n++))-$(basename "$f")"
 done < <(find corpora ../shared/corpora/foreign -type f -size -200k -name '*data*' 2>/dev/null | sort)
 
+# Bundles for fuzz_unpack: plain tars of a recording, a cache entry and its link (what
+# pdfix archive writes, less the compression, so that mutations reach the entries).
+mkdir -p "$work/tree/.debug/.build-id/ab" "$work/tree/.debug/usr/bin/x/abcd" "$work/tar-seeds"
+cp corpora/sleep-B.data "$work/tree/perf.data" 2>/dev/null || echo x >"$work/tree/perf.data"
+echo elf >"$work/tree/.debug/usr/bin/x/abcd/elf"
+ln -s ../../usr/bin/x/abcd "$work/tree/.debug/.build-id/ab/cd"
+tar -C "$work/tree" -cf "$work/tar-seeds/bundle.tar" perf.data .debug
+tar -C "$work/tree" --format=gnu -cf "$work/tar-seeds/gnu.tar" .debug perf.data
+
 failed=0
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t"
+  seeds=$work/seeds
+  [ "$t" != unpack ] || seeds=$work/tar-seeds
   log="$work/$t.log"
   if build-asan/tests/fuzz/"fuzz_$t" -max_total_time="$secs" -rss_limit_mb=512 -timeout=20 \
     -max_len=262144 -dict=tests/fuzz/perf.dict -artifact_prefix=build-asan/fuzz-findings/"$t"- \
-    "$work/$t" "$work/seeds" >"$log" 2>&1; then
+    "$work/$t" "$seeds" >"$log" 2>&1; then
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
     echo "fuzz_$t: $(sed -E 's/^#([0-9]+).*cov: ([0-9]+).*exec\/s: ([0-9]+).*/\1 runs, \3 exec\/s, coverage \2 edges/' <<<"$done_line")"
   else
