@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "store/cache_layout.h"
 #include "store/cache_store.h"
 
@@ -107,27 +107,21 @@ std::vector<std::pair<CacheEntry, std::string>> entries_of(const std::string& ca
   return out;
 }
 
-absl::StatusOr<std::string> read_whole(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::string bytes;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-  std::fclose(f);
-  return bytes;
-}
-
 // Everything but `.debug`'s links into `cache`, then `.debug` goes.
 absl::StatusOr<std::pair<size_t, size_t>> merge_into(const std::string& bundle_cache,
                                                      const std::string& cache) {
   size_t files = 0;
   size_t added = 0;
   for (const auto& [entry, path] : entries_of(bundle_cache)) {
-    auto bytes = read_whole(path);
-    if (!bytes.ok()) return bytes.status();
-    auto stored = store_in_cache(cache, entry,
-                                 {reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()});
+    auto bytes = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    if (!bytes) {
+      return absl::InternalError(
+          absl::StrCat("cannot read ", path, ": ", bytes.getError().message()));
+    }
+    auto stored = store_in_cache(
+        cache, entry,
+        {reinterpret_cast<const uint8_t*>((*bytes)->getBufferStart()), (*bytes)->getBufferSize()});
     if (!stored.ok()) return stored.status();
     ++files;
     if (*stored == Stored::kAdded) ++added;
@@ -287,6 +281,9 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
   fs::path target = fs::absolute(dir, ec).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();
   fs::create_directories(target.parent_path(), ec);
+  // libarchive refuses to write through any symbolic link on the way (the guard that keeps a
+  // bundle's own links from leading out): the way to DIR is given without links.
+  target = fs::weakly_canonical(target.parent_path(), ec) / target.filename();
   std::string temp = absl::StrCat(target.string(), ".pdfix-XXXXXX");
   if (::mkdtemp(temp.data()) == nullptr) {
     return absl::InternalError(

@@ -331,6 +331,11 @@ TEST(UnpackInput, WhatIsNotABundleIsRefused) {
   r = sh(pdfix() + " unpack " + quote(dir + "/ok.tar") + " " + quote(dir + "/empty"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(same_file(dir + "/empty/perf.data", in));
+  // A DIR whose parent is reached through a symbolic link (libarchive's guard must not mind).
+  fs::create_symlink(dir + "/empty", dir + "/via");
+  r = sh(pdfix() + " unpack " + quote(dir + "/ok.tar") + " " + quote(dir + "/via/new"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(same_file(dir + "/empty/new/perf.data", in));
   fs::remove_all(dir);
 }
 
