@@ -22,6 +22,23 @@ absl::Status add_recording(BundleWriter& w, const io::Input& in) {
   return absl::OkStatus();
 }
 
+// Calls `keep` with each binary that has a proven copy, its cache entry and its bytes.
+absl::Status for_each_proven(
+    const std::vector<Binary>& binaries, const resolve::Host& host, const KeepProgress& progress,
+    const std::function<absl::Status(size_t, const CacheEntry&, const llvm::MemoryBuffer&)>& keep) {
+  for (size_t i = 0; i < binaries.size(); ++i) {
+    const Binary& b = binaries[i];
+    auto entry = cache_entry(b.name, b.id, b.kind);
+    if (b.from != Binary::From::kNothing && entry) {
+      auto image = load_binary(b, host);
+      if (!image.ok()) return image.status();
+      if (auto s = keep(i, *entry, **image); !s.ok()) return s;
+    }
+    if (progress) progress(i + 1, binaries.size());
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
@@ -35,26 +52,22 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
   if (!w.ok()) return w.status();
   if (auto s = add_recording(**w, in); !s.ok()) return s;
   Kept kept;
-  for (size_t i = 0; i < binaries.size(); ++i) {
-    const Binary& b = binaries[i];
-    auto entry = cache_entry(b.name, b.id, b.kind);
-    if (b.from != Binary::From::kNothing && entry) {
-      auto image = load_binary(b, host);
-      if (!image.ok()) return image.status();
-      const unsigned mode = b.kind == EntryKind::kKallsyms ? 0600 : 0644;
-      if (auto s = (*w)->add_file(".debug/" + entry->file, bytes_of(**image), mode); !s.ok()) {
-        return s;
-      }
-      // A second file of the same id (a vmlinux beside kallsyms) shares the link.
-      if (i == 0 || binaries[i - 1].id != b.id || binaries[i - 1].from == Binary::From::kNothing) {
-        if (auto s = (*w)->add_symlink(".debug/" + entry->link, entry->link_target); !s.ok()) {
+  auto s = for_each_proven(
+      binaries, host, progress,
+      [&](size_t i, const CacheEntry& entry, const llvm::MemoryBuffer& image) -> absl::Status {
+        const Binary& b = binaries[i];
+        const unsigned mode = b.kind == EntryKind::kKallsyms ? 0600 : 0644;
+        if (auto s = (*w)->add_file(".debug/" + entry.file, bytes_of(image), mode); !s.ok()) {
           return s;
         }
-      }
-      ++kept.added;
-    }
-    if (progress) progress(i + 1, binaries.size());
-  }
+        ++kept.added;
+        // A second file of the same id (a vmlinux beside kallsyms) shares the link.
+        const bool linked =
+            i > 0 && binaries[i - 1].id == b.id && binaries[i - 1].from != Binary::From::kNothing;
+        return linked ? absl::OkStatus()
+                      : (*w)->add_symlink(".debug/" + entry.link, entry.link_target);
+      });
+  if (!s.ok()) return s;
   if (auto s = (*w)->commit(); !s.ok()) return s;
   kept.bytes = (*w)->bytes_written();
   return kept;
@@ -63,23 +76,20 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
 absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries, const resolve::Host& host,
                                     const std::string& cache, const KeepProgress& progress) {
   Kept kept;
-  for (size_t i = 0; i < binaries.size(); ++i) {
-    const Binary& b = binaries[i];
-    auto entry = cache_entry(b.name, b.id, b.kind);
-    if (b.from != Binary::From::kNothing && entry) {
-      auto image = load_binary(b, host);
-      if (!image.ok()) return image.status();
-      auto stored = store_in_cache(cache, *entry, bytes_of(**image));
-      if (!stored.ok()) return stored.status();
-      if (*stored == Stored::kAdded) {
-        ++kept.added;
-        kept.bytes += (*image)->getBufferSize();
-      } else {
-        ++kept.present;
-      }
-    }
-    if (progress) progress(i + 1, binaries.size());
-  }
+  auto s = for_each_proven(
+      binaries, host, progress,
+      [&](size_t, const CacheEntry& entry, const llvm::MemoryBuffer& image) -> absl::Status {
+        auto stored = store_in_cache(cache, entry, bytes_of(image));
+        if (!stored.ok()) return stored.status();
+        if (*stored == Stored::kAdded) {
+          ++kept.added;
+          kept.bytes += image.getBufferSize();
+        } else {
+          ++kept.present;
+        }
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
   return kept;
 }
 
