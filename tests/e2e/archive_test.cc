@@ -43,9 +43,7 @@ std::string tree(const std::string& root) {
 class ArchiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!perf_can_record()) {
-      GTEST_SKIP() << "*** perf_event_open is refused here: archive tests are SKIPPED ***";
-    }
+    PDFIX_NEEDS_PERF_RECORD();
     dir_ = temp_dir();
     fs::create_directories(dir_ + "/home");
     env_ = "HOME=" + quote(dir_ + "/home") + " ";

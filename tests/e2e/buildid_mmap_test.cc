@@ -54,7 +54,7 @@ struct Mode {
 class BuildIdMmapTest : public ::testing::TestWithParam<Mode> {
  protected:
   void SetUp() override {
-    if (!perf_can_record()) GTEST_SKIP() << "*** perf_event_open is refused here: SKIPPED ***";
+    PDFIX_NEEDS_PERF_RECORD();
     dir_ = temp_dir();
     const Mode& m = GetParam();
     rec_ = dir_ + "/rec.data";

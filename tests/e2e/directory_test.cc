@@ -18,9 +18,7 @@ constexpr const char* kWorkload =
 class DirectoryTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!perf_can_record()) {
-      GTEST_SKIP() << "*** perf_event_open is refused here: perf-recording tests are SKIPPED ***";
-    }
+    PDFIX_NEEDS_PERF_RECORD();
     dir_ = temp_dir();
     rec_ = dir_ + "/thr.data";
     RunResult r = sh("perf record -q --threads " + GetParam() + " -o " + rec_ + " -- " + kWorkload);

@@ -55,7 +55,8 @@ void build_app(const std::string& where, const std::string& variant) {
 RunResult sh(const std::string& command) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/out", err = dir + "/err";
-  const std::string line = "bash -c " + quote(command) + " >" + out + " 2>" + err + " </dev/null";
+  const std::string line =
+      "bash -o pipefail -c " + quote(command) + " >" + out + " 2>" + err + " </dev/null";
   int raw = std::system(line.c_str());
   RunResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -73,6 +74,11 @@ bool perf_can_record() {
     return r.status == 0;
   }();
   return ok;
+}
+
+bool perf_required() {
+  const char* v = std::getenv("PDFIX_REQUIRE_PERF");
+  return v != nullptr && std::string(v) == "1";
 }
 
 std::map<std::string, uint64_t> perf_stats(const std::string& path) {
@@ -124,11 +130,25 @@ std::vector<CorpusFile> corpus_files() {
       }
       const bool refused =
           name == "invalid_perf.data" || name.find("corrupted") != std::string::npos;
-      files.push_back({fs::relative(e.path(), fs::path(root).parent_path()).string(),
-                       e.path().string(), refused});
+      const std::string rel = fs::relative(e.path(), fs::path(root).parent_path()).string();
+      const bool perf_reads = !refused && !rel.starts_with("foreign/linux-perf-data/sleep") &&
+                              name != "perf.data.piped.intel_pt-4.14";
+      files.push_back({rel, e.path().string(), refused, perf_reads});
     }
   }
   std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return files;
+}
+
+std::vector<CorpusFile> accepted_corpus_files() {
+  std::vector<CorpusFile> files = corpus_files();
+  std::erase_if(files, [](const CorpusFile& f) { return f.must_be_refused; });
+  return files;
+}
+
+std::vector<CorpusFile> perf_read_corpus_files() {
+  std::vector<CorpusFile> files = corpus_files();
+  std::erase_if(files, [](const CorpusFile& f) { return !f.perf_reads; });
   return files;
 }
 

@@ -49,9 +49,7 @@ std::string readelf_id(const std::string& path) {
 class InjectTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!perf_can_record()) {
-      GTEST_SKIP() << "*** perf_event_open is refused here: inject tests are SKIPPED ***";
-    }
+    PDFIX_NEEDS_PERF_RECORD();
     dir_ = temp_dir();
     build_app(dir_ + "/app", "1");
   }

@@ -30,9 +30,7 @@ struct Recording {
 class PerfRecordTest : public ::testing::TestWithParam<Recording> {
  protected:
   void SetUp() override {
-    if (!perf_can_record()) {
-      GTEST_SKIP() << "*** perf_event_open is refused here: perf-recording tests are SKIPPED ***";
-    }
+    PDFIX_NEEDS_PERF_RECORD();
     dir_ = temp_dir();
     path_ = dir_ + "/rec.data";
     const Recording& r = GetParam();

@@ -104,7 +104,7 @@ std::map<std::string, std::string> perf_buildids(const std::string& path) {
 class TagKernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!perf_can_record()) GTEST_SKIP() << "*** perf_event_open is refused here: SKIPPED ***";
+    PDFIX_NEEDS_PERF_RECORD();
     dir_ = temp_dir();
     rec_ = dir_ + "/rec.data";
     RunResult r = sh("perf record -o " + quote(rec_) +
