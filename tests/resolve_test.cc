@@ -281,6 +281,21 @@ TEST(Resolver, TableWinsOverFilesAndAmbiguityGivesNothing) {
   EXPECT_EQ(res.reason, "ambiguous build-id table");
 }
 
+// A table that names a file twice is no answer, and not a reason to ask elsewhere either: the
+// file under the sysroot would give an id, but which of the two mappings it was is unknown.
+TEST_F(ResolveFiles, AnAmbiguousTableIsNotPassedOverForTheFile) {
+  fs::create_directories(dir_ + "/root/opt/app");
+  fs::copy_file(dir_ + "/prog", dir_ + "/root/opt/app/server");
+  const testing::FakeHost host;
+  Recording rec;
+  rec.add("/opt/app/server", expected_);
+  rec.add("/opt/app/server", "00112233445566778899aabbccddeeff00112233");
+  Resolver r({.sysroot = dir_ + "/root"}, host);
+  const Resolution& res = r.resolve(user_map("/opt/app/server"), rec.view());
+  EXPECT_FALSE(res.id.has_value()) << res.source;
+  EXPECT_EQ(res.reason, "ambiguous build-id table");
+}
+
 TEST(Resolver, KernelAndModulesOfThisBootFromTheHostsNotes) {
   testing::FakeHost host;
   host.kernel_id = BuildId::from_hex("1111111111111111111111111111111111111111");
