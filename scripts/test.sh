@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sets pdfix up, checks formatting and lint, runs every test (unit and end-to-end), then the unit,
-# corpus and hostile-input tests again under AddressSanitizer and UBSan, and every fuzz target
-# briefly.
+# Sets pdfix up, checks formatting and lint, runs every test (unit and end-to-end), the mutation
+# check, then the unit, corpus and hostile-input tests again under AddressSanitizer and UBSan, and
+# every fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PDFIX_WERROR=ON bash scripts/setup.sh
@@ -11,6 +11,9 @@ bash scripts/lint.sh
 export PDFIX_REQUIRE_PERF=${PDFIX_REQUIRE_PERF:-1}
 echo "== running tests" >&2
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+
+echo "== mutation check (scripts/mutants.list): every mutant of a trust rule must be killed" >&2
+bash scripts/mutants.sh
 
 echo "== sanitizer build (ASan+UBSan, Debug, clang-19) and its tests" >&2
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \

@@ -329,6 +329,28 @@ TEST_P(PassTest, TagKernelNamesTheKernelEntryAndGivesTheMapItsId) {
   EXPECT_EQ(format::build_id_hex(out->table[0]), kKernelId);
 }
 
+TEST_P(PassTest, TagKernelMovesAKernelEntryNamedRightToTheFrontOnce) {
+  PerfDataBuilder b = builder();
+  table_entry(b, '2', "[foo]");
+  table_entry(b, '1', "[kernel.kallsyms]");
+  start_data(b);
+  b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, kModules, 0x5000, 0, "[foo]", format::kCpuModeKernel);
+  auto out = read_output(run("tag-kernel", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<std::string> names;
+  for (const auto& e : out->table) names.push_back(e.filename);
+  // A stream's records stay where they are (each names its DSO as it goes by); a file's table
+  // gets the kernel's entry first, moved, not copied.
+  if (GetParam().pipe) {
+    EXPECT_EQ(names, (std::vector<std::string>{"[foo]", "[kernel.kallsyms]"}));
+    return;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"[kernel.kallsyms]", "[foo]"}));
+  ASSERT_FALSE(out->table.empty());
+  EXPECT_EQ(format::build_id_hex(out->table[0]), kKernelId);
+}
+
 TEST_P(PassTest, CompressedDataIsCopiedWhenNothingInsideChanges) {
   // Nothing to inject: the maps carry no file the pass can prove.
   PerfDataBuilder b = builder();

@@ -229,6 +229,15 @@ TEST_F(ResolveFiles, ACacheEntryCountsOnlyWhenAddedWhileRecording) {
   EXPECT_EQ(mapped.id->hex(), v2);
   EXPECT_EQ(mapped.source, "build-id cache, added while recording");
 
+  // An entry added after the recording ended (a later build, cached by a later perf record) is
+  // not the file that was mapped.
+  const std::string late_cache = dir_ + "/late-cache";
+  add_cache_entry(late_cache, "/opt/app/server", v1, 1'700'000'200);
+  Resolver late({.buildid_dir = late_cache}, host);
+  const Resolution& after = late.resolve(user_map("/opt/app/server"), rec.view());
+  EXPECT_FALSE(after.id.has_value()) << after.id->hex();
+  EXPECT_NE(after.reason.find("not proven"), std::string::npos) << after.reason;
+
   // Not for a recording of another host, nor one whose span is unknown (a pipe).
   Recording elsewhere = rec;
   elsewhere.hostname = "another";

@@ -235,6 +235,26 @@ TEST(Writer, LongRunsAfterAGrownRecordKeepTheirOffsetWithinAPage) {
   }
 }
 
+// An AUXTRACE record held back before the pad is decided moves with the pad, and the index says
+// where it went: at the offset of an AUXTRACE record in the output.
+TEST(Writer, AnAuxtraceRecordBeforeThePadMovesWithIt) {
+  PerfDataBuilder b;
+  b.attr({}).mmap(1, 0x400000, 0x1000, 0, "/a").auxtrace(Bytes(40, 1));
+  for (uint64_t i = 0; i < 12000; ++i) b.sample(0x400010, 1, 1, i);
+  const Bytes original = b.build();
+  auto in_path = testing::write_temp(original);
+  auto in = io::open_input(in_path);
+  ASSERT_TRUE(
+      transform::run_pipeline(*in, in_path + ".out", testing::chain_of(grow_mmaps()), {}).ok());
+  const Bytes out = testing::read_file(in_path + ".out");
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t at = auxtrace_index_entry(out);
+  EXPECT_EQ(at, auxtrace_index_entry(original) + page);
+  ASSERT_LT(at + 8, out.size());
+  const auto e = format::parse_file_header(out)->endian;
+  EXPECT_EQ(e.u32(out.data() + at), format::kAuxtrace);
+}
+
 TEST(Writer, LongRecordingThatNothingChangesIsByteIdentical) {
   const Bytes original = long_recording();
   auto in_path = testing::write_temp(original);

@@ -106,6 +106,13 @@ class InjectTest : public ::testing::Test {
     if (!pipe) {
       EXPECT_NE(list.find(app_id + " " + where + "/app"), std::string::npos) << list;
       EXPECT_NE(list.find(kernel_id + " [kernel.kallsyms]"), std::string::npos) << list;
+      // And from the table: perf record -B wrote none, and with one perf lists the table alone
+      // (with none it lists what the map records say, which would pass the lines above too).
+      const std::string missing = " 2>/dev/null | grep '^# missing features:' || true";
+      EXPECT_NE(sh("perf report --header-only -i " + quote(in) + missing).out.find(" BUILD_ID "),
+                std::string::npos);
+      EXPECT_EQ(sh("perf report --header-only -i " + quote(out) + missing).out.find(" BUILD_ID "),
+                std::string::npos);
     }
     const std::string report = "perf report --stdio --sort dso,sym -i ";
     RunResult a = sh(report + quote(in) + " | grep -v '^#'");
