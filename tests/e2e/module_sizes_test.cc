@@ -170,7 +170,9 @@ TEST_F(FixModuleSizesTest, S390xSeedEndsEveryModuleAtAddressPlusSize) {
   std::ofstream(listing) << seed_listing();
   const std::string in = testing::write_temp(seed_recording(false, false).build());
   const std::string out = dir_ + "/out.data";
-  ASSERT_EQ(perf_module_maps(in).back().len, 0xfffffc007fb2966f);  // the seed's own number
+  const auto seed_maps = perf_module_maps(in);
+  ASSERT_FALSE(seed_maps.empty());
+  ASSERT_EQ(seed_maps.back().len, 0xfffffc007fb2966f);  // the seed's own number
 
   RunResult r = sh(pdfix() + " fix-module-sizes --proc-modules " + quote(listing) + " " +
                    quote(in) + " " + quote(out));
@@ -220,6 +222,7 @@ TEST_F(FixModuleSizesTest, ListingOfAnotherBootIsNotUsed) {
   // qeth_l2 falls back to the end of the s390x module area (4 TiB in this layout).
   const auto maps = perf_module_maps(out);
   ASSERT_EQ(maps.size(), std::size(kSeed));
+  ASSERT_FALSE(maps.empty());
   EXPECT_EQ(maps.back().start + maps.back().len, uint64_t{1} << 42);
   EXPECT_NE(r.err.find("module area"), std::string::npos) << r.err;
   fs::remove_all(fs::path(in).parent_path());
