@@ -17,7 +17,8 @@ std::string sample_file() {
 
 TEST(Cli, HelpReadsLikeAManPage) {
   for (const char* verb : {"", "copy ", "info ", "dump ", "inject ", "fix ", "fix-module-sizes ",
-                           "tag-kernel ", "buildid-list "}) {
+                           "tag-kernel ", "repair-build-ids ", "buildid-list ", "check ",
+                           "archive ", "unpack ", "store ", "fetch "}) {
     RunResult r = sh(pdfix() + " " + verb + "--help");
     EXPECT_EQ(r.status, 0) << verb;
     EXPECT_NE(r.out.find("SYNOPSIS"), std::string::npos) << verb;
@@ -26,11 +27,18 @@ TEST(Cli, HelpReadsLikeAManPage) {
 }
 
 TEST(Cli, UsageErrorsExitTwoWithOneLine) {
-  for (const char* args : {"", "frobnicate x", "copy onlyone", "info --bogus x", "dump a b"}) {
+  for (const char* args : {"frobnicate x", "copy onlyone", "info --bogus x", "dump a b",
+                           "unpack onlyone", "archive --hits"}) {
     RunResult r = sh(pdfix() + " " + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_FALSE(r.err.empty()) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
   }
+  // No verb at all: the overview, on stderr.
+  RunResult r = sh(pdfix());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("SYNOPSIS"), std::string::npos) << r.err;
 }
 
 TEST(Cli, FixHelpListsEveryPassAndItsOptions) {
@@ -82,9 +90,19 @@ TEST(Cli, MissingInputIsAClearError) {
 
 TEST(Cli, UnwritableOutputLeavesNothingAndKeepsTheInput) {
   const std::string dir = temp_dir();
-  RunResult r = sh(pdfix() + " copy " + sample_file() + " " + dir + "/no/such/dir/out.data");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("temporary file"), std::string::npos) << r.err;
+  fs::copy_file(sample_file(), dir + "/in.data");
+  const auto written = fs::last_write_time(dir + "/in.data");
+  // A directory that is not there, and a "directory" that is the input file itself.
+  for (const std::string& out : {dir + "/no/such/dir/out.data", dir + "/in.data/out.data"}) {
+    RunResult r = sh(pdfix() + " copy " + quote(dir + "/in.data") + " " + quote(out));
+    EXPECT_EQ(r.status, 2) << out;
+    EXPECT_NE(r.err.find(out.substr(0, out.rfind('/'))), std::string::npos) << r.err;
+    EXPECT_TRUE(same_file(dir + "/in.data", sample_file()));
+    EXPECT_EQ(fs::last_write_time(dir + "/in.data"), written);
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  EXPECT_EQ(names, (std::vector<std::string>{"in.data"}));
   fs::remove_all(dir);
 }
 

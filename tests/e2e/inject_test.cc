@@ -71,12 +71,20 @@ class InjectTest : public ::testing::Test {
     const std::string app_id = readelf_id(where + "/app");
     const std::string lib_id = readelf_id(where + "/libwork.so");
     const std::string kernel_id = sh("perf buildid-list -k").out.substr(0, 40);
+    ASSERT_TRUE(std::regex_match(kernel_id, std::regex("[0-9a-f]{40}"))) << kernel_id;
     ASSERT_EQ(app_id.size(), 40U);
-    bool saw_app = false, saw_lib = false, saw_kernel = false;
+    // The vdso's id as perf itself records it (without -B it writes the table).
+    const std::string vdso_id =
+        sh("perf record -q -o " + quote(dir_ + "/vdso.data") + " -- true >/dev/null 2>&1; " +
+           "perf buildid-list -i " + quote(dir_ + "/vdso.data") + " | sed -n 's/ \\[vdso\\]$//p'")
+            .out.substr(0, 40);
+    ASSERT_TRUE(std::regex_match(vdso_id, std::regex("[0-9a-f]{40}"))) << vdso_id;
+    bool saw_app = false, saw_lib = false, saw_kernel = false, saw_vdso = false;
     for (const MapLine& m : perf_maps(out)) {
       if (m.filename == "[vdso]") {
         // Recorded in this boot: the vdso is the one the running kernel gives pdfix too.
-        EXPECT_EQ(m.build_id.size(), 40U) << "no build-id on the vdso";
+        EXPECT_EQ(m.build_id, vdso_id) << "not the vdso's build-id";
+        saw_vdso = true;
         continue;
       }
       if (m.filename.starts_with("[kernel.kallsyms]")) {
@@ -98,7 +106,7 @@ class InjectTest : public ::testing::Test {
         EXPECT_EQ(m.build_id, readelf_id(m.filename)) << m.filename;
       }
     }
-    EXPECT_TRUE(saw_app && saw_lib && saw_kernel);
+    EXPECT_TRUE(saw_app && saw_lib && saw_kernel && saw_vdso);
     const std::string list = sh("perf buildid-list -i " + quote(out)).out;
     // On a stream perf lists only the objects that samples hit, and only the library is sure to
     // be hit; the map records above carry every id either way.
