@@ -123,13 +123,14 @@ class PassTest : public ::testing::TestWithParam<Shape> {
     return b;
   }
   // A build-id table entry: in the table of a file, a HEADER_BUILD_ID record in a stream.
-  void table_entry(PerfDataBuilder& b, char id, const std::string& name) const {
-    const uint16_t misc = 0x8000 | format::kCpuModeKernel;
+  void table_entry(PerfDataBuilder& b, char id, const std::string& name,
+                   uint16_t mode = format::kCpuModeKernel, int32_t pid = -1) const {
+    const uint16_t misc = 0x8000 | mode;
     if (!GetParam().pipe) {
-      b.build_id_entry(misc, -1, id_bytes(id), name);
+      b.build_id_entry(misc, pid, id_bytes(id), name);
       return;
     }
-    Bytes r = format::encode_build_id_entry(format::kHeaderBuildId, misc, -1, id_bytes(id), name,
+    Bytes r = format::encode_build_id_entry(format::kHeaderBuildId, misc, pid, id_bytes(id), name,
                                             b.endian());
     b.raw_record(format::kHeaderBuildId, misc, Bytes(r.begin() + 8, r.end()));
   }
@@ -255,6 +256,74 @@ TEST_P(PassTest, InjectTakesNothingFromAHostOfAnotherBoot) {
   EXPECT_EQ(out->maps[1].id, "");
   EXPECT_EQ(out->maps[2].id, "");
   EXPECT_EQ(report().getInteger("upgraded"), 1);
+}
+
+TEST_P(PassTest, InjectTakesKnownIdsFromAFileInEveryForm) {
+  // No table, another boot: only what the user says gives ids, by the names README gives: the
+  // kernel's tag, a module's [name] (its map names the .ko path), and a path.
+  host_.text = kText + 0x200000;
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, kModules, 0x5000, 0, "/lib/modules/6.1.0-test/kernel/nf_tables.ko.xz",
+            format::kCpuModeKernel)
+      .mmap(10, 0x400000, 0x1000, 0, "/opt/gone/app")
+      .mmap(10, 0x500000, 0x1000, 0, "/opt/gone/unnamed")
+      .sample(0x400010, 10, 10, 1000);
+  const std::string text =
+      "[kernel.kallsyms]=" + kKernelId + "\n  [nf-tables]=" + kNfId + "\n\n/opt/gone/app=" + kAppId;
+  const std::string list = testing::write_temp(Bytes(text.begin(), text.end()), "known.txt");
+  auto out = read_output(run("inject", b.build(), {{"--known-build-ids", "@" + list}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->maps.size(), 4U);
+  EXPECT_EQ(out->maps[0].id, kKernelId);
+  EXPECT_EQ(out->maps[1].id, kNfId);  // module names compare as the kernel does: '-' is '_'
+  EXPECT_EQ(out->maps[2].id, kAppId);
+  EXPECT_EQ(out->maps[3].id, "");
+  EXPECT_EQ(report().getInteger("upgraded"), 3);
+
+  // What is not a list is an error, not an empty list. (The options write into their kind's
+  // config: the kinds must outlive the setters.)
+  OptionValues values;
+  const auto kinds = passes::repair_kinds();
+  for (const auto& k : kinds) {
+    if (k->verb() == "inject") k->declare(values);
+  }
+  EXPECT_EQ(values.set("--known-build-ids", "@" + list + ".missing").code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_FALSE(values.set("--known-build-ids", "/opt/gone/app").ok());
+  EXPECT_FALSE(values.set("--known-build-ids", "/opt/gone/app=xyz").ok());
+}
+
+TEST_P(PassTest, AGuestsMapsTakeOnlyWhatTheRecordingSaysOfTheGuest) {
+  // A guest (perf kvm) runs a module and a program of the host's names; this host's notes and
+  // files are the host's, not the guest's. The guest's own table entries prove its maps.
+  constexpr uint32_t kGuest = 42;
+  host_.kernel_id = *format::BuildId::from_hex(kKernelId);
+  host_.module_ids["nf_tables"] = *format::BuildId::from_hex(kNfId);
+  PerfDataBuilder b = builder();
+  table_entry(b, '4', "[guest.kernel.kallsyms]", format::kCpuModeGuestKernel, kGuest);
+  table_entry(b, '5', "/usr/bin/guest-only", format::kCpuModeGuestUser, kGuest);
+  start_data(b);
+  b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, kModules, 0x5000, 0, "[nf_tables]", format::kCpuModeKernel)
+      .mmap(kGuest, kText, 0x1000000, kText, "[guest.kernel.kallsyms]", format::kCpuModeGuestKernel)
+      .mmap(kGuest, kModules, 0x5000, 0, "[nf_tables]", format::kCpuModeGuestKernel)
+      .mmap(kGuest, 0x400000, 0x1000, 0, "/usr/bin/guest-only", format::kCpuModeGuestUser)
+      .mmap(-1, 0x600000, 0x1000, 0, "/usr/bin/guest-only")
+      .sample(0x400010, 10, 10, 1000);
+  auto out =
+      read_output(run("inject", b.build(), {{"--known-build-ids", "[nf_tables]=" + kAppId}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->maps.size(), 6U);
+  EXPECT_EQ(out->maps[0].id, kKernelId);             // the host: this boot's notes
+  EXPECT_EQ(out->maps[1].id, kAppId);                // the host's module, as the user said
+  EXPECT_EQ(out->maps[2].id, std::string(40, '4'));  // the guest's kernel entry
+  EXPECT_EQ(out->maps[3].id, "");  // neither the host's notes nor the user's host module
+  EXPECT_EQ(out->maps[4].id, std::string(40, '5'));  // the guest's own entry
+  EXPECT_EQ(out->maps[5].id, "");  // the guest's entry says nothing of the host's file
+  EXPECT_EQ(out->maps[2].fields.pid, kGuest);
+  EXPECT_EQ(out->maps[2].fields.misc & format::kCpuModeMask, format::kCpuModeGuestKernel);
 }
 
 TEST_P(PassTest, FixModuleSizesEndsARunawayModuleAtItsNeighbour) {

@@ -1,5 +1,6 @@
 #include "passes/inject_build_ids.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -126,7 +127,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     return out.emit(r);
   }
   const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
-                                m.fields.min, m.fields.ino,  m.fields.len};
+                                m.fields.min, m.fields.ino,  m.fields.len,      m.fields.pid};
   const resolve::Resolution& res = resolver_.resolve(
       query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
               recording_started_at_, recording_ended_at_, s.build_id_table().entries});
@@ -236,7 +237,10 @@ absl::Status parse_known(const std::string& value, resolve::ResolverConfig& conf
       return absl::InvalidArgumentError(
           absl::StrCat("not a build-id (hex, up to 40 digits): '", pair.substr(eq + 1), "'"));
     }
-    config.known[std::string(pair.substr(0, eq))] = *id;
+    std::string name(pair.substr(0, eq));
+    // A module's [name] as the kernel spells it: "nf-tables.ko" loads as nf_tables.
+    if (name.starts_with("[")) std::replace(name.begin(), name.end(), '-', '_');
+    config.known[name] = *id;
   }
   return absl::OkStatus();
 }

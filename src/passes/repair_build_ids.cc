@@ -50,7 +50,8 @@ absl::Status RepairBuildIds::judge(const transform::RecordRef& r, const std::str
   const transform::Map& m = *r.map;
   const std::string filename(m.fields.filename);
   // What the evidence says of the file, the record's own id aside.
-  const resolve::MapQuery query{filename, m.fields.misc, false, 0, 0, 0, m.fields.len};
+  const resolve::MapQuery query{filename, m.fields.misc, false,       0, 0,
+                                0,        m.fields.len,  m.fields.pid};
   const resolve::Resolution& res =
       resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
                                 common_.recording_started_at, common_.recording_ended_at,

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "format/machine.h"
 #include "resolve/elf_build_id.h"
 
 namespace pdfix::resolve {
@@ -21,8 +22,9 @@ const Resolution& Resolver::resolve(const MapQuery& q, const RecordingFacts& fac
   facts_ = facts;
   // One file is opened and parsed once, however many maps name it; a file-backed map is keyed by
   // its inode as well, so a replaced binary is looked at again.
-  std::string key = absl::StrCat(q.filename, "\n", q.misc & format::kCpuModeMask, "\n", q.has_inode,
-                                 ":", q.maj, ":", q.min, ":", q.ino);
+  std::string key = absl::StrCat(q.filename, "\n", q.misc & format::kCpuModeMask, "\n",
+                                 format::machine_of(q.misc, q.pid), "\n", q.has_inode, ":", q.maj,
+                                 ":", q.min, ":", q.ino);
   // Which vdso a map is depends on its length (see vdso()).
   if (format::classify(q.filename, q.misc) == MapKind::kVdso) absl::StrAppend(&key, ":", q.len);
   auto it = cache_.find(key);
@@ -31,7 +33,14 @@ const Resolution& Resolver::resolve(const MapQuery& q, const RecordingFacts& fac
 }
 
 Resolution Resolver::resolve_uncached(const MapQuery& q) {
-  switch (format::classify(q.filename, q.misc)) {
+  const MapKind kind = format::classify(q.filename, q.misc);
+  if (format::is_guest_mode(q.misc) && kind != MapKind::kAnonymous) {
+    // This machine's files, notes, vdso and cache are the host's: a guest's file of the same name
+    // is another file. Only what the recording says of the guest itself proves its maps.
+    if (auto r = from_known_or_table(q, kind)) return *r;
+    return {std::nullopt, "", "a guest's map, not in the guest's build-id table"};
+  }
+  switch (kind) {
     case MapKind::kAnonymous:
       return {std::nullopt, "", "anonymous"};
     case MapKind::kKernel:
@@ -47,24 +56,30 @@ Resolution Resolver::resolve_uncached(const MapQuery& q) {
 }
 
 std::optional<Resolution> Resolver::from_known_or_table(const MapQuery& q, MapKind kind) const {
-  const std::string name = kind == MapKind::kKernel ? std::string(q.filename.starts_with("[guest")
-                                                                      ? "[guest.kernel.kallsyms]"
-                                                                      : "[kernel.kallsyms]")
-                                                    : q.filename;
-  if (auto it = config_.known.find(name); it != config_.known.end()) {
-    return Resolution{it->second, "--known-build-ids", ""};
+  const bool guest = format::is_guest_mode(q.misc);
+  const std::string name = kind == MapKind::kKernel
+                               ? (guest ? "[guest.kernel.kallsyms]" : "[kernel.kallsyms]")
+                               : q.filename;
+  // The names a user gives are the host's, but for the guest kernel's own tag.
+  if (!guest || kind == MapKind::kKernel) {
+    if (auto it = config_.known.find(name); it != config_.known.end()) {
+      return Resolution{it->second, "--known-build-ids", ""};
+    }
   }
-  if (kind == MapKind::kModule) {
+  if (kind == MapKind::kModule && !guest) {
     if (auto it = config_.known.find(absl::StrCat("[", format::module_name(q.filename), "]"));
         it != config_.known.end()) {
       return Resolution{it->second, "--known-build-ids", ""};
     }
   }
   // The table may name a file twice with different ids (a binary upgraded mid-run): then it
-  // cannot tell which one this map is.
+  // cannot tell which one this map is. Each machine's entries speak for its maps alone.
+  const uint64_t machine = format::machine_of(q.misc, q.pid);
   std::optional<BuildId> found;
   for (const auto& e : facts_.table) {
-    bool match = e.filename == name;
+    if (format::machine_of(e.misc, static_cast<uint32_t>(e.pid)) != machine) continue;
+    bool match = e.filename == name ||
+                 (kind == MapKind::kKernel && guest && format::is_kernel_tag(e.filename));
     if (!match && kind == MapKind::kModule && format::is_kernel_mode(e.misc)) {
       match = format::module_name(e.filename) == format::module_name(q.filename);
     }
@@ -93,7 +108,6 @@ bool Resolver::same_boot() {
 
 Resolution Resolver::kernel_image(const MapQuery& q) {
   if (auto r = from_known_or_table(q, MapKind::kKernel)) return *r;
-  if (q.filename.starts_with("[guest")) return {std::nullopt, "", "guest kernel not in the table"};
   if (!config_.sysroot.empty()) {
     const std::string release(facts_.osrelease);
     for (const std::string& p : {absl::StrCat("/usr/lib/debug/boot/vmlinux-", release),

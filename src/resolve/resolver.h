@@ -50,6 +50,7 @@ struct MapQuery {
   uint32_t min = 0;
   uint64_t ino = 0;
   uint64_t len = 0;  // of the mapping
+  uint32_t pid = 0;  // a guest's map: the guest machine's pid
 };
 
 struct Resolution {
