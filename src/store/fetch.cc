@@ -6,17 +6,44 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "store/cache_store.h"
 
 namespace pdfix::store {
 namespace {
 
-struct ClientDeleter {
-  void operator()(debuginfod_client* c) const { debuginfod_end(c); }
+// libdebuginfod is loaded when a fetch begins, not linked: it brings curl, GnuTLS, Kerberos and
+// LDAP, whose loading cost every pdfix run 5 ms (elfutils' libdw loads it the same way).
+struct Debuginfod {
+  decltype(&debuginfod_begin) begin = nullptr;
+  decltype(&debuginfod_end) end = nullptr;
+  decltype(&debuginfod_find_executable) find_executable = nullptr;
+  decltype(&debuginfod_find_debuginfo) find_debuginfo = nullptr;
 };
+
+absl::StatusOr<Debuginfod> load_debuginfod() {
+  std::string error;
+  auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary("libdebuginfod.so.1", &error);
+  if (!lib.isValid()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot load libdebuginfod.so.1 (Debian: libdebuginfod1): ", error));
+  }
+  Debuginfod api;
+  auto symbol = [&lib](const char* name, auto& into) {
+    into = reinterpret_cast<std::remove_reference_t<decltype(into)>>(lib.getAddressOfSymbol(name));
+    return into != nullptr;
+  };
+  if (!symbol("debuginfod_begin", api.begin) || !symbol("debuginfod_end", api.end) ||
+      !symbol("debuginfod_find_executable", api.find_executable) ||
+      !symbol("debuginfod_find_debuginfo", api.find_debuginfo)) {
+    return absl::FailedPreconditionError("libdebuginfod.so.1 lacks the client functions");
+  }
+  return api;
+}
 
 bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
   const std::string path = cached_file(cache, b.id, kind);
@@ -28,8 +55,8 @@ bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
   return image && has_build_id(**image, b.id);
 }
 
-Fetched fetch_one(debuginfod_client* client, const std::string& cache, const Binary& b,
-                  EntryKind kind) {
+Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, const std::string& cache,
+                  const Binary& b, EntryKind kind) {
   const std::string what = kind == EntryKind::kDebug     ? "debuginfo"
                            : kind == EntryKind::kVmlinux ? "vmlinux"
                                                          : "executable";
@@ -40,8 +67,8 @@ Fetched fetch_one(debuginfod_client* client, const std::string& cache, const Bin
   }
   char* where = nullptr;
   const int fd = kind == EntryKind::kDebug
-                     ? debuginfod_find_debuginfo(client, b.id.bytes.data(), b.id.size, &where)
-                     : debuginfod_find_executable(client, b.id.bytes.data(), b.id.size, &where);
+                     ? api.find_debuginfo(client, b.id.bytes.data(), b.id.size, &where)
+                     : api.find_executable(client, b.id.bytes.data(), b.id.size, &where);
   if (fd < 0) {
     f.outcome = fd == -ENOENT ? "missing" : "failed";
     f.detail = fd == -ENOENT ? "no server has it" : std::strerror(-fd);
@@ -90,8 +117,10 @@ absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& n
         "no debuginfod server: give --debuginfod URLS or set DEBUGINFOD_URLS");
   }
   // libdebuginfod takes its servers from the environment only, when a client begins.
+  auto api = load_debuginfod();
+  if (!api.ok()) return api.status();
   ::setenv("DEBUGINFOD_URLS", options.urls.c_str(), 1);
-  std::unique_ptr<debuginfod_client, ClientDeleter> client(debuginfod_begin());
+  std::unique_ptr<debuginfod_client, decltype(api->end)> client(api->begin(), api->end);
   if (!client) return absl::InternalError("cannot start a debuginfod client");
   std::vector<Fetched> out;
   for (size_t i = 0; i < named.size(); ++i) {
@@ -100,11 +129,11 @@ absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& n
     if (b.kind == EntryKind::kKallsyms && in_cache(options.cache, b, b.kind)) {
       out.push_back({b.id.hex(), b.name, "kallsyms", "present", ""});
     } else if (b.kind == EntryKind::kKallsyms) {
-      out.push_back(fetch_one(client.get(), options.cache, b, EntryKind::kVmlinux));
+      out.push_back(fetch_one(*api, client.get(), options.cache, b, EntryKind::kVmlinux));
     } else {
-      out.push_back(fetch_one(client.get(), options.cache, b, b.kind));
+      out.push_back(fetch_one(*api, client.get(), options.cache, b, b.kind));
       if (options.debuginfo && b.kind == EntryKind::kElf) {
-        out.push_back(fetch_one(client.get(), options.cache, b, EntryKind::kDebug));
+        out.push_back(fetch_one(*api, client.get(), options.cache, b, EntryKind::kDebug));
       }
     }
     if (options.progress) options.progress(i + 1, named.size());
