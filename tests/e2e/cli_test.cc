@@ -117,6 +117,27 @@ TEST(Cli, CopyToStdoutWhetherSeekableOrNot) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, AProgressBarOnlyWhenStderrIsATerminal) {
+  // A stream that stalls for a second is long work; script(1) gives pdfix a terminal.
+  const std::string dir = temp_dir();
+  const std::string in = std::string(PDFIX_CORPUS) + "/ls.pipe.data";
+  const std::string stalling = "{ head -c 3000 " + in + "; sleep 1; tail -c +3001 " + in + "; }";
+  RunResult tty =
+      sh("script -qec " + quote(stalling + " | " + pdfix() + " copy - " + dir + "/tty.data") +
+         " /dev/null");
+  ASSERT_EQ(tty.status, 0) << tty.err;
+  // The bar is drawn over itself with \r and erased when the work is done.
+  EXPECT_NE(tty.out.find("\rcopy "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" MiB"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("\r\033[K"), std::string::npos) << tty.out;
+  EXPECT_TRUE(same_file(in, dir + "/tty.data"));
+  // Not a terminal: not a byte of it.
+  RunResult plain = sh(stalling + " | " + pdfix() + " copy - " + dir + "/plain.data");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+  fs::remove_all(dir);
+}
+
 TEST(Cli, OutputsAreReadableByTheirOwnerOnly) {
   // perf writes perf.data 0600: a recording holds command lines, paths and memory contents.
   const std::string dir = temp_dir();

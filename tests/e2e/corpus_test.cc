@@ -160,6 +160,51 @@ TEST(CorpusCoverage, PerfReadsExactlyTheFilesSaid) {
   EXPECT_GE(read, 20U);
 }
 
+// A second reader, written apart from perf: Debian's hotspot-perfparser. It reads the perf 6.16
+// recording perf 6.1 refuses, so pdfix's counts there are not checked against pdfix alone; and it
+// reads what fix wrote, with the same counts.
+class HotspotCorpusTest : public ::testing::TestWithParam<CorpusFile> {
+ protected:
+  void SetUp() override {
+    if (!hotspot_perfparser().empty()) return;
+    if (perf_required()) FAIL() << "hotspot-perfparser is not installed (scripts/setup.sh does)";
+    GTEST_SKIP() << "*** hotspot is not installed: SKIPPED ***";
+  }
+};
+
+TEST_P(HotspotCorpusTest, CountsEqualHotspotsBeforeAndAfterFix) {
+  const CorpusFile& f = GetParam();
+  auto theirs = hotspot_stats(f.path);
+  ASSERT_FALSE(theirs.empty()) << "hotspot-perfparser reads nothing of " << f.name;
+  auto ours = pdfix_counts(f.path);
+  EXPECT_EQ(ours["SAMPLE"], theirs["samples"]);
+  EXPECT_EQ(ours["MMAP"] + ours["MMAP2"], theirs["mmaps"]);
+  const std::string dir = temp_dir();
+  ASSERT_EQ(sh(pdfix() + " fix " + quote(f.path) + " " + dir + "/out.data").status, 0);
+  EXPECT_EQ(hotspot_stats(dir + "/out.data"), theirs);
+  fs::remove_all(dir);
+}
+
+TEST(CorpusCoverage, HotspotReadsExactlyTheFilesSaid) {
+  if (hotspot_perfparser().empty()) {
+    if (perf_required()) FAIL() << "hotspot-perfparser is not installed (scripts/setup.sh does)";
+    GTEST_SKIP() << "*** hotspot is not installed: SKIPPED ***";
+  }
+  size_t read = 0;
+  for (const CorpusFile& f : accepted_corpus_files()) {
+    auto theirs = hotspot_stats(f.path);
+    auto ours = pdfix_counts(f.path);
+    const bool agree = !theirs.empty() && ours["SAMPLE"] == theirs["samples"] &&
+                       ours["MMAP"] + ours["MMAP2"] == theirs["mmaps"];
+    EXPECT_EQ(agree, f.hotspot_reads) << f.name;
+    if (f.hotspot_reads) ++read;
+  }
+  EXPECT_GE(read, 20U);
+}
+
+INSTANTIATE_TEST_SUITE_P(Foreign, HotspotCorpusTest,
+                         ::testing::ValuesIn(hotspot_read_corpus_files()),
+                         [](const auto& info) { return corpus_test_name(info.param); });
 INSTANTIATE_TEST_SUITE_P(Foreign, AcceptedCorpusTest, ::testing::ValuesIn(accepted_corpus_files()),
                          [](const auto& info) { return corpus_test_name(info.param); });
 INSTANTIATE_TEST_SUITE_P(Foreign, PerfCorpusTest, ::testing::ValuesIn(perf_read_corpus_files()),

@@ -133,7 +133,10 @@ std::vector<CorpusFile> corpus_files() {
       const std::string rel = fs::relative(e.path(), fs::path(root).parent_path()).string();
       const bool perf_reads = !refused && !rel.starts_with("foreign/linux-perf-data/sleep") &&
                               name != "perf.data.piped.intel_pt-4.14";
-      files.push_back({rel, e.path().string(), refused, perf_reads});
+      const bool zstd =
+          name.find("zstd") != std::string::npos || name.find("compressed") != std::string::npos;
+      const bool hotspot_reads = !refused && !zstd && name.find("intel_pt") == std::string::npos;
+      files.push_back({rel, e.path().string(), refused, perf_reads, hotspot_reads});
     }
   }
   std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.name < b.name; });
@@ -150,6 +153,31 @@ std::vector<CorpusFile> perf_read_corpus_files() {
   std::vector<CorpusFile> files = corpus_files();
   std::erase_if(files, [](const CorpusFile& f) { return !f.perf_reads; });
   return files;
+}
+
+std::vector<CorpusFile> hotspot_read_corpus_files() {
+  std::vector<CorpusFile> files = corpus_files();
+  std::erase_if(files, [](const CorpusFile& f) { return !f.hotspot_reads; });
+  return files;
+}
+
+std::string hotspot_perfparser() {
+  return sh("ls /usr/lib/*/libexec/hotspot-perfparser 2>/dev/null | head -1 | tr -d '\\n'").out;
+}
+
+std::map<std::string, uint64_t> hotspot_stats(const std::string& path) {
+  std::map<std::string, uint64_t> counts;
+  const std::string parser = hotspot_perfparser();
+  if (parser.empty()) return counts;
+  RunResult r = sh(quote(parser) + " --print-stats --input " + quote(path) + " 2>/dev/null");
+  static const std::regex row(R"(^(samples|mmaps): (\d+)$)");
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) counts[m[1]] = std::stoull(m[2]);
+  }
+  if (counts["samples"] == 0 && counts["mmaps"] == 0) counts.clear();
+  return counts;
 }
 
 std::string corpus_test_name(const CorpusFile& f) {

@@ -39,6 +39,11 @@ bool perf_required();
   } while (false)
 // perf report --stats's aggregated counts by record name; empty if perf cannot read the file.
 std::map<std::string, uint64_t> perf_stats(const std::string& path);
+// hotspot-perfparser --print-stats (Debian's hotspot: a reader written apart from perf and
+// pdfix): its "samples" and "mmaps" counts; empty if it is not installed or reads nothing.
+std::map<std::string, uint64_t> hotspot_stats(const std::string& path);
+// Where hotspot-perfparser is; empty when hotspot is not installed.
+std::string hotspot_perfparser();
 // pdfix info --json's record_counts.
 std::map<std::string, uint64_t> pdfix_counts(const std::string& path);
 
@@ -50,12 +55,16 @@ struct CorpusFile {
   // Whether the machine's perf 6.1 reads it: not the perf 6.16 recordings (an attr size it does
   // not know), nor a pipe of Intel PT data (CorpusCoverage checks this list against perf).
   bool perf_reads;
+  // Whether Debian's hotspot-perfparser 1.3 reads it whole: not zstd data (built without zstd),
+  // nor Intel PT (it misframes the AUXTRACE payload). CorpusCoverage checks this list too.
+  bool hotspot_reads;
 };
 std::vector<CorpusFile> corpus_files();
 // The files pdfix reads, and of those the ones perf reads too: the parameters of the tests that
 // compare with perf, so that none of them has a file to skip.
 std::vector<CorpusFile> accepted_corpus_files();
 std::vector<CorpusFile> perf_read_corpus_files();
+std::vector<CorpusFile> hotspot_read_corpus_files();
 inline void PrintTo(const CorpusFile& f, std::ostream* os) { *os << f.name; }
 // A GoogleTest-safe name for a parameterized test over corpus files.
 std::string corpus_test_name(const CorpusFile& f);

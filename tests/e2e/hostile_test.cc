@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "e2e/harness.h"
 #include "fixture/perf_data_builder.h"
 #include "format/record_type.h"
@@ -38,6 +39,12 @@ Bounded bounded(const std::string& command) {
   const auto at = r.err.rfind("maxrss=");
   if (at != std::string::npos) b.max_rss_kib = std::stoull(r.err.substr(at + 7));
   return b;
+}
+
+uint64_t le64_at(const Bytes& b, size_t at) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | b.at(at + i);
+  return v;
 }
 
 Bytes le64(uint64_t v) {
@@ -182,6 +189,31 @@ TEST_F(Hostile, ARegularFileOnStdoutIsLeftEmptyByAFailure) {
   RunResult r = sh(pdfix() + " copy " + cut + " - > " + dir_ + "/out.data");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(fs::file_size(dir_ + "/out.data"), 0U);
+}
+
+TEST_F(Hostile, AFailureSendsNothingDownAPipe) {
+  // 40 MB of good records, then a record of size zero at the very end: a writer that streamed
+  // file-mode output would have sent most of it before finding out.
+  PerfDataBuilder b;
+  b.attr({}).comm(1, 1, "x").mmap(1, 0x400000, 0x1000, 0, "/usr/bin/x");
+  for (uint64_t i = 0; i < 1000000; ++i) b.sample(0x400010, 1, 1, i);
+  b.comm(1, 1, "last");
+  Bytes file = b.build();
+  // The data section (offset and size at 40 and 48 of the header): zero the last record's size.
+  const uint64_t data = le64_at(file, 40);
+  const uint64_t end = data + le64_at(file, 48);
+  uint64_t last = data;
+  for (uint64_t at = data; at < end; at += file[at + 6] | (file[at + 7] << 8)) last = at;
+  file[last + 6] = file[last + 7] = 0;
+  const std::string bad = write(file, "bad.data");
+  ASSERT_GT(fs::file_size(bad), 32U << 20);
+  for (const char* verb : {"copy", "fix", "inject --buildids"}) {
+    RunResult r = sh(pdfix() + " " + verb + " " + bad + " - | wc -c");
+    EXPECT_NE(r.status, 0) << verb;  // pipefail: pdfix's own status
+    EXPECT_EQ(r.out, "0\n") << verb;
+    EXPECT_NE(r.err.find(absl::StrCat("offset 0x", absl::Hex(last))), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(sh(pdfix() + " copy " + bad + " - | cat >/dev/null").status, 2);
 }
 
 TEST_F(Hostile, SignalsLeaveNoTemporaryFile) {

@@ -342,5 +342,80 @@ TEST_F(InjectTest, RunningItTwiceChangesNothing) {
   EXPECT_TRUE(same_file(dir_ + "/once.data", dir_ + "/twice.data"));
 }
 
+TEST_F(InjectTest, RunningItTwiceOnAStreamChangesNothing) {
+  // pdfix after pdfix in one pipeline: the second finds every id in place, the HEADER_BUILD_ID
+  // records the first added included, and adds none again.
+  const std::string in = record("", dir_ + "/app/app", /*pipe=*/true);
+  for (const std::string verb : {"inject --buildids", "fix"}) {
+    const std::string once = dir_ + "/once.pipe.data";
+    const std::string twice = dir_ + "/twice.pipe.data";
+    RunResult r = sh("cat " + in + " | " + pdfix() + " " + verb + " - - | tee " + once + " | " +
+                     pdfix() + " " + verb + " --json - - > " + twice);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_file(once, twice)) << verb;
+    EXPECT_FALSE(same_file(in, once)) << verb;
+    // The second run's own report: nothing upgraded, nothing added to the table.
+    const std::string json = r.err.substr(r.err.rfind("\n{") + 1);
+    EXPECT_NE(json.find("\"upgraded\": 0"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"table_entries_added\": 0"), std::string::npos) << json;
+  }
+}
+
+TEST_F(InjectTest, InjectReadsTheCacheGivenWithBuildidDir) {
+  // As ACacheEntryAddedWhileRecordingNamesAFileSinceDeleted, through inject's own option.
+  const std::string app = dir_ + "/app/app";
+  const std::string cache = dir_ + "/cache";
+  const std::string id = readelf_id(app);
+  const std::string in = record(
+      "", "sh -c " + quote(app + "; perf --buildid-dir " + cache + " buildid-cache -a " + app));
+  fs::remove(app);
+  ASSERT_EQ(sh(pdfix() + " inject --buildids " + in + " " + dir_ + "/none.data").status, 0);
+  EXPECT_EQ(mapped_id(dir_ + "/none.data", app), "");  // without it, ~/.debug knows nothing
+  RunResult r = sh(pdfix() + " inject --buildids --buildid-dir " + cache + " " + in + " " + dir_ +
+                   "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(mapped_id(dir_ + "/out.data", app), id);
+}
+
+TEST_F(InjectTest, FixJsonHasEachPassUnderItsNameWithPerfsCounts) {
+  const std::string in = record("", dir_ + "/app/app");
+  const std::string out = dir_ + "/out.data";
+  RunResult r = sh(pdfix() + " fix --json " + in + " " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  // One object, and for each pass the members a script reads; checked with Python's parser.
+  const std::string script =
+      "import json,sys; d=json.load(open(sys.argv[1])); "
+      "print(sorted(d)); i=d['inject']; "
+      "print(i['upgraded'], i['had_build_id'], i['left_alone'], i['table_entries_added']); "
+      "print(d['module_sizes']['module_maps'], len(d['module_sizes']['changed']))";
+  std::ofstream(dir_ + "/fix.json") << r.err;
+  RunResult p = sh("python3 -c " + quote(script) + " " + dir_ + "/fix.json");
+  ASSERT_EQ(p.status, 0) << p.err << r.err;
+  std::istringstream lines(p.out);
+  std::string keys, inject, modules;
+  std::getline(lines, keys);
+  std::getline(lines, inject);
+  std::getline(lines, modules);
+  EXPECT_EQ(keys, "['inject', 'module_sizes', 'repair_build_ids', 'tag_kernel']");
+  // perf's view: the map records that carry an id after, none before (perf record -B).
+  int with_id_before = 0, with_id_after = 0, maps = 0;
+  for (const MapLine& m : perf_maps(in)) with_id_before += m.build_id.empty() ? 0 : 1;
+  for (const MapLine& m : perf_maps(out)) {
+    ++maps;
+    with_id_after += m.build_id.empty() ? 0 : 1;
+  }
+  EXPECT_EQ(with_id_before, 0);
+  int upgraded = -1, had = -1, left = -1, added = -1;
+  std::istringstream(inject) >> upgraded >> had >> left >> added;
+  EXPECT_EQ(upgraded, with_id_after);
+  EXPECT_EQ(had, 0);
+  EXPECT_EQ(upgraded + had + left, maps);
+  // Every id went into the table, which perf record -B left without one: perf lists them.
+  const std::string list = sh("perf buildid-list -i " + quote(out) + " | wc -l").out;
+  EXPECT_EQ(added, std::stoi(list));
+  // No kernel module maps in a program's recording on this machine.
+  EXPECT_EQ(modules, "0 0");
+}
+
 }  // namespace
 }  // namespace pdfix::e2e
