@@ -1,5 +1,6 @@
 #include "store/fetch.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +10,6 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "store/cache_store.h"
 
@@ -26,15 +26,15 @@ struct Debuginfod {
 };
 
 absl::StatusOr<Debuginfod> load_debuginfod() {
-  std::string error;
-  auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary("libdebuginfod.so.1", &error);
-  if (!lib.isValid()) {
+  // Never unloaded: curl and GnuTLS keep global state for the life of the process.
+  void* lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (lib == nullptr) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot load libdebuginfod.so.1 (Debian: libdebuginfod1): ", error));
+        absl::StrCat("cannot load libdebuginfod.so.1 (Debian: libdebuginfod1): ", dlerror()));
   }
   Debuginfod api;
-  auto symbol = [&lib](const char* name, auto& into) {
-    into = reinterpret_cast<std::remove_reference_t<decltype(into)>>(lib.getAddressOfSymbol(name));
+  auto symbol = [lib](const char* name, auto& into) {
+    into = reinterpret_cast<std::remove_reference_t<decltype(into)>>(dlsym(lib, name));
     return into != nullptr;
   };
   if (!symbol("debuginfod_begin", api.begin) || !symbol("debuginfod_end", api.end) ||
