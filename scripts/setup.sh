@@ -8,8 +8,8 @@ packages=(
   cmake ninja-build g++ pkg-config
   llvm-19-dev libzstd-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblzma-dev zlib1g-dev libdebuginfod-dev libcli11-dev libarchive-dev
-  linux-perf debuginfod zstd xz-utils gzip python3 hyperfine time
-  clang-format-19 clang-tidy-19 clang-19 libfuzzer-19-dev libclang-rt-19-dev
+  linux-perf debuginfod hotspot xfsprogs zstd xz-utils gzip python3 hyperfine time
+  clang-format-19 clang-tidy-19 clang-19 lld-19 libfuzzer-19-dev libclang-rt-19-dev
 )
 
 as_root=()
