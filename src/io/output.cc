@@ -1,8 +1,11 @@
 #include "io/output.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +22,8 @@ constexpr size_t kBufferSize = 1 << 20;
 // Jobs waiting for the worker at most: bounds the memory held by buffered bytes, and how far
 // behind the caller the worker may fall (a megabyte or two of mapped input stays in the cache).
 constexpr size_t kMaxQueued = 4;
+// Shorter runs are not worth an ioctl: their blocks are copied.
+constexpr uint64_t kMinClone = uint64_t{64} << 10;
 
 absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
 
@@ -162,8 +167,49 @@ absl::Status Output::drain() {
 }
 
 absl::Status Output::run(const Job& job) {
-  if (!job.mapped.empty()) return write_all(job.mapped.data(), job.mapped.size());
-  return write_all(job.bytes.data(), job.bytes.size());
+  if (job.mapped.empty()) return write_all(job.bytes.data(), job.bytes.size());
+  if (job.from.fd < 0 || cloning_.load(std::memory_order_relaxed) == kRefused) {
+    return write_all(job.mapped.data(), job.mapped.size());
+  }
+  return clone_or_write(job);
+}
+
+// FICLONERANGE shares whole filesystem blocks, so source and destination must sit at the same
+// offset within a block: the writer keeps untouched runs where they were within a page (the pad
+// before the data section). The edges of a run are written as usual.
+absl::Status Output::clone_or_write(const Job& job) {
+  if (block_ == 0) {
+    struct statfs fs{};
+    if (fstatfs(fd_, &fs) != 0 || fs.f_bsize <= 0) {
+      cloning_.store(kRefused, std::memory_order_relaxed);
+      return write_all(job.mapped.data(), job.mapped.size());
+    }
+    block_ = static_cast<uint64_t>(fs.f_bsize);
+  }
+  const uint64_t block = block_;
+  const uint64_t n = job.mapped.size();
+  const uint64_t head = (block - job.at % block) % block;
+  if ((job.from.offset + head) % block != 0 || n < head + kMinClone) {
+    return write_all(job.mapped.data(), n);
+  }
+  const uint64_t body = (n - head) / block * block;
+  if (auto s = write_all(job.mapped.data(), head); !s.ok()) return s;
+  file_clone_range range{};
+  range.src_fd = job.from.fd;
+  range.src_offset = job.from.offset + head;
+  range.src_length = body;
+  range.dest_offset = job.at + head;
+  if (ioctl(fd_, FICLONERANGE, &range) != 0) {
+    // Another filesystem, one that cannot share blocks, or a temporary file elsewhere: the bytes
+    // are copied, now and for the rest of this output.
+    cloning_.store(kRefused, std::memory_order_relaxed);
+    return write_all(job.mapped.data() + head, n - head);
+  }
+  cloning_.store(kClones, std::memory_order_relaxed);
+  if (lseek(fd_, static_cast<off_t>(job.at + head + body), SEEK_SET) < 0) {
+    return errno_status(absl::StrCat("cannot write ", target_));
+  }
+  return write_all(job.mapped.data() + head + body, n - head - body);
 }
 
 absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
@@ -204,12 +250,14 @@ absl::Status Output::write(std::span<const uint8_t> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Output::write_mapped(std::span<const uint8_t> mapped) {
+absl::Status Output::write_mapped(std::span<const uint8_t> mapped, Origin from) {
   if (mapped.size() < kMinDirectWrite) return write(mapped);
   if (auto s = flush(); !s.ok()) return s;
-  pos_ += mapped.size();
   Job job;
   job.mapped = mapped;
+  job.from = from;
+  job.at = pos_;
+  pos_ += mapped.size();
   return enqueue(std::move(job));
 }
 

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -26,6 +27,12 @@
 #include "absl/status/statusor.h"
 
 namespace pdfix::io {
+
+// The file a mapping views, and where in it some mapped bytes start.
+struct Origin {
+  int fd = -1;
+  uint64_t offset = 0;
+};
 
 class Output {
  public:
@@ -49,7 +56,11 @@ class Output {
   // Writes `mapped` (bytes of a file mapping, which must stay mapped until commit() or
   // destruction) straight from where they are. The caller has just read them, so the worker, a
   // step behind, copies them from the cache: less memory traffic than copying the file twice.
-  absl::Status write_mapped(std::span<const uint8_t> mapped);
+  // Given their `from`, the whole blocks of a long run are cloned instead (FICLONERANGE) where
+  // the filesystem shares blocks between files (XFS, btrfs): nothing is copied at all.
+  absl::Status write_mapped(std::span<const uint8_t> mapped, Origin from = {});
+  // Whether runs have been cloned: the caller may then hand longer ones at a time.
+  bool sharing_blocks() const { return cloning_.load(std::memory_order_relaxed) == kClones; }
   // Overwrites bytes already written (kSeekable only).
   absl::Status patch(uint64_t offset, std::span<const uint8_t> bytes);
   uint64_t position() const { return pos_; }
@@ -60,6 +71,8 @@ class Output {
   struct Job {
     std::vector<uint8_t> bytes;
     std::span<const uint8_t> mapped;
+    Origin from;
+    uint64_t at = 0;  // the output offset of the first byte
   };
   // Where the bytes written to fd_ end up, besides fd_ itself.
   struct Where {
@@ -78,6 +91,7 @@ class Output {
   absl::Status drain();
   void work();
   absl::Status run(const Job& job);
+  absl::Status clone_or_write(const Job& job);
   absl::Status write_all(const uint8_t* p, uint64_t n);
 
   int fd_;
@@ -87,6 +101,14 @@ class Output {
   bool committed_ = false;
   uint64_t pos_ = 0;
   std::vector<uint8_t> buf_;
+
+  // Decided by the first run there is to clone, on the worker; a refusal is final for this
+  // output, so a filesystem that cannot share blocks costs one failed ioctl.
+  static constexpr int kUntried = 0;
+  static constexpr int kClones = 1;
+  static constexpr int kRefused = 2;
+  std::atomic<int> cloning_{kUntried};
+  uint64_t block_ = 0;  // fd_'s filesystem block, once asked (worker only)
 
   std::mutex mu_;
   std::condition_variable changed_;

@@ -15,6 +15,9 @@ constexpr size_t kCompressChunk = size_t{32} * 1024;
 // An untouched run is handed to the output once this long, so that the writing of it overlaps the
 // reading of what follows while the run is still in the cache.
 constexpr uint64_t kRunChunk = io::Output::kMinDirectWrite;
+// Where the output shares blocks with the input nothing is copied, and each clone costs a
+// filesystem transaction: runs go in long pieces.
+constexpr uint64_t kCloneChunk = uint64_t{64} << 20;
 // Data-section bytes held back while the alignment pad is undecided, at most: a recording whose
 // head is rewritten this far gets no pad.
 constexpr size_t kMaxHeld = size_t{1} << 20;
@@ -36,7 +39,9 @@ absl::Status Writer::begin() {
   const format::FileHeader& h = session_.header();
   const uint64_t prefix = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   if (mapped_ != nullptr) {
-    if (auto s = out_.write_mapped(mapped_->bytes().first(prefix)); !s.ok()) return s;
+    if (auto s = out_.write_mapped(mapped_->bytes().first(prefix), {mapped_->fd(), 0}); !s.ok()) {
+      return s;
+    }
   } else {
     // Only a pipe arrives unmapped; its header is the 16-byte pipe header.
     std::vector<uint8_t> head(format::kPipeHeaderSize);
@@ -80,7 +85,7 @@ absl::Status Writer::flush_run() {
     // first long run, because only now is the growth before it known.
     if (auto s = settle_pad((run_begin_ - out_begin) & (page_size_ - 1)); !s.ok()) return s;
   }
-  return out_.write_mapped(run);
+  return out_.write_mapped(run, {from->fd(), run_begin_});
 }
 
 absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
@@ -98,7 +103,8 @@ absl::Status Writer::emit_untouched(uint64_t offset, uint64_t size, uint32_t par
   pos_ += size;
   if (run_len_ > 0 && run_part_ == part && run_begin_ + run_len_ == offset) {
     run_len_ += size;
-    return run_len_ >= kRunChunk ? flush_run() : absl::OkStatus();
+    return run_len_ >= (out_.sharing_blocks() ? kCloneChunk : kRunChunk) ? flush_run()
+                                                                         : absl::OkStatus();
   }
   if (auto s = flush_run(); !s.ok()) return s;
   run_begin_ = offset;
@@ -182,7 +188,7 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
                                  [](const auto& m) { return m.first != m.second; });
   if (edits.replace.empty() && edits.remove.empty() && !moved && !zstd_ && data_pad_ == 0 &&
       new_data_end == in.data.end()) {
-    return out_.write_mapped(file.subspan(in.data.end()));
+    return out_.write_mapped(file.subspan(in.data.end()), {mapped_->fd(), in.data.end()});
   }
 
   struct Piece {
