@@ -387,6 +387,62 @@ TEST(Writer, LongRecordingThatNothingChangesIsByteIdentical) {
   EXPECT_EQ(testing::read_file(in_path + ".out"), original);
 }
 
+// A saved stream (mapped, read from byte 16) whose records are framed across the reader's chunks
+// (io::MappedFile::chunk_at): an unaligned record of a type pdfix does not know puts the next
+// SAMPLE's header across the first chunk's end, 3 bytes before it and 5 after.
+Bytes straddling_recording(size_t& samples) {
+  constexpr uint64_t kBoundary = io::MappedFile::kChunkSize;
+  constexpr uint32_t kUnknownType = 95;
+  const Bytes marker = {0xde, 0xad, 0xbe, 0xef, 0xfe, 0xed, 0xfa, 0xce};
+  auto build = [&](size_t before, size_t body) {
+    PerfDataBuilder b;
+    b.pipe_mode().attr({}).comm(1, 1, "x");
+    for (size_t i = 0; i < before; ++i) b.sample(0x400010, 1, 1, i);
+    Bytes raw = marker;
+    raw.resize(std::max(body, marker.size()), 0x5a);
+    b.raw_record(kUnknownType, 0, raw);
+    for (size_t i = 0; i < 3000; ++i) b.sample(0x400020, 1, 1, i);
+    return b.build();
+  };
+  const Bytes probe = build(1, 0);
+  const Bytes one_more = build(2, 0);
+  const size_t sample_size = one_more.size() - probe.size();
+  const size_t before = (kBoundary - 4096) / sample_size;
+  const Bytes draft = build(before, 0);
+  const size_t at =
+      std::search(draft.begin(), draft.end(), marker.begin(), marker.end()) - draft.begin() - 8;
+  // The unknown record ends 3 bytes short of the boundary: its size is 5 mod 8, so the builder's
+  // padding to 8 (3 bytes) comes out again.
+  const size_t size = kBoundary - 3 - at;
+  Bytes file = build(before, size - 8);
+  const size_t padded = (size + 7) / 8 * 8;
+  file.erase(file.begin() + static_cast<ptrdiff_t>(at + size),
+             file.begin() + static_cast<ptrdiff_t>(at + padded));
+  file[at + 6] = static_cast<uint8_t>(size);
+  file[at + 7] = static_cast<uint8_t>(size >> 8);
+  samples = before + 3000;
+  return file;
+}
+
+TEST(Reader, AHeaderAcrossTwoChunksIsFramed) {
+  size_t samples = 0;
+  const Bytes original = straddling_recording(samples);
+  ASSERT_GT(original.size(), io::MappedFile::kChunkSize + 65536);
+  const auto path = testing::write_temp(original);
+  // Every record, read one by one: the samples the recording was built with, and the unknown one.
+  auto read = testing::read_back(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(static_cast<size_t>(std::count(read->types.begin(), read->types.end(),
+                                           static_cast<uint32_t>(format::kSample))),
+            samples);
+  EXPECT_EQ(std::count(read->types.begin(), read->types.end(), 95U), 1);
+  // Skipped in runs and written from the chunks: the same bytes.
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  ASSERT_TRUE(transform::run_pipeline(*in, path + ".copy", {}, {}).ok());
+  EXPECT_EQ(testing::read_file(path + ".copy"), original);
+}
+
 TEST(Reader, ZeroSizeRecordIsRefusedWithItsOffset) {
   PerfDataBuilder b;
   b.attr({}).comm(1, 1, "x").raw_record(9, 0, Bytes(8, 0));

@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -50,14 +53,50 @@ void MappedFile::release(uint64_t offset, uint64_t len) const {
   }
 }
 
-void MappedFile::prefault(uint64_t offset, uint64_t len) const {
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const uint64_t begin = offset / page * page;
-  const uint64_t end = std::min(size_, offset + len);
-  // Kernels before 5.14 do not know MADV_POPULATE_READ; they fault the pages in as read.
-  if (data_ != nullptr && end > begin) {
-    madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_POPULATE_READ);
+Chunk::Chunk(uint64_t capacity)
+    // Page-aligned like the mapping, so a write from a chunk copies whole pages as from there.
+    : data_(static_cast<uint8_t*>(std::aligned_alloc(4096, capacity))), capacity_(capacity) {
+  if (data_ == nullptr) throw std::bad_alloc();
+}
+
+Chunk::~Chunk() { std::free(data_); }
+
+std::span<const uint8_t> Chunk::from(uint64_t at, uint64_t n) const {
+  return {data_ + (at - offset_), std::min(n, end() - at)};
+}
+
+std::shared_ptr<const Chunk> MappedFile::chunk_at(uint64_t offset) const {
+  // Enough for the reader's chunk, the writer's a step behind and the output's queued jobs.
+  constexpr size_t kKept = 8;
+  const uint64_t base = offset / kChunkSize * kChunkSize;
+  if (base >= size_) return nullptr;
+  for (const auto& c : chunks_) {
+    if (c->offset_ == base && c->size_ > 0) return c;
   }
+  // The buffer of the oldest chunk nobody holds any more; a new one while fewer are kept.
+  std::shared_ptr<Chunk> chunk;
+  for (auto& c : chunks_) {
+    if (c.use_count() == 1 && (!chunk || c->offset_ < chunk->offset_)) chunk = c;
+  }
+  if (chunk) {
+    // The output worker let go of it after writing from it; what it read happens before this.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  } else {
+    chunk = std::make_shared<Chunk>(kChunkSize);
+    if (chunks_.size() < kKept) chunks_.push_back(chunk);
+  }
+  const uint64_t want = std::min(kChunkSize, size_ - base);
+  chunk->offset_ = base;
+  chunk->size_ = 0;
+  while (chunk->size_ < want) {
+    const ssize_t got = pread(fd_, chunk->data_ + chunk->size_, want - chunk->size_,
+                              static_cast<off_t>(base + chunk->size_));
+    if (got < 0 && errno == EINTR) continue;
+    // An error, or a file that shrank: the mapping's own fault handling reports it.
+    if (got <= 0) return nullptr;
+    chunk->size_ += static_cast<uint64_t>(got);
+  }
+  return chunk;
 }
 
 absl::StatusOr<std::span<const uint8_t>> PipeStream::peek(uint64_t n) {

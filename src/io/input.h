@@ -12,9 +12,32 @@
 
 namespace pdfix::io {
 
+// Bytes of a file read into memory: see MappedFile::chunk_at.
+class Chunk {
+ public:
+  explicit Chunk(uint64_t capacity);
+  ~Chunk();
+  Chunk(const Chunk&) = delete;
+  Chunk& operator=(const Chunk&) = delete;
+  uint64_t offset() const { return offset_; }
+  uint64_t end() const { return offset_ + size_; }
+  // The bytes from file offset `at` (which this chunk holds) on, at most `n` of them.
+  std::span<const uint8_t> from(uint64_t at, uint64_t n) const;
+
+ private:
+  friend class MappedFile;
+  uint8_t* data_;
+  uint64_t capacity_;
+  uint64_t offset_ = 0;
+  uint64_t size_ = 0;
+};
+
 // A read-only private mapping of a whole file.
 class MappedFile {
  public:
+  // The size of a chunk, and the alignment of its offset in the file.
+  static constexpr uint64_t kChunkSize = uint64_t{256} << 10;
+
   static absl::StatusOr<std::unique_ptr<MappedFile>> open_fd(int fd, std::string name);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
@@ -26,8 +49,14 @@ class MappedFile {
   // Tells the kernel that [offset, offset+len) will not be read again, so a sliding window over a
   // large file keeps resident memory bounded.
   void release(uint64_t offset, uint64_t len) const;
-  // Maps the pages of [offset, offset+len) now, in one call; only a hint.
-  void prefault(uint64_t offset, uint64_t len) const;
+  // The kChunkSize bytes (fewer at the end) from the multiple of kChunkSize at or below
+  // `offset`, read with pread; null when they cannot be read, and the mapping must be used.
+  // Mapping a page costs more than copying it where page tables are shadowed (virtual machines:
+  // 1 to 3 us a page, measured on this project's machine kind), and a recording is read once:
+  // the bulk of it is framed and written from chunks, and only the records a pass looks at are
+  // read through the mapping. Recent chunks are kept and their buffers reused once no holder is
+  // left, so the memory stays a few chunks whatever the file's size. One thread only.
+  std::shared_ptr<const Chunk> chunk_at(uint64_t offset) const;
 
  private:
   MappedFile(int fd, const uint8_t* data, uint64_t size, std::string name)
@@ -36,6 +65,7 @@ class MappedFile {
   const uint8_t* data_;
   uint64_t size_;
   std::string name_;
+  mutable std::vector<std::shared_ptr<Chunk>> chunks_;
 };
 
 // A forward-only byte stream over a pipe: peek() makes the next bytes visible in one contiguous

@@ -250,12 +250,14 @@ absl::Status Output::write(std::span<const uint8_t> bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Output::write_mapped(std::span<const uint8_t> mapped, Origin from) {
+absl::Status Output::write_mapped(std::span<const uint8_t> mapped, Origin from,
+                                  std::shared_ptr<const void> keep) {
   if (mapped.size() < kMinDirectWrite) return write(mapped);
   if (auto s = flush(); !s.ok()) return s;
   Job job;
   job.mapped = mapped;
   job.from = from;
+  job.keep = std::move(keep);
   job.at = pos_;
   pos_ += mapped.size();
   return enqueue(std::move(job));

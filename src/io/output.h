@@ -58,7 +58,9 @@ class Output {
   // step behind, copies them from the cache: less memory traffic than copying the file twice.
   // Given their `from`, the whole blocks of a long run are cloned instead (FICLONERANGE) where
   // the filesystem shares blocks between files (XFS, btrfs): nothing is copied at all.
-  absl::Status write_mapped(std::span<const uint8_t> mapped, Origin from = {});
+  // `keep` holds the bytes alive instead where they are not a mapping's (an io::Chunk).
+  absl::Status write_mapped(std::span<const uint8_t> mapped, Origin from = {},
+                            std::shared_ptr<const void> keep = nullptr);
   // Whether runs have been cloned: the caller may then hand longer ones at a time.
   bool sharing_blocks() const { return cloning_.load(std::memory_order_relaxed) == kClones; }
   // Overwrites bytes already written (kSeekable only).
@@ -73,6 +75,7 @@ class Output {
     std::span<const uint8_t> mapped;
     Origin from;
     uint64_t at = 0;  // the output offset of the first byte
+    std::shared_ptr<const void> keep;
   };
   // Where the bytes written to fd_ end up, besides fd_ itself.
   struct Where {

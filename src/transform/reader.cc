@@ -16,15 +16,9 @@ constexpr uint64_t kReleaseStep = uint64_t{16} << 20;
 // mapping a few jobs behind the reader (io::Output), and a page given back before that would be
 // mapped again, and then kept.
 constexpr uint64_t kReleaseLag = uint64_t{8} << 20;
-// How much of the mapping ahead is mapped in one call: one page fault at a time stalls the
-// framing, and prefetches into pages not yet mapped are dropped.
-constexpr uint64_t kPrefaultStep = uint64_t{2} << 20;
 // At most this much is skipped in one call, so that the window slides and the writer can hand
 // over what was skipped while it is still in the cache.
 constexpr uint64_t kMaxSkip = uint64_t{256} << 10;
-// How far ahead of the header being read its successors are fetched into the cache: far enough
-// to cover the memory latency of several dozen small records.
-constexpr uint64_t kPrefetchDistance = 2048;
 // The largest record taken inside compressed data: a ring-buffer record is at most 64 KiB; room
 // is left for payloads, which perf does not compress.
 constexpr uint64_t kMaxInnerRecord = uint64_t{1} << 20;
@@ -41,7 +35,6 @@ RecordReader::RecordReader(const io::MappedFile& file, Session& session, ReaderO
   pos_ = h.pipe ? format::kPipeHeaderSize : h.data.offset;
   end_ = h.pipe ? file_.size() : h.data.end();
   released_ = pos_;
-  prefaulted_ = pos_;
   total_ = end_;
   for (const io::MappedFile* p : parts_) total_ += p->bytes().size();
 }
@@ -51,7 +44,8 @@ void RecordReader::open_next_part() {
   mapped_ = parts_[next_part_++];
   part_ = static_cast<uint32_t>(next_part_);
   file_ = mapped_->bytes();
-  pos_ = released_ = prefaulted_ = 0;
+  pos_ = released_ = 0;
+  chunk_.reset();
   end_ = file_.size();
   // Each thread compressed its file on its own.
   zstd_.reset();
@@ -65,12 +59,14 @@ void RecordReader::slide_window() {
     mapped_->release(released_, upto - released_);
     released_ = upto;
   }
-  prefaulted_ = std::max(prefaulted_, pos_);
-  if (prefaulted_ < end_ && prefaulted_ - pos_ < kPrefaultStep / 2) {
-    const uint64_t len = std::min(kPrefaultStep, end_ - prefaulted_);
-    mapped_->prefault(prefaulted_, len);
-    prefaulted_ += len;
-  }
+}
+
+const uint8_t* RecordReader::header_at(uint64_t pos) {
+  if (!chunk_ || pos < chunk_->offset() || pos >= chunk_->end()) chunk_ = mapped_->chunk_at(pos);
+  // A header across two chunks (after an unaligned COMPRESSED record), or a file that cannot be
+  // read: from the mapping.
+  if (!chunk_ || chunk_->end() - pos < format::kRecordHeaderSize) return file_.data() + pos;
+  return chunk_->from(pos, format::kRecordHeaderSize).data();
 }
 
 RecordReader::RecordReader(io::PipeStream& pipe, Session& session, ReaderOptions opts)
@@ -136,9 +132,7 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
   uint64_t pos = pos_;
   const uint64_t limit = pos_ + std::min(kMaxSkip, end_ - pos_);
   while (limit - pos >= format::kRecordHeaderSize) {
-    // Each header says where the next one is: without a look ahead, every record waits on memory.
-    __builtin_prefetch(file_.data() + pos + kPrefetchDistance);
-    const format::RecordHeader hdr = format::read_record_header(e, file_.data() + pos);
+    const format::RecordHeader hdr = format::read_record_header(e, header_at(pos));
     if (hdr.size < format::kRecordHeaderSize || hdr.size > end_ - pos ||
         !format::is_kernel_type(hdr.type) || wanted[hdr.type]) {
       break;
@@ -170,11 +164,18 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next_in_part() {
   // Most records of a mapped file are plain ones that need no more than their header: frame them
   // here, and leave payloads, compressed data, events and errors to the general path.
   if (pipe_ == nullptr && inner_pos_ >= inner_.size() && end_ - pos_ >= format::kRecordHeaderSize) {
-    const format::RecordHeader hdr =
-        format::read_record_header(session_.endian(), file_.data() + pos_);
+    const format::RecordHeader hdr = format::read_record_header(session_.endian(), header_at(pos_));
     if (hdr.size >= format::kRecordHeaderSize && hdr.size <= end_ - pos_ &&
         format::is_kernel_type(hdr.type)) {
-      RecordRef r{file_.subspan(pos_, hdr.size), hdr, pos_, 0, false, true};
+      // From the chunk the header came from when it holds the whole record: its pages are not
+      // mapped for one look.
+      const bool in_chunk = chunk_ && pos_ >= chunk_->offset() && chunk_->end() - pos_ >= hdr.size;
+      RecordRef r{in_chunk ? chunk_->from(pos_, hdr.size) : file_.subspan(pos_, hdr.size),
+                  hdr,
+                  pos_,
+                  0,
+                  false,
+                  true};
       pos_ += hdr.size;
       slide_window();
       return r;

@@ -5,6 +5,7 @@
 
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -59,8 +60,11 @@ class RecordReader {
   // be more than `avail` holds.
   absl::StatusOr<uint64_t> frame(std::span<const uint8_t> avail, uint64_t offset,
                                  format::RecordHeader& hdr) const;
-  // Gives back the pages behind the read position and maps those ahead of it.
+  // Gives back the pages behind the read position.
   void slide_window();
+  // The record header at `pos` of the file being read: from a chunk (io::MappedFile::chunk_at),
+  // so that skipping records maps none of their pages.
+  const uint8_t* header_at(uint64_t pos);
   // Moves on to the next data.N file, once this one is read to its end.
   void open_next_part();
   absl::StatusOr<std::optional<RecordRef>> next_in_part();
@@ -72,8 +76,8 @@ class RecordReader {
   ReaderOptions opts_;
   const io::MappedFile* mapped_ = nullptr;
   std::span<const uint8_t> file_;
-  uint64_t released_ = 0;    // the mapping before this offset has been given back
-  uint64_t prefaulted_ = 0;  // ... and up to this one has been mapped ahead
+  uint64_t released_ = 0;  // the mapping before this offset has been given back
+  std::shared_ptr<const io::Chunk> chunk_;
   io::PipeStream* pipe_ = nullptr;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;

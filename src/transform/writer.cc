@@ -12,9 +12,15 @@ namespace {
 
 // Input bytes per re-compressed record: the compressed output must fit a record's u16 size.
 constexpr size_t kCompressChunk = size_t{32} * 1024;
-// An untouched run is handed to the output once this long, so that the writing of it overlaps the
-// reading of what follows while the run is still in the cache.
-constexpr uint64_t kRunChunk = io::Output::kMinDirectWrite;
+// An untouched run is handed to the output a chunk at a time, as the reader read it
+// (io::MappedFile::chunk_at), so that the writing of it overlaps the reading of what follows while
+// the chunk is still in the cache.
+constexpr uint64_t kRunChunk = io::MappedFile::kChunkSize;
+static_assert(kRunChunk >= io::Output::kMinDirectWrite,
+              "a whole chunk is written from where it is");
+// A run at least this long decides the pad before the data section (see flush_run); the first
+// one may end at the first chunk's end, a little short of a whole chunk.
+constexpr uint64_t kLongRun = uint64_t{64} << 10;
 // Where the output shares blocks with the input nothing is copied, and each clone costs a
 // filesystem transaction: runs go in long pieces.
 constexpr uint64_t kCloneChunk = uint64_t{64} << 20;
@@ -71,21 +77,38 @@ absl::Status Writer::settle_pad(uint64_t pad) {
   return s;
 }
 
-absl::Status Writer::flush_run() {
-  if (run_len_ == 0) return absl::OkStatus();
-  const io::MappedFile* from = run_part_ == 0 ? mapped_ : parts_[run_part_ - 1];
-  const std::span<const uint8_t> run = from->bytes().subspan(run_begin_, run_len_);
+absl::Status Writer::flush_run(uint64_t len) {
+  len = std::min(len, run_len_);
+  if (len == 0) return absl::OkStatus();
+  const io::MappedFile& from = run_part_ == 0 ? *mapped_ : *parts_[run_part_ - 1];
+  const uint64_t begin = run_begin_;
   const uint64_t out_begin = pos_ - run_len_;
-  run_len_ = 0;
-  if (aligning_) {
-    if (run.size() < io::Output::kMinDirectWrite) return put(run);
+  run_begin_ += len;
+  run_len_ -= len;
+  if (aligning_ && len >= kLongRun) {
     // The kernel copies a run into the page cache much faster when it sits at the same offset
     // within a page in both files, and records that grew before it (MMAP upgraded to MMAP2)
     // moved it. Padding before the data section moves it back. The pad is decided here, at the
     // first long run, because only now is the growth before it known.
-    if (auto s = settle_pad((run_begin_ - out_begin) & (page_size_ - 1)); !s.ok()) return s;
+    if (auto s = settle_pad((begin - out_begin) & (page_size_ - 1)); !s.ok()) return s;
   }
-  return out_.write_mapped(run, {from->fd(), run_begin_});
+  return send(from, begin, len);
+}
+
+absl::Status Writer::send(const io::MappedFile& from, uint64_t begin, uint64_t len) {
+  if (!aligning_ && out_.sharing_blocks()) {
+    return out_.write_mapped(from.bytes().subspan(begin, len), {from.fd(), begin});
+  }
+  while (len > 0) {
+    std::shared_ptr<const io::Chunk> chunk = from.chunk_at(begin);
+    if (!chunk) return put(from.bytes().subspan(begin, len));
+    const std::span<const uint8_t> piece = chunk->from(begin, len);
+    auto s = aligning_ ? put(piece) : out_.write_mapped(piece, {from.fd(), begin}, chunk);
+    if (!s.ok()) return s;
+    begin += piece.size();
+    len -= piece.size();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Writer::write_bytes(std::span<const uint8_t> bytes) {
@@ -103,14 +126,16 @@ absl::Status Writer::emit_untouched(uint64_t offset, uint64_t size, uint32_t par
   pos_ += size;
   if (run_len_ > 0 && run_part_ == part && run_begin_ + run_len_ == offset) {
     run_len_ += size;
-    return run_len_ >= (out_.sharing_blocks() ? kCloneChunk : kRunChunk) ? flush_run()
-                                                                         : absl::OkStatus();
+  } else {
+    if (auto s = flush_run(); !s.ok()) return s;
+    run_begin_ = offset;
+    run_len_ = size;
+    run_part_ = part;
   }
-  if (auto s = flush_run(); !s.ok()) return s;
-  run_begin_ = offset;
-  run_len_ = size;
-  run_part_ = part;
-  return absl::OkStatus();
+  if (out_.sharing_blocks()) return run_len_ >= kCloneChunk ? flush_run() : absl::OkStatus();
+  // What reaches past a chunk's end goes out up to there: whole chunks, each in one piece.
+  const uint64_t whole = (run_begin_ + run_len_) / kRunChunk * kRunChunk;
+  return whole > run_begin_ ? flush_run(whole - run_begin_) : absl::OkStatus();
 }
 
 absl::Status Writer::flush_compressed(bool all) {

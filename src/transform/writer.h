@@ -54,7 +54,11 @@ class Writer : public RecordSink {
   absl::Status put(std::span<const uint8_t> bytes);
   // Writes `pad` zero bytes before the data section, then what was held.
   absl::Status settle_pad(uint64_t pad);
-  absl::Status flush_run();
+  // Writes the first `len` bytes of the pending run (all of it by default); the rest stays pending.
+  absl::Status flush_run(uint64_t len = UINT64_MAX);
+  // Hands [begin, begin + len) of `from` to the output: from the reader's chunks, or, where the
+  // output shares blocks with the input, as a range of the mapping to clone.
+  absl::Status send(const io::MappedFile& from, uint64_t begin, uint64_t len);
   absl::Status flush_compressed(bool all);
   absl::Status write_features(const FeatureEdits& edits, uint64_t new_data_end);
 
