@@ -12,9 +12,9 @@ using format::malformed_at;
 namespace {
 // How much of the mapping is read before the pages behind are given back.
 constexpr uint64_t kReleaseStep = uint64_t{16} << 20;
-// How far behind the read position pages are kept: the writer writes untouched runs from the
-// mapping a few jobs behind the reader (io::Output), and a page given back before that would be
-// mapped again, and then kept.
+// How far behind the read position pages are kept: where the output clones untouched runs, it
+// writes their edges from the mapping a few jobs behind the reader (io::Output), and a page given
+// back before that would be mapped again, and then kept.
 constexpr uint64_t kReleaseLag = uint64_t{8} << 20;
 // At most this much is skipped in one call, so that the window slides and the writer can hand
 // over what was skipped while it is still in the cache.
@@ -170,12 +170,9 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next_in_part() {
       // From the chunk the header came from when it holds the whole record: its pages are not
       // mapped for one look.
       const bool in_chunk = chunk_ && pos_ >= chunk_->offset() && chunk_->end() - pos_ >= hdr.size;
-      RecordRef r{in_chunk ? chunk_->from(pos_, hdr.size) : file_.subspan(pos_, hdr.size),
-                  hdr,
-                  pos_,
-                  0,
-                  false,
-                  true};
+      const std::span<const uint8_t> bytes =
+          in_chunk ? chunk_->from(pos_, hdr.size) : file_.subspan(pos_, hdr.size);
+      RecordRef r{bytes, hdr, pos_, 0, false, true};
       pos_ += hdr.size;
       slide_window();
       return r;

@@ -1,6 +1,7 @@
-// Reads the records of a recording one at a time, as views: over the mapping in file mode, over a
-// buffer in pipe mode, over the decompressed stream inside COMPRESSED records. A view stays valid
-// until the next call to next().
+// Reads the records of a recording one at a time, as views: in file mode over the chunk it was
+// read in (io::MappedFile::chunk_at) or the mapping, over a buffer in pipe mode, over the
+// decompressed stream inside COMPRESSED records. A view stays valid until the next call to next()
+// or skip_unwanted().
 #pragma once
 
 #include <bitset>
@@ -76,8 +77,8 @@ class RecordReader {
   ReaderOptions opts_;
   const io::MappedFile* mapped_ = nullptr;
   std::span<const uint8_t> file_;
-  uint64_t released_ = 0;  // the mapping before this offset has been given back
-  std::shared_ptr<const io::Chunk> chunk_;
+  uint64_t released_ = 0;                   // the mapping before this offset has been given back
+  std::shared_ptr<const io::Chunk> chunk_;  // the one the last header was read from
   io::PipeStream* pipe_ = nullptr;
   uint64_t pos_ = 0;
   uint64_t end_ = 0;
