@@ -13,8 +13,7 @@ cd "$(dirname "$0")/.."
 source bench/lib.sh
 runs=${1:-20}
 
-[ -s "$work/dense.data" ] || record_dense "$work/dense.data"
-[ -s "$work/dwarf.data" ] || record_dwarf "$work/dwarf.data"
+ensure_recordings
 
 image=$(mktemp -p "${TMPDIR:-/var/tmp}" pdfix-xfs.XXXXXX)
 mnt=$(mktemp -d -p "${TMPDIR:-/var/tmp}" pdfix-xfs-mnt.XXXXXX)

@@ -15,8 +15,7 @@ cd "$(dirname "$0")/.."
 source bench/lib.sh
 runs=${1:-20}
 
-[ -s "$work/dense.data" ] || record_dense "$work/dense.data"
-[ -s "$work/dwarf.data" ] || record_dwarf "$work/dwarf.data"
+ensure_recordings
 
 printf '%-8s %-8s %5s %7s %9s %7s %8s %13s %13s %14s %9s %8s\n' recording method MiB 'cp ms' \
   'inject ms' 'fix ms' 'perf ms' inject/cp fix/cp perf/cp pdfix_rss perf_rss

@@ -34,3 +34,9 @@ record_dense() {
   perf record -q -a -g -F 20000 -o "$1" -- sh -c "$(declare -f workload); workload 9000000" \
     2>/dev/null
 }
+
+# The dense and the dwarf recordings in $work, recorded unless kept from an earlier run.
+ensure_recordings() {
+  [ -s "$work/dense.data" ] || record_dense "$work/dense.data"
+  [ -s "$work/dwarf.data" ] || record_dwarf "$work/dwarf.data"
+}

@@ -65,6 +65,15 @@ class InjectTest : public ::testing::Test {
     return out;
   }
 
+  // The app recorded while perf's build-id cache `cache` gets it (as perf record does at its end),
+  // then deleted: only the cache can name it.
+  std::string record_into_cache_then_delete(const std::string& app, const std::string& cache) {
+    const std::string in = record(
+        "", "sh -c " + quote(app + "; perf --buildid-dir " + cache + " buildid-cache -a " + app));
+    fs::remove(app);
+    return in;
+  }
+
   // Every check of the issue on an injected recording of the app in `where`.
   void expect_every_map_identified(const std::string& in, const std::string& out,
                                    const std::string& where, bool pipe = false) {
@@ -272,9 +281,7 @@ TEST_F(InjectTest, ACacheEntryAddedWhileRecordingNamesAFileSinceDeleted) {
   const std::string app = dir_ + "/app/app";
   const std::string cache = dir_ + "/cache";
   const std::string id = readelf_id(app);
-  const std::string in = record(
-      "", "sh -c " + quote(app + "; perf --buildid-dir " + cache + " buildid-cache -a " + app));
-  fs::remove(app);
+  const std::string in = record_into_cache_then_delete(app, cache);
   const std::string out = dir_ + "/out.data";
   RunResult r = sh(pdfix() + " fix -v --buildid-dir " + cache + " " + in + " " + out);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -366,9 +373,7 @@ TEST_F(InjectTest, InjectReadsTheCacheGivenWithBuildidDir) {
   const std::string app = dir_ + "/app/app";
   const std::string cache = dir_ + "/cache";
   const std::string id = readelf_id(app);
-  const std::string in = record(
-      "", "sh -c " + quote(app + "; perf --buildid-dir " + cache + " buildid-cache -a " + app));
-  fs::remove(app);
+  const std::string in = record_into_cache_then_delete(app, cache);
   ASSERT_EQ(sh(pdfix() + " inject --buildids " + in + " " + dir_ + "/none.data").status, 0);
   EXPECT_EQ(mapped_id(dir_ + "/none.data", app), "");  // without it, ~/.debug knows nothing
   RunResult r = sh(pdfix() + " inject --buildids --buildid-dir " + cache + " " + in + " " + dir_ +
