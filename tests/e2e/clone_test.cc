@@ -18,6 +18,15 @@ int shared_extents(const std::string& path) {
   return std::stoi(r.out);
 }
 
+// The first byte of `path`'s last shared extent (filefrag counts in blocks of 4 KiB with -b4096),
+// or 0 when none is shared.
+uint64_t last_shared_from(const std::string& path) {
+  RunResult r =
+      sh("filefrag -b4096 -v " + quote(path) +
+         " | awk '/shared/ { split($2, a, \"[.]\"); from = a[1] } END { print from + 0 }'");
+  return std::stoull(r.out) * 4096;
+}
+
 class CloneTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,11 +49,14 @@ class CloneTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   // A recording with large records (8 KiB of stack each) made on the XFS image; `args` adds -z.
+  // Halfway, the shell runs /bin/true: its maps, which inject rewrites, stand between two long
+  // runs, and the second starts at no particular offset within a block.
   std::string record(const std::string& name, const std::string& args, int loops = 300000) {
     const std::string path = mnt_ + "/" + name;
-    RunResult r =
-        sh("perf record -q -B --call-graph dwarf,8192 -F 5000 " + args + " -o " + path +
-           " -- sh -c 'i=0; while [ $i -lt " + std::to_string(loops) + " ]; do i=$((i+1)); done'");
+    const std::string loop =
+        "i=0; while [ $i -lt " + std::to_string(loops / 2) + " ]; do i=$((i+1)); done";
+    RunResult r = sh("perf record -q -B --call-graph dwarf,8192 -F 5000 " + args + " -o " + path +
+                     " -- sh -c '" + loop + "; /bin/true; " + loop + "'");
     EXPECT_EQ(r.status, 0) << r.err;
     return path;
   }
@@ -68,9 +80,17 @@ class CloneTest : public ::testing::Test {
 TEST_F(CloneTest, UntouchedRunsAreClonedAndTheBytesAreTheSame) {
   const std::string in = record("in.data", "");
   ASSERT_GT(fs::file_size(in), 4U << 20) << "too short to have long runs";
+  // /bin/true's maps are past the first MiB, so a run after them is cloned from within a block.
+  RunResult dump = sh(pdfix() + " dump " + in + " | grep 'MMAP2.*/true' | tail -1");
+  ASSERT_EQ(dump.status, 0);
+  const uint64_t true_maps = std::stoull(dump.out.substr(0, dump.out.find(' ')), nullptr, 16);
+  ASSERT_GT(true_maps, 1U << 20) << dump.out;
   // inject grows the kernel map (MMAP to MMAP2) and every user map: the runs between them move,
   // and are cloned at their new place.
   EXPECT_GT(run_both("inject --buildids", in, "inject.data"), 0);
+  // The run after /true's rewritten maps starts within a block: it is cloned from the next block
+  // on, at its own place in the output (the bytes above say so), not written.
+  EXPECT_GT(last_shared_from(mnt_ + "/inject.data"), true_maps);
   EXPECT_GT(run_both("fix", in, "fix.data"), 0);
   // Nothing changes: the whole file but its edges.
   EXPECT_GT(run_both("copy", in, "copy.data"), 0);
