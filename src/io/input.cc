@@ -55,7 +55,7 @@ void MappedFile::release(uint64_t offset, uint64_t len) const {
 
 Chunk::Chunk(uint64_t capacity)
     // Page-aligned like the mapping, so a write from a chunk copies whole pages as from there.
-    : data_(static_cast<uint8_t*>(std::aligned_alloc(4096, capacity))), capacity_(capacity) {
+    : data_(static_cast<uint8_t*>(std::aligned_alloc(4096, capacity))) {
   if (data_ == nullptr) throw std::bad_alloc();
 }
 
@@ -92,8 +92,12 @@ std::shared_ptr<const Chunk> MappedFile::chunk_at(uint64_t offset) const {
     const ssize_t got = pread(fd_, chunk->data_ + chunk->size_, want - chunk->size_,
                               static_cast<off_t>(base + chunk->size_));
     if (got < 0 && errno == EINTR) continue;
-    // An error, or a file that shrank: the mapping's own fault handling reports it.
-    if (got <= 0) return nullptr;
+    if (got <= 0) {
+      // An error, or a file that shrank: the mapping's own fault handling reports it. The
+      // buffer holds nothing that can be handed out again.
+      chunk->size_ = 0;
+      return nullptr;
+    }
     chunk->size_ += static_cast<uint64_t>(got);
   }
   return chunk;

@@ -27,7 +27,6 @@ class Chunk {
  private:
   friend class MappedFile;
   uint8_t* data_;
-  uint64_t capacity_;
   uint64_t offset_ = 0;
   uint64_t size_ = 0;
 };

@@ -65,7 +65,7 @@ const uint8_t* RecordReader::header_at(uint64_t pos) {
   if (!chunk_ || pos < chunk_->offset() || pos >= chunk_->end()) chunk_ = mapped_->chunk_at(pos);
   // A header across two chunks (after an unaligned COMPRESSED record), or a file that cannot be
   // read: from the mapping.
-  if (!chunk_ || chunk_->end() - pos < format::kRecordHeaderSize) return file_.data() + pos;
+  if (!chunk_ || chunk_->end() < pos + format::kRecordHeaderSize) return file_.data() + pos;
   return chunk_->from(pos, format::kRecordHeaderSize).data();
 }
 
