@@ -110,6 +110,7 @@ Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& ho
   add_common(*cmd, *args);
   CliOptions options(*cmd);
   kind.declare(options);
+  if (const std::string o = kind.required_option(); !o.empty()) cmd->get_option(o)->required();
   return {cmd, [verb, &kind, args, &host] { return run(verb, {&kind}, *args, host); }};
 }
 

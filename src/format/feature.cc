@@ -10,14 +10,21 @@
 namespace pdfix::format {
 namespace {
 
-constexpr std::array<const char*, 32> kNames = {
-    "reserved",        "tracing_data", "build_id",     "hostname",     "osrelease",
-    "version",         "arch",         "nrcpus",       "cpudesc",      "cpuid",
-    "total_mem",       "cmdline",      "event_desc",   "cpu_topology", "numa_topology",
-    "branch_stack",    "pmu_mappings", "group_desc",   "auxtrace",     "stat",
-    "cache",           "sample_time",  "mem_topology", "clockid",      "dir_format",
-    "bpf_prog_info",   "bpf_btf",      "compressed",   "cpu_pmu_caps", "clock_data",
-    "hybrid_topology", "pmu_caps"};
+constexpr std::array<const char*, 35> kNames = {
+    "reserved",        "tracing_data", "build_id",        "hostname",     "osrelease",
+    "version",         "arch",         "nrcpus",          "cpudesc",      "cpuid",
+    "total_mem",       "cmdline",      "event_desc",      "cpu_topology", "numa_topology",
+    "branch_stack",    "pmu_mappings", "group_desc",      "auxtrace",     "stat",
+    "cache",           "sample_time",  "mem_topology",    "clockid",      "dir_format",
+    "bpf_prog_info",   "bpf_btf",      "compressed",      "cpu_pmu_caps", "clock_data",
+    "hybrid_topology", "pmu_caps",     "cpu_domain_info", "e_machine",    "cln_size"};
+
+// simpleperf's own, from 128 (its record_file_format.h).
+constexpr std::array<const char*, 7> kSimpleperfNames = {
+    "simpleperf_file",         "simpleperf_meta_info",
+    "simpleperf_debug_unwind", "simpleperf_debug_unwind_file",
+    "simpleperf_file2",        "simpleperf_etm_branch_list",
+    "simpleperf_init_map"};
 
 // A bounds-checked cursor over one feature payload.
 class Cursor {
@@ -69,6 +76,9 @@ class Cursor {
 
 std::string feature_name(int id) {
   if (id >= 0 && static_cast<size_t>(id) < kNames.size()) return kNames[id];
+  if (id >= 128 && static_cast<size_t>(id - 128) < kSimpleperfNames.size()) {
+    return kSimpleperfNames[id - 128];
+  }
   return absl::StrCat("feature_", id);
 }
 
@@ -272,6 +282,15 @@ absl::StatusOr<ClockData> decode_clock_data(const FeatureBytes& f) {
   d.wall_clock_ns = *wall;
   d.clockid_time_ns = *clk;
   return d;
+}
+
+absl::StatusOr<EMachine> decode_e_machine(const FeatureBytes& f) {
+  Cursor c(f);
+  auto machine = c.u32();
+  if (!machine.ok()) return machine.status();
+  auto flags = c.u32();
+  if (!flags.ok()) return flags.status();
+  return EMachine{*machine, *flags};
 }
 
 }  // namespace pdfix::format

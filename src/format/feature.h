@@ -35,6 +35,10 @@ enum FeatureId : int {
   kFeatDirFormat = 24,
   kFeatCompressed = 27,
   kFeatClockData = 29,
+  kFeatPmuCaps = 31,
+  kFeatCpuDomainInfo = 32,
+  kFeatEMachine = 33,  // {u32 e_machine, u32 e_flags}: the recorded ELF machine
+  kFeatClnSize = 34,
 };
 
 // perf's lower-case name ("build_id", "osrelease"), or "feature_<n>".
@@ -122,5 +126,11 @@ struct ClockData {
   uint64_t clockid_time_ns = 0;
 };
 absl::StatusOr<ClockData> decode_clock_data(const FeatureBytes& f);
+
+struct EMachine {
+  uint32_t machine = 0;  // EM_*
+  uint32_t flags = 0;
+};
+absl::StatusOr<EMachine> decode_e_machine(const FeatureBytes& f);
 
 }  // namespace pdfix::format

@@ -37,6 +37,10 @@ struct FileHeader {
 
   // Where perf reads the feature table from.
   uint64_t feature_table_offset() const { return data.end(); }
+  // Written by Android's simpleperf, whose feature numbers start at 128 (perf's end near 40) and
+  // whose framing differs from perf's in two records: see RecordReader::frame.
+  bool simpleperf() const { return !pipe && (features >> kSimpleperfFirstFeature).any(); }
+  static constexpr size_t kSimpleperfFirstFeature = 128;
 };
 
 // Parses the header at the start of `bytes`. `bytes` is the whole file when `whole_file`, and then

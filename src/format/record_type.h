@@ -51,6 +51,10 @@ enum RecordType : uint32_t {
   kFinishedInit = 82,
   kCompressed2 = 83,
   kBpfMetadata = 84,
+  kSchedstatCpu = 85,
+  kSchedstatDomain = 86,
+  // simpleperf's own records; their header keeps the high 16 bits of a 32-bit size in `misc`.
+  kSimpleperfFirst = 32768,
 };
 
 inline constexpr uint32_t kRecordHeaderSize = 8;
@@ -67,7 +71,7 @@ inline bool is_kernel_type(uint32_t type) { return type < kHeaderAttr; }
 inline bool has_sample_id_trailer(uint32_t type) { return is_kernel_type(type) && type != kSample; }
 inline bool is_known_type(uint32_t type) {
   return (type >= kMmap && type <= kCallchainDeferred) ||
-         (type >= kHeaderAttr && type <= kBpfMetadata);
+         (type >= kHeaderAttr && type <= kSchedstatDomain);
 }
 inline bool is_compressed_type(uint32_t type) {
   return type == kCompressed || type == kCompressed2;

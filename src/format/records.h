@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -102,8 +103,21 @@ struct SampleHead {
   uint64_t stream_id = 0;
   uint32_t cpu = 0;
   uint64_t period = 0;
+  uint64_t end = 0;  // offset in the record just past these fields
 };
 absl::StatusOr<SampleHead> decode_sample_head(std::span<const uint8_t> record, const Endian& e,
                                               uint64_t sample_type, uint64_t file_offset);
+
+// Where a SAMPLE's callchain (u64 nr, then nr ips) starts in the record: past the fixed head
+// and the READ values `read_format` lays out. nullopt when sample_type has no CALLCHAIN.
+absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint8_t> record,
+                                                            const Endian& e, uint64_t sample_type,
+                                                            uint64_t read_format,
+                                                            uint64_t file_offset);
+
+// The callchain marker (PERF_CONTEXT_USER_DEFERRED) a sample ends its kernel callchain with, then a
+// cookie, when its user part comes later in a CALLCHAIN_DEFERRED record {cookie, nr, ips[nr]}.
+inline constexpr uint64_t kContextUserDeferred = static_cast<uint64_t>(-640);
+inline constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
 
 }  // namespace pdfix::format

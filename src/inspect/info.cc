@@ -50,6 +50,11 @@ std::string summarize(int id, const format::FeatureBytes& f) {
       auto c = format::decode_clock_data(f);
       return c.ok() ? absl::StrCat("clockid ", c->clockid, " wall ", c->wall_clock_ns, " ns") : "";
     }
+    case format::kFeatEMachine: {
+      auto m = format::decode_e_machine(f);
+      return m.ok() ? absl::StrCat("ELF machine ", m->machine, " flags 0x", absl::Hex(m->flags))
+                    : "";
+    }
     default:
       return "";
   }

@@ -24,14 +24,6 @@ uint64_t machine_of(const format::BuildIdEntry& e) {
   return format::machine_of(e.misc, static_cast<uint32_t>(e.pid));
 }
 
-// The name the build-id table uses for a map: the kernel is "[kernel.kallsyms]", not the
-// "[kernel.kallsyms]_text" its map record carries.
-std::string table_name(const transform::Map& m) {
-  const std::string_view name = m.fields.filename;
-  return std::string(m.kind == format::MapKind::kKernel ? name.substr(0, name.find(']') + 1)
-                                                        : name);
-}
-
 }  // namespace
 
 InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
@@ -80,7 +72,7 @@ absl::Status InjectBuildIds::add_to_table(const transform::RecordRef& r, const f
                                           bool from_record, const transform::Session& s,
                                           transform::RecordSink& out) {
   const transform::Map& m = *r.map;
-  const std::string name = table_name(m);
+  const std::string name = m.table_name();
   const std::string key = table_key(m.machine, name, id);
   if (in_table_.contains(key)) return absl::OkStatus();
   if (from_record) {

@@ -1,3 +1,4 @@
+#include "passes/compat.h"
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
 #include "passes/repair.h"
@@ -14,6 +15,8 @@ std::vector<std::unique_ptr<RepairKind>> repair_kinds() {
   kinds.push_back(repair_build_ids_kind());
   kinds.push_back(tag_kernel_kind());
   kinds.push_back(inject_build_ids_kind());
+  // Last: what the others wrote is then rewritten for the older reader too.
+  kinds.push_back(compat_kind());
   return kinds;
 }
 

@@ -58,6 +58,8 @@ class RepairKind {
   virtual std::string description() const = 0;
   // A switch the verb requires, naming what it does ("--buildids"); empty: none.
   virtual std::string required_switch() const { return ""; }
+  // An option its own verb requires ("--for"), which `fix` may go without; empty: none.
+  virtual std::string required_option() const { return ""; }
   virtual void declare(Options& /*options*/) {}
   virtual std::unique_ptr<Repair> make(const Common& common) const = 0;
 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ class RecordSink {
 struct FeatureEdits {
   std::map<int, std::vector<uint8_t>> replace;
   std::set<int> remove;
+  // The attrs section anew, entries of `attr_size` bytes (perf_event_attr and its ids' section),
+  // no longer than the input's: it is written where the input's was, so nothing else moves.
+  std::optional<std::vector<uint8_t>> attrs;
+  uint64_t attr_size = 0;
 };
 
 class Pass {
@@ -54,6 +59,11 @@ class Pass {
   // sections with what the rewrite learned (the writer lays features out after the data).
   virtual absl::Status finish(const Session& /*s*/, RecordSink& /*out*/, FeatureEdits& /*edits*/) {
     return absl::OkStatus();
+  }
+  // A pass writing for a reader that cannot take the input's compressed records names the type
+  // zstd data must be written as: COMPRESSED (81), or 0 for plain records.
+  virtual std::optional<uint32_t> compressed_output(const Session& /*s*/) const {
+    return std::nullopt;
   }
 };
 

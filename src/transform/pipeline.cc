@@ -362,7 +362,13 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
   // One file from many: the threads' compressed streams become one.
   const bool merging = in.directory && options.single_file;
   auto compression = Writer::Compression::kRecompress;
-  if (chain.empty() && !merging) {
+  std::optional<uint32_t> compressed_output;
+  for (const auto& pass : chain) {
+    if (auto t = pass->compressed_output(*session)) compressed_output = t;
+  }
+  if (compressed_output) {
+    // A reader that cannot take the input's form: what is compressed is written anew.
+  } else if (chain.empty() && !merging) {
     compression = Writer::Compression::kKeep;
   } else if (session->compressed_file() && in.mapped != nullptr && !merging) {
     auto changes = chain_changes_records(in, make_chain, options);
@@ -376,6 +382,7 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
         *outs->files[i], *session, in.mapped.get(), compression, parts,
         i == 0 ? Writer::Layout::kRecording : Writer::Layout::kBareRecords));
     if (options.zstd_level != 0) writers.back()->set_zstd_level(options.zstd_level);
+    if (compressed_output) writers.back()->set_compressed_output(*compressed_output);
     if (auto s = writers.back()->begin(); !s.ok()) return s;
   }
   std::vector<Writer*> by_part;

@@ -88,6 +88,15 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
                         ", smaller than its own 8-byte header");
   }
   uint64_t total = hdr.size;
+  if (session_.header().simpleperf()) {
+    // simpleperf's own records keep a 32-bit size, the high half where perf has misc; its
+    // TRACING_DATA counts the payload in header.size, as no perf does.
+    if (hdr.type >= format::kSimpleperfFirst) {
+      total = (uint64_t{hdr.misc} << 16) | hdr.size;
+      return total;
+    }
+    if (hdr.type == format::kHeaderTracingData) return total;
+  }
   if (hdr.type == format::kHeaderTracingData || hdr.type == format::kAuxtrace) {
     // These two carry a payload that header.size does not count; its length is in the body.
     const uint32_t fixed = hdr.type == format::kAuxtrace ? format::kAuxtraceRecordSize

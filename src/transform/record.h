@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "format/build_id.h"
 #include "format/map_kind.h"
@@ -18,6 +20,14 @@ struct Map {
   format::MapKind kind = format::MapKind::kAnonymous;
   uint64_t machine = 0;                     // format::machine_of(misc, pid)
   std::optional<format::BuildId> build_id;  // the id the record carries, if any
+
+  // The name the build-id table gives the file: the kernel is "[kernel.kallsyms]", not the
+  // "[kernel.kallsyms]_text" its map record carries.
+  std::string table_name() const {
+    const std::string_view name = fields.filename;
+    return std::string(kind == format::MapKind::kKernel ? name.substr(0, name.find(']') + 1)
+                                                        : name);
+  }
 };
 
 // A view of a record's bytes (the payload of TRACING_DATA/AUXTRACE included) and where it came

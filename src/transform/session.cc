@@ -103,7 +103,9 @@ absl::Status Session::observe(const RecordRef& r) {
     }
     return add_attr(*std::move(attr));
   }
-  if (r.header.type == format::kHeaderFeature && r.bytes.size() >= 16) {
+  // A feature record with nothing in it is no feature: perf ends a stream's features with one
+  // numbered HEADER_LAST_FEATURE, which is a feature's number for a newer perf.
+  if (r.header.type == format::kHeaderFeature && r.bytes.size() > 16) {
     int id = static_cast<int>(e.u64(r.bytes.data() + 8));
     pipe_features_[id].assign(r.bytes.begin() + 16, r.bytes.end());
     if (id == format::kFeatEventDesc) learn_event_names();
@@ -115,6 +117,11 @@ absl::Status Session::observe(const RecordRef& r) {
     learn_strings();
   }
   return absl::OkStatus();
+}
+
+std::span<const uint8_t> Session::attrs_section() const {
+  if (pipe() || header_.attrs.end() > file_.size()) return {};
+  return file_.subspan(header_.attrs.offset, header_.attrs.size);
 }
 
 std::optional<uint64_t> Session::kernel_start(uint64_t machine) const {

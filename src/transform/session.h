@@ -33,6 +33,9 @@ class Session {
   // know whether the data has to be compressed anew.
   bool compressed_file() const { return !pipe() && feature(format::kFeatCompressed).has_value(); }
   const std::vector<format::EventAttr>& attrs() const { return attrs_; }
+  // File mode: the attrs section as stored (entries of header().attr_size bytes); empty for a
+  // stream.
+  std::span<const uint8_t> attrs_section() const;
 
   // Pipe mode learns events and features from records as they stream by; both modes learn
   // HEADER_BUILD_ID records into the build-id table.

@@ -169,10 +169,11 @@ absl::Status Writer::flush_compressed(bool all) {
 absl::Status Writer::emit(const RecordRef& r) {
   const bool container = !r.inner && format::is_compressed_type(r.header.type);
   if (container) {
-    compressed_type_ = r.header.type;
+    compressed_type_ = forced_type_.value_or(r.header.type);
     return compression_ == Compression::kKeep ? write_original(r) : absl::OkStatus();
   }
   if (r.inner) {
+    if (compression_ == Compression::kRecompress && forced_type_ == 0U) return write_bytes(r.bytes);
     if (compression_ == Compression::kRecompress) {
       to_compress_.insert(to_compress_.end(), r.bytes.begin(), r.bytes.end());
       return flush_compressed(false);
@@ -199,7 +200,25 @@ absl::Status Writer::finish(const FeatureEdits& edits) {
     if (auto s = settle_pad(0); !s.ok()) return s;
   }
   if (session_.pipe() || layout_ == Layout::kBareRecords) return absl::OkStatus();
-  return write_features(edits, pos_);
+  if (auto s = write_features(edits, pos_); !s.ok()) return s;
+  return write_attrs(edits);
+}
+
+absl::Status Writer::write_attrs(const FeatureEdits& edits) {
+  if (!edits.attrs) return absl::OkStatus();
+  const format::FileHeader& in = session_.header();
+  if (edits.attrs->size() > in.attrs.size || edits.attr_size == 0) {
+    return absl::InternalError("a pass's attrs section does not fit the input's");
+  }
+  std::vector<uint8_t> section = *edits.attrs;
+  section.resize(in.attrs.size, 0);
+  if (auto s = out_.patch(in.attrs.offset, section); !s.ok()) return s;
+  // attr_size, then the attrs section's {offset, size}.
+  std::vector<uint8_t> fields(24);
+  in.endian.put_u64(fields.data(), edits.attr_size);
+  in.endian.put_u64(fields.data() + 8, in.attrs.offset);
+  in.endian.put_u64(fields.data() + 16, edits.attrs->size());
+  return out_.patch(16, fields);
 }
 
 absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data_end) {

@@ -35,6 +35,9 @@ class Writer : public RecordSink {
   // The zstd level of data compressed anew (the input's own level is not taken: perf's -z 22 costs
   // a hundred times the time of the fast level perf uses by default).
   void set_zstd_level(int level) { zstd_level_ = level; }
+  // With kRecompress: the type records inside compressed data are written as, whatever the input
+  // used: COMPRESSED, COMPRESSED2, or 0 for plain records.
+  void set_compressed_output(uint32_t type) { forced_type_ = type; }
   static constexpr int kDefaultZstdLevel = 1;
 
   // Writes everything before the first record: the file header and all that precedes the data
@@ -61,6 +64,7 @@ class Writer : public RecordSink {
   absl::Status send(const io::MappedFile& from, uint64_t begin, uint64_t len);
   absl::Status flush_compressed(bool all);
   absl::Status write_features(const FeatureEdits& edits, uint64_t new_data_end);
+  absl::Status write_attrs(const FeatureEdits& edits);
 
   io::Output& out_;
   const Session& session_;
@@ -84,6 +88,7 @@ class Writer : public RecordSink {
   std::optional<ZstdEncoder> zstd_;
   std::vector<uint8_t> to_compress_;
   uint32_t compressed_type_ = 0;
+  std::optional<uint32_t> forced_type_;
   std::vector<uint8_t> scratch_;
 
   // Where each AUXTRACE record moved to, by its input offset.
