@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "format/perf_version.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "inspect/dump.h"
 #include "inspect/info.h"
 #include "io/input.h"
 #include "transform/open_session.h"
@@ -123,6 +125,24 @@ TEST_P(NewestTest, InfoNamesEveryNewType) {
   }
   ASSERT_EQ(info->events.size(), 1U);
   EXPECT_EQ(info->events[0].attr_size, 144U);
+}
+
+TEST_P(NewestTest, DumpShowsTheAttrTailAndTheDeferredCallchain) {
+  const std::string path = testing::write_temp(newest(GetParam(), 0x1234).build());
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok());
+  std::ostringstream text;
+  ASSERT_TRUE(inspect::dump_records(*in, false, text).ok());
+  const std::string dump = text.str();
+  // config3 (zero), then config4 = 0x1234 in the file's byte order.
+  const std::string tail = GetParam().order == std::endian::big ? "00000000000000000000000000001234"
+                                                                : "00000000000000003412000000000000";
+  EXPECT_NE(dump.find("attr_size=144 attr_tail=" + tail), std::string::npos) << dump;
+  EXPECT_NE(dump.find("callchain=5 deferred=0xc00c1e"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("CALLCHAIN_DEFERRED misc=0x0 size=64 callchain=3 deferred=0xc00c1e"),
+            std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("SCHEDSTAT_DOMAIN"), std::string::npos);
 }
 
 absl::StatusOr<passes::CompatReport> compat(const std::string& in_path, const std::string& out,

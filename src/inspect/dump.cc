@@ -1,7 +1,10 @@
 #include "inspect/dump.h"
 
+#include <algorithm>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "format/feature.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "format/utf8.h"
@@ -13,6 +16,19 @@ namespace pdfix::inspect {
 namespace {
 
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
+
+// An attr's stored size, and the bytes past perf 6.1's 128 (config3, config4, ...) in hex.
+void describe_attr(std::span<const uint8_t> attr, const format::Endian& e, llvm::json::Object& o) {
+  if (attr.size() < 8) return;
+  const uint32_t size = e.u32(attr.data() + 4);
+  o["attr_size"] = static_cast<int64_t>(size);
+  constexpr uint32_t kPerf61Size = 128;
+  const uint32_t end = std::min<uint32_t>(size, static_cast<uint32_t>(attr.size()));
+  if (end > kPerf61Size) {
+    o["attr_tail"] = absl::BytesToHexString(absl::string_view(
+        reinterpret_cast<const char*>(attr.data() + kPerf61Size), end - kPerf61Size));
+  }
+}
 
 // Adds the decoded fields of the record types pdfix understands; others get header fields only.
 absl::Status describe(const transform::RecordRef& r, const transform::Session& s,
@@ -78,6 +94,33 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
       if (a->sample_type & format::kSampleTime) o["time"] = static_cast<int64_t>(h->time);
       if (a->sample_type & format::kSampleCpu) o["cpu"] = static_cast<int64_t>(h->cpu);
       if (a->sample_type & format::kSamplePeriod) o["period"] = static_cast<int64_t>(h->period);
+      auto at = format::sample_callchain_at(r.bytes, e, a->sample_type, a->read_format, r.offset);
+      if (!at.ok()) return at.status();
+      if (*at) {
+        const uint64_t nr = e.u64(r.bytes.data() + **at);
+        o["callchain"] = static_cast<int64_t>(nr);
+        const uint8_t* ips = r.bytes.data() + **at + 8;
+        if (nr >= 2 && e.u64(ips + 8 * (nr - 2)) == format::kContextUserDeferred) {
+          o["deferred"] = hex(e.u64(ips + 8 * (nr - 1)));
+        }
+      }
+      return absl::OkStatus();
+    }
+    case format::kCallchainDeferred: {
+      if (r.bytes.size() < 24) return absl::OkStatus();
+      o["deferred"] = hex(e.u64(r.bytes.data() + 8));
+      o["callchain"] = static_cast<int64_t>(e.u64(r.bytes.data() + 16));
+      return absl::OkStatus();
+    }
+    case format::kHeaderAttr:
+      describe_attr(r.bytes.subspan(format::kRecordHeaderSize), e, o);
+      return absl::OkStatus();
+    case format::kHeaderFeature: {
+      if (r.bytes.size() < 16) return absl::OkStatus();
+      const uint64_t id = e.u64(r.bytes.data() + 8);
+      o["data"] = r.bytes.size() == 16 ? absl::StrCat("end of features (", id, ")")
+                                       : format::feature_name(static_cast<int>(
+                                             std::min<uint64_t>(id, format::kFeatureBits)));
       return absl::OkStatus();
     }
     default:
@@ -93,8 +136,9 @@ void print_text(const transform::RecordRef& r, const llvm::json::Object& o, std:
      << " misc=" << hex(r.header.misc) << " size=" << r.bytes.size();
   // Keys in a stable, readable order: the order describe() would list them in.
   static constexpr const char* kOrder[] = {
-      "cpumode", "pid",   "ppid", "tid", "ptid",     "ip",   "time",  "cpu",  "period", "start",
-      "len",     "pgoff", "dev",  "ino", "build_id", "prot", "flags", "data", "comm",   "filename"};
+      "cpumode", "pid",   "ppid", "tid",      "ptid",      "ip",       "time",      "cpu",
+      "period",  "start", "len",  "pgoff",    "dev",       "ino",      "build_id",  "prot",
+      "flags",   "data",  "comm", "filename", "callchain", "deferred", "attr_size", "attr_tail"};
   for (const char* key : kOrder) {
     const llvm::json::Value* v = o.get(key);
     if (v == nullptr) continue;
@@ -117,6 +161,24 @@ absl::Status dump_records(io::Input& in, bool json, std::ostream& os) {
   if (!session.ok()) return session.status();
   auto reader = transform::make_reader(in, *session, {.expand_compressed = true});
   llvm::raw_os_ostream jout(os);
+  // A file's attrs are no records, but an attr larger than perf 6.1's 128 bytes is worth seeing.
+  const format::FileHeader& h = session->header();
+  const std::span<const uint8_t> attrs = session->attrs_section();
+  for (uint64_t at = 0; h.attr_size > format::kFileSectionSize && at + h.attr_size <= attrs.size();
+       at += h.attr_size) {
+    llvm::json::Object o{{"offset", hex(h.attrs.offset + at)}, {"type", "ATTR"}};
+    describe_attr(attrs.subspan(at, h.attr_size - format::kFileSectionSize), h.endian, o);
+    if (json) {
+      jout << llvm::json::Value(std::move(o)) << "\n";
+    } else {
+      os << hex(h.attrs.offset + at) << " ATTR (attrs section)";
+      for (const char* key : {"attr_size", "attr_tail"}) {
+        if (auto v = o.getString(key)) os << " " << key << "=" << v->str();
+        if (auto v = o.getInteger(key)) os << " " << key << "=" << *v;
+      }
+      os << "\n";
+    }
+  }
   while (true) {
     auto r = reader->next();
     if (!r.ok()) return r.status();
