@@ -235,7 +235,9 @@ TEST_F(ArchiveTest, FetchFromDebuginfodServingBundles) {
   const std::string cache = dir_ + "/cache";
   RunResult r = sh(env_ + client + pdfix() + " fetch --json --buildid-dir " + quote(cache) +
                    " --debuginfod " + url + " " + quote(fixed()));
-  sh("kill " + pid);
+  // Gone before TearDown removes its database: a server still writing its WAL races the removal.
+  sh("kill " + pid + "; for i in $(seq 100); do kill -0 " + pid +
+     " 2>/dev/null || exit 0; sleep 0.1; done");
   ASSERT_EQ(ready.status, 0) << "debuginfod never served the bundle's library";
   ASSERT_EQ(r.status, 0) << r.err;
   const auto result = parse_object(r.out);
