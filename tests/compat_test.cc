@@ -135,8 +135,9 @@ TEST_P(NewestTest, DumpShowsTheAttrTailAndTheDeferredCallchain) {
   ASSERT_TRUE(inspect::dump_records(*in, false, text).ok());
   const std::string dump = text.str();
   // config3 (zero), then config4 = 0x1234 in the file's byte order.
-  const std::string tail = GetParam().order == std::endian::big ? "00000000000000000000000000001234"
-                                                                : "00000000000000003412000000000000";
+  const std::string tail = GetParam().order == std::endian::big
+                               ? "00000000000000000000000000001234"
+                               : "00000000000000003412000000000000";
   EXPECT_NE(dump.find("attr_size=144 attr_tail=" + tail), std::string::npos) << dump;
   EXPECT_NE(dump.find("callchain=5 deferred=0xc00c1e"), std::string::npos) << dump;
   EXPECT_NE(dump.find("CALLCHAIN_DEFERRED misc=0x0 size=64 callchain=3 deferred=0xc00c1e"),
@@ -189,6 +190,7 @@ TEST_P(NewestTest, ForPerf61EverythingIsWhatItReads) {
   // came (perf orders samples by time), and the round that ended while it waited after it.
   std::map<uint64_t, std::vector<uint64_t>> chains;  // by sample time
   std::vector<uint32_t> order;
+  size_t ends = 0;
   for (size_t i = 0; i < out->types.size(); ++i) {
     EXPECT_LT(out->types[i], 83U) << i;
     EXPECT_NE(out->types[i], 22U);
@@ -198,8 +200,13 @@ TEST_P(NewestTest, ForPerf61EverythingIsWhatItReads) {
       order.push_back(static_cast<uint32_t>(time));
     } else if (out->types[i] == format::kFinishedRound) {
       order.push_back(68);
+    } else if (out->types[i] == format::kHeaderFeature && out->bytes[i].size() == 16) {
+      // The stream's end of features, numbered as perf 6.1 numbers its last.
+      EXPECT_EQ(out->endian.u64(out->bytes[i].data() + 8), 32U);
+      ++ends;
     }
   }
+  EXPECT_EQ(ends, s.pipe ? 1U : 0U);
   EXPECT_EQ(order, (std::vector<uint32_t>{1001, 1000, 68, 68}));
   EXPECT_EQ(chains[1000],
             (std::vector<uint64_t>{kKernelContext, 0xffffffff81000010ULL, 0xffffffff81000020ULL,

@@ -82,8 +82,9 @@ bool ReaderProfile::knows_type(uint32_t type) const {
 absl::StatusOr<ReaderProfile> reader_profile(std::string_view text) {
   PerfVersion v = kOldest;
   if (text != "oldest") {
-    const char* end = text.data() + text.size();
-    auto [p, ec] = std::from_chars(text.data(), end, v.major);
+    const char* begin = text.begin();
+    const char* end = text.end();
+    auto [p, ec] = std::from_chars(begin, end, v.major);
     if (ec == std::errc() && p != end && *p == '.') {
       auto [q, ec2] = std::from_chars(p + 1, end, v.minor);
       ec = ec2;
@@ -92,7 +93,7 @@ absl::StatusOr<ReaderProfile> reader_profile(std::string_view text) {
       v.minor = 0;
     }
     // A kernel release ("5.10.0-21-amd64") names its perf by its first two numbers.
-    if (ec != std::errc() || p == text.data() || (p != end && *p != '.' && *p != '-')) {
+    if (ec != std::errc() || p == begin || (p != end && *p != '.' && *p != '-')) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--for: '", std::string(text), "' is no perf version (say 6.1, 5.10, 4.19 or oldest)"));
     }

@@ -54,7 +54,7 @@ std::vector<uint8_t> finished_round(const format::Endian& e) {
 
 }  // namespace
 
-Compat::Compat(std::optional<format::ReaderProfile> target) : target_(std::move(target)) {
+Compat::Compat(std::optional<format::ReaderProfile> target) : target_(target) {
   if (target_) {
     report_.target = target_->version.text();
     report_.attr_size_to = target_->attr_size;
@@ -214,11 +214,13 @@ absl::Status Compat::send_waiting(transform::OwnedRecord& sample, uint64_t chain
   // The kernel part, without the marker and its cookie; then the user part, marked as perf marks
   // it, where there is one.
   std::vector<uint64_t> chain;
-  for (uint64_t i = 0; i + 2 < nr; ++i)
+  for (uint64_t i = 0; i + 2 < nr; ++i) {
     chain.push_back(e.u64(was.bytes.data() + chain_at + 8 + 8 * i));
+  }
   if (user != nullptr) {
-    if (user->empty() || user->front() != format::kContextUser)
+    if (user->empty() || user->front() != format::kContextUser) {
       chain.push_back(format::kContextUser);
+    }
     chain.insert(chain.end(), user->begin(), user->end());
   }
   const uint64_t tail_at = chain_at + 8 + 8 * nr;
@@ -229,8 +231,9 @@ absl::Status Compat::send_waiting(transform::OwnedRecord& sample, uint64_t chain
                              was.bytes.begin() + static_cast<ptrdiff_t>(chain_at));
   bytes.resize(size);
   e.put_u64(bytes.data() + chain_at, chain.size());
-  for (size_t i = 0; i < chain.size(); ++i)
+  for (size_t i = 0; i < chain.size(); ++i) {
     e.put_u64(bytes.data() + chain_at + 8 + 8 * i, chain[i]);
+  }
   std::copy(was.bytes.begin() + static_cast<ptrdiff_t>(tail_at), was.bytes.end(),
             bytes.begin() + static_cast<ptrdiff_t>(chain_at + 8 + 8 * chain.size()));
   format::write_record_header(e, bytes.data(),
@@ -253,8 +256,8 @@ absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Se
     return format::malformed_at(r.offset, "CALLCHAIN_DEFERRED claims ", nr,
                                 " entries, more than the record holds");
   }
-  std::vector<uint64_t> user;
-  for (uint64_t i = 0; i < nr; ++i) user.push_back(e.u64(r.bytes.data() + kFixed + 8 * i));
+  std::vector<uint64_t> user(nr);
+  for (uint64_t i = 0; i < nr; ++i) user[i] = e.u64(r.bytes.data() + kFixed + 8 * i);
   // The trailer's TID (its first field when the event samples it) says whose stack this is.
   std::optional<uint32_t> tid;
   const format::EventAttr* attr = s.attr_for(r);
