@@ -561,6 +561,23 @@ TEST_P(PassTest, CheckFindsWhatFixRepairsAndNothingAfterIt) {
   EXPECT_EQ(check_errors(run("fix", testing::read_file(in))), std::vector<std::string>{});
 }
 
+// fix --for a reader before 5.12: inject lists the ids the maps carry, compat then takes them out
+// of the maps; the table has each once.
+TEST_P(PassTest, FixForAnOldReaderListsEachIdOnceAndNoMapCarriesOne) {
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.mmap2_build_id(10, 0x400000, 0x1000, 0, "/opt/gone/app", id_bytes('3'))
+      .mmap2_build_id(11, 0x400000, 0x1000, 0, "/opt/gone/app", id_bytes('3'))
+      .sample(0x400010, 10, 10, 1000);
+  auto out = read_output(run("fix", b.build(), {{"--for", "5.10"}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<std::pair<std::string, std::string>> table;
+  for (const auto& e : out->table) table.emplace_back(e.filename, format::build_id_hex(e));
+  EXPECT_EQ(table, (std::vector<std::pair<std::string, std::string>>{{"/opt/gone/app", kAppId}}));
+  ASSERT_EQ(out->maps.size(), 2U);
+  for (const auto& m : out->maps) EXPECT_EQ(m.id, "") << m.filename;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, PassTest, ::testing::ValuesIn(shapes()),
                          [](const auto& info) { return info.param.name; });
 

@@ -67,7 +67,7 @@ bool Compat::wants(uint32_t type) const {
   if (!target_) return false;
   const bool stitching = !target_->knows_type(format::kCallchainDeferred);
   return type == format::kHeaderAttr || type == format::kHeaderFeature ||
-         (type == format::kMmap2 && !target_->build_id_mmap2) ||
+         ((type == format::kMmap2 || type == format::kHeaderBuildId) && !target_->build_id_mmap2) ||
          (stitching && (type == format::kSample || type == format::kFinishedRound)) ||
          !target_->knows_type(type);
 }
@@ -146,36 +146,42 @@ absl::Status Compat::feature_record(const transform::RecordRef& r, const transfo
   return out.emit(r);
 }
 
+void Compat::list(const std::vector<format::BuildIdEntry>& entries,
+                  std::set<std::string>& into) const {
+  for (const auto& entry : entries) {
+    if (auto id = entry.build_id()) {
+      into.insert(table_key(format::machine_of(entry.misc, static_cast<uint32_t>(entry.pid)),
+                            entry.filename, *id));
+    }
+  }
+}
+
 absl::Status Compat::plain_map(const transform::RecordRef& r, const transform::Session& s,
                                transform::RecordSink& out) {
   const transform::Map& m = *r.map;
   const format::Endian& e = s.endian();
-  if (listed_.empty()) {
-    for (const auto& entry : s.build_id_table().entries) {
-      if (auto id = entry.build_id()) {
-        listed_.insert(table_key(format::machine_of(entry.misc, static_cast<uint32_t>(entry.pid)),
-                                 entry.filename, *id));
-      }
-    }
-  }
+  const auto& table = s.build_id_table().entries;
+  list({table.begin() + static_cast<ptrdiff_t>(table_seen_), table.end()}, listed_);
+  table_seen_ = table.size();
   ++report_.build_id_maps_made_plain;
   const std::string name = m.table_name();
   if (m.kind != format::MapKind::kAnonymous &&
       listed_.insert(table_key(m.machine, name, *m.build_id)).second) {
     // The id leaves the record: the table keeps it for the reader.
-    ++report_.table_entries_added;
     const uint16_t mode = m.fields.misc & format::kCpuModeMask;
     const int32_t pid =
         format::is_guest_mode(m.fields.misc) ? static_cast<int32_t>(m.fields.pid) : -1;
     if (!s.pipe()) {
-      new_entries_.push_back(
+      new_entries_.emplace_back(
+          table_key(m.machine, name, *m.build_id),
           format::encode_build_id_entry(0, mode, pid, m.build_id->view(), name, e));
-    } else if (auto st = out.emit(rebuilt_.inserted(
-                   format::encode_build_id_entry(format::kHeaderBuildId, mode, pid,
-                                                 m.build_id->view(), name, e),
-                   r, e));
-               !st.ok()) {
-      return st;
+    } else {
+      ++report_.table_entries_added;
+      auto st = out.emit(
+          rebuilt_.inserted(format::encode_build_id_entry(format::kHeaderBuildId, mode, pid,
+                                                          m.build_id->view(), name, e),
+                            r, e));
+      if (!st.ok()) return st;
     }
   }
   return out.emit(rebuilt_.map_without_build_id(r, s));
@@ -296,6 +302,15 @@ absl::Status Compat::rewrite(const transform::RecordRef& r, const transform::Ses
       return shrink_attr_record(r, s, out);
     case format::kHeaderFeature:
       return feature_record(r, s, out);
+    case format::kHeaderBuildId:
+      // An earlier pass's entry (inject's, say): this pass must not list the id again.
+      if (!r.original) {
+        if (auto added = format::decode_build_id_table({r.bytes, s.endian(), r.offset});
+            added.ok()) {
+          list(*added, listed_);
+        }
+      }
+      return out.emit(r);
     case format::kMmap2:
       return r.map != nullptr && r.map->build_id ? plain_map(r, s, out) : out.emit(r);
     case format::kSample:
@@ -366,8 +381,18 @@ absl::Status Compat::finish(const transform::Session& s, transform::RecordSink& 
     } else if (auto f = s.feature(format::kFeatBuildId)) {
       table.assign(f->bytes.begin(), f->bytes.end());
     }
-    for (const auto& entry : new_entries_) table.insert(table.end(), entry.begin(), entry.end());
-    edits.replace[format::kFeatBuildId] = std::move(table);
+    // An earlier pass (inject) may have listed an id already.
+    std::set<std::string> in_table;
+    if (auto entries = format::decode_build_id_table({table, s.endian(), 0}); entries.ok()) {
+      list(*entries, in_table);
+    }
+    const size_t before = table.size();
+    for (const auto& [key, entry] : new_entries_) {
+      if (!in_table.insert(key).second) continue;
+      ++report_.table_entries_added;
+      table.insert(table.end(), entry.begin(), entry.end());
+    }
+    if (table.size() != before) edits.replace[format::kFeatBuildId] = std::move(table);
   }
   return absl::OkStatus();
 }

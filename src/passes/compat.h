@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/perf_version.h"
@@ -78,8 +79,13 @@ class Compat : public Repair {
   std::optional<format::ReaderProfile> target_;
   CompatReport report_;
   transform::Rebuilt rebuilt_;
-  std::set<std::string> listed_;  // table entries (machine, name, id) known or added
-  std::vector<std::vector<uint8_t>> new_entries_;  // file mode: for the table at finish()
+  // Table entries (machine, name, id) known or added: the session's (up to table_seen_), earlier
+  // passes' HEADER_BUILD_ID records, this pass's.
+  std::set<std::string> listed_;
+  size_t table_seen_ = 0;
+  // File mode: (key, entry) for the table at finish(), where an earlier pass's may be already.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> new_entries_;
+  void list(const std::vector<format::BuildIdEntry>& entries, std::set<std::string>& into) const;
 
   struct Waiting {
     uint32_t tid = 0;
