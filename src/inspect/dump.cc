@@ -17,16 +17,17 @@ namespace {
 
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
+constexpr uint32_t kPerf61AttrSize = 128;
+
 // An attr's stored size, and the bytes past perf 6.1's 128 (config3, config4, ...) in hex.
 void describe_attr(std::span<const uint8_t> attr, const format::Endian& e, llvm::json::Object& o) {
   if (attr.size() < 8) return;
   const uint32_t size = e.u32(attr.data() + 4);
   o["attr_size"] = static_cast<int64_t>(size);
-  constexpr uint32_t kPerf61Size = 128;
   const uint32_t end = std::min<uint32_t>(size, static_cast<uint32_t>(attr.size()));
-  if (end > kPerf61Size) {
+  if (end > kPerf61AttrSize) {
     o["attr_tail"] = absl::BytesToHexString(absl::string_view(
-        reinterpret_cast<const char*>(attr.data() + kPerf61Size), end - kPerf61Size));
+        reinterpret_cast<const char*>(attr.data() + kPerf61AttrSize), end - kPerf61AttrSize));
   }
 }
 
@@ -161,11 +162,12 @@ absl::Status dump_records(io::Input& in, bool json, std::ostream& os) {
   if (!session.ok()) return session.status();
   auto reader = transform::make_reader(in, *session, {.expand_compressed = true});
   llvm::raw_os_ostream jout(os);
-  // A file's attrs are no records, but an attr larger than perf 6.1's 128 bytes is worth seeing.
+  // A file's attrs are no records, but one larger than perf 6.1's 128 bytes gets a line of its own
+  // before them: what is past 128 is what older readers refuse.
   const format::FileHeader& h = session->header();
   const std::span<const uint8_t> attrs = session->attrs_section();
-  for (uint64_t at = 0; h.attr_size > format::kFileSectionSize && at + h.attr_size <= attrs.size();
-       at += h.attr_size) {
+  const bool large = h.attr_size > format::kFileSectionSize + kPerf61AttrSize;
+  for (uint64_t at = 0; large && at + h.attr_size <= attrs.size(); at += h.attr_size) {
     llvm::json::Object o{{"offset", hex(h.attrs.offset + at)}, {"type", "ATTR"}};
     describe_attr(attrs.subspan(at, h.attr_size - format::kFileSectionSize), h.endian, o);
     if (json) {
