@@ -66,8 +66,9 @@ std::span<const uint8_t> Chunk::from(uint64_t at, uint64_t n) const {
 }
 
 std::shared_ptr<const Chunk> MappedFile::chunk_at(uint64_t offset) const {
-  // Enough for the reader's chunk, the writer's a step behind and the output's queued jobs.
-  constexpr size_t kKept = 8;
+  // Enough for the reader's chunk, the writer's a step behind and the output's jobs (each
+  // gathers io::Output::kJobBytes, from two or three chunks).
+  constexpr size_t kKept = 16;
   const uint64_t base = offset / kChunkSize * kChunkSize;
   if (base >= size_) return nullptr;
   for (const auto& c : chunks_) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -18,7 +19,12 @@
 namespace pdfix::io {
 namespace {
 
-constexpr size_t kBufferSize = 1 << 20;
+constexpr size_t kSpoolBuffer = 1 << 20;
+// Views shorter than this are copied into the job.
+constexpr uint64_t kMinPiece = 4096;
+// A job is sent once it holds kJobBytes, so it has at most that many bytes' worth of views, each
+// between two pieces of its own bytes, and one more piece: all go out in one writev.
+static_assert(2 * (Output::kJobBytes / kMinPiece) + 3 <= IOV_MAX);
 // Jobs waiting for the worker at most: bounds the memory held by buffered bytes, and how far
 // behind the caller the worker may fall (a megabyte or two of mapped input stays in the cache).
 constexpr size_t kMaxQueued = 4;
@@ -167,54 +173,71 @@ absl::Status Output::drain() {
 }
 
 absl::Status Output::run(const Job& job) {
-  if (job.mapped.empty()) return write_all(job.bytes.data(), job.bytes.size());
-  if (job.from.fd < 0 || cloning_.load(std::memory_order_relaxed) == kRefused) {
-    return write_all(job.mapped.data(), job.mapped.size());
+  std::vector<struct iovec> iov;
+  uint64_t at = job.at;
+  for (const Piece& p : job.pieces) {
+    const uint8_t* data = p.data != nullptr ? p.data : job.bytes.data() + p.offset;
+    if (p.from.fd >= 0 && p.len >= kMinClone &&
+        cloning_.load(std::memory_order_relaxed) != kRefused) {
+      if (auto s = write_vector(iov); !s.ok()) return s;
+      if (auto s = clone_or_write(data, p.len, p.from, at); !s.ok()) return s;
+    } else {
+      iov.push_back({const_cast<uint8_t*>(data), p.len});
+    }
+    at += p.len;
   }
-  return clone_or_write(job);
+  return write_vector(iov);
 }
 
 // FICLONERANGE shares whole filesystem blocks, so source and destination must sit at the same
 // offset within a block: the writer keeps untouched runs where they were within a page (the pad
 // before the data section). The edges of a run are written as usual.
-absl::Status Output::clone_or_write(const Job& job) {
+absl::Status Output::clone_or_write(const uint8_t* data, uint64_t n, Origin from, uint64_t at) {
   if (block_ == 0) {
     struct statfs fs{};
     if (fstatfs(fd_, &fs) != 0 || fs.f_bsize <= 0) {
       cloning_.store(kRefused, std::memory_order_relaxed);
-      return write_all(job.mapped.data(), job.mapped.size());
+      return write_all(data, n);
     }
     block_ = static_cast<uint64_t>(fs.f_bsize);
   }
   const uint64_t block = block_;
-  const uint64_t n = job.mapped.size();
-  const uint64_t head = (block - job.at % block) % block;
-  if ((job.from.offset + head) % block != 0 || n < head + kMinClone) {
-    return write_all(job.mapped.data(), n);
-  }
+  const uint64_t head = (block - at % block) % block;
+  if ((from.offset + head) % block != 0 || n < head + kMinClone) return write_all(data, n);
   const uint64_t body = (n - head) / block * block;
-  if (auto s = write_all(job.mapped.data(), head); !s.ok()) return s;
+  if (auto s = write_all(data, head); !s.ok()) return s;
   file_clone_range range{};
-  range.src_fd = job.from.fd;
-  range.src_offset = job.from.offset + head;
+  range.src_fd = from.fd;
+  range.src_offset = from.offset + head;
   range.src_length = body;
-  range.dest_offset = job.at + head;
+  range.dest_offset = at + head;
   if (ioctl(fd_, FICLONERANGE, &range) != 0) {
     // Another filesystem, one that cannot share blocks, or a temporary file elsewhere: the bytes
     // are copied, now and for the rest of this output.
     cloning_.store(kRefused, std::memory_order_relaxed);
-    return write_all(job.mapped.data() + head, n - head);
+    return write_all(data + head, n - head);
   }
   cloning_.store(kClones, std::memory_order_relaxed);
-  if (lseek(fd_, static_cast<off_t>(job.at + head + body), SEEK_SET) < 0) {
+  if (lseek(fd_, static_cast<off_t>(at + head + body), SEEK_SET) < 0) {
     return errno_status(absl::StrCat("cannot write ", target_));
   }
-  return write_all(job.mapped.data() + head + body, n - head - body);
+  return write_all(data + head + body, n - head - body);
 }
 
 absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd_, p, n);
+  std::vector<struct iovec> iov{{const_cast<uint8_t*>(p), n}};
+  return write_vector(iov);
+}
+
+// Writes and empties `iov`.
+absl::Status Output::write_vector(std::vector<struct iovec>& iov) {
+  size_t first = 0;
+  while (first < iov.size()) {
+    if (iov[first].iov_len == 0) {
+      ++first;
+      continue;
+    }
+    const ssize_t w = writev(fd_, iov.data() + first, static_cast<int>(iov.size() - first));
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EFAULT) {
@@ -223,44 +246,48 @@ absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
       }
       return errno_status(absl::StrCat("cannot write ", target_));
     }
-    p += w;
-    n -= static_cast<uint64_t>(w);
+    for (auto done = static_cast<uint64_t>(w); done > 0;) {
+      const uint64_t n = std::min<uint64_t>(done, iov[first].iov_len);
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + n;
+      iov[first].iov_len -= n;
+      done -= n;
+      if (iov[first].iov_len == 0) ++first;
+    }
   }
+  iov.clear();
   return absl::OkStatus();
 }
 
 absl::Status Output::flush() {
-  if (buf_.empty()) return absl::OkStatus();
-  Job job;
-  job.bytes.swap(buf_);
+  if (job_.pieces.empty()) return absl::OkStatus();
+  Job job = std::move(job_);
+  job_ = Job{};
+  job_.at = pos_;
   return enqueue(std::move(job));
 }
 
 absl::Status Output::write(std::span<const uint8_t> bytes) {
-  pos_ += bytes.size();
-  while (!bytes.empty()) {
-    if (buf_.capacity() < kBufferSize) buf_.reserve(kBufferSize);
-    const size_t n = std::min(bytes.size(), kBufferSize - buf_.size());
-    buf_.insert(buf_.end(), bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n));
-    bytes = bytes.subspan(n);
-    if (buf_.size() == kBufferSize) {
-      if (auto s = flush(); !s.ok()) return s;
-    }
+  if (bytes.empty()) return absl::OkStatus();
+  if (job_.bytes.capacity() < kJobBytes) job_.bytes.reserve(kJobBytes);
+  if (job_.pieces.empty() || job_.pieces.back().data != nullptr) {
+    job_.pieces.push_back({.offset = job_.bytes.size()});
   }
-  return absl::OkStatus();
+  job_.bytes.insert(job_.bytes.end(), bytes.begin(), bytes.end());
+  job_.pieces.back().len += bytes.size();
+  job_.len += bytes.size();
+  pos_ += bytes.size();
+  return job_.len >= kJobBytes ? flush() : absl::OkStatus();
 }
 
 absl::Status Output::write_mapped(std::span<const uint8_t> mapped, Origin from,
                                   std::shared_ptr<const void> keep) {
-  if (mapped.size() < kMinDirectWrite) return write(mapped);
-  if (auto s = flush(); !s.ok()) return s;
-  Job job;
-  job.mapped = mapped;
-  job.from = from;
-  job.keep = std::move(keep);
-  job.at = pos_;
+  // A short view costs the worker more as a piece of its own than as a copy.
+  if (mapped.size() < kMinPiece) return write(mapped);
+  job_.pieces.push_back(
+      {.data = mapped.data(), .len = mapped.size(), .from = from, .keep = std::move(keep)});
+  job_.len += mapped.size();
   pos_ += mapped.size();
-  return enqueue(std::move(job));
+  return job_.len >= kJobBytes ? flush() : absl::OkStatus();
 }
 
 absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
@@ -304,7 +331,7 @@ absl::Status Output::send_spool() {
     if (n <= 0) return errno_status(absl::StrCat("cannot write ", target_));
     left -= static_cast<uint64_t>(n);
   }
-  std::vector<uint8_t> chunk(kBufferSize);
+  std::vector<uint8_t> chunk(kSpoolBuffer);
   while (left > 0) {
     ssize_t got = pread(fd_, chunk.data(), std::min<uint64_t>(left, chunk.size()), off);
     if (got < 0 && errno == EINTR) continue;

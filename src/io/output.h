@@ -7,10 +7,13 @@
 //
 // The writing itself happens on a worker thread, in order, so that reading and rewriting the next
 // records overlaps the kernel's copying of the previous ones. The worker is kept a few jobs behind
-// the caller: close enough that what it writes is still in the cache.
+// the caller: close enough that what it writes is still in the cache. A job gathers pieces (bytes
+// of its own, and views of the input) and goes out in one writev, so that bytes the input already
+// holds in memory are copied once, by the kernel.
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -50,12 +53,12 @@ class Output {
 
   // Errors of earlier writes are reported by a later call, at the latest by commit().
   absl::Status write(std::span<const uint8_t> bytes);
-  // Byte ranges shorter than this are cheaper copied into the buffer than handed over one by one.
-  static constexpr uint64_t kMinDirectWrite = uint64_t{256} << 10;
+  // The bytes a job gathers before it goes to the worker.
+  static constexpr uint64_t kJobBytes = uint64_t{256} << 10;
 
   // Writes `mapped` (bytes of a file mapping, which must stay mapped until commit() or
   // destruction) straight from where they are. The caller has just read them, so the worker, a
-  // step behind, copies them from the cache: less memory traffic than copying the file twice.
+  // step behind, copies them from the cache: less memory traffic than copying them twice.
   // Given their `from`, the whole blocks of a long run are cloned instead (FICLONERANGE) where
   // the filesystem shares blocks between files (XFS, btrfs): nothing is copied at all.
   // `keep` holds the bytes alive instead where they are not a mapping's (an io::Chunk).
@@ -69,13 +72,20 @@ class Output {
   absl::Status commit();
 
  private:
-  // One piece of output: bytes of its own, or a view of a mapping.
+  // A piece of a job: a view of bytes held elsewhere, or (data null) of the job's own bytes.
+  struct Piece {
+    const uint8_t* data = nullptr;
+    uint64_t offset = 0;  // into Job::bytes, when data is null
+    uint64_t len = 0;
+    Origin from;  // where the viewed bytes are in a file, for cloning; fd -1 when nowhere
+    std::shared_ptr<const void> keep;
+  };
+  // Consecutive output bytes, written in order.
   struct Job {
     std::vector<uint8_t> bytes;
-    std::span<const uint8_t> mapped;
-    Origin from;
-    uint64_t at = 0;  // the output offset of the first byte
-    std::shared_ptr<const void> keep;
+    std::vector<Piece> pieces;
+    uint64_t at = 0;   // the output offset of the first byte
+    uint64_t len = 0;  // of all pieces
   };
   // Where the bytes written to fd_ end up, besides fd_ itself.
   struct Where {
@@ -94,8 +104,9 @@ class Output {
   absl::Status drain();
   void work();
   absl::Status run(const Job& job);
-  absl::Status clone_or_write(const Job& job);
+  absl::Status clone_or_write(const uint8_t* data, uint64_t n, Origin from, uint64_t at);
   absl::Status write_all(const uint8_t* p, uint64_t n);
+  absl::Status write_vector(std::vector<struct iovec>& iov);
 
   int fd_;
   std::string target_;  // the final path, or "<stdout>", for renaming and messages
@@ -103,7 +114,7 @@ class Output {
   Where where_;
   bool committed_ = false;
   uint64_t pos_ = 0;
-  std::vector<uint8_t> buf_;
+  Job job_;  // what the caller is gathering
 
   // Decided by the first run there is to clone, on the worker; a refusal is final for this
   // output, so a filesystem that cannot share blocks costs one failed ioctl.

@@ -16,8 +16,6 @@ constexpr size_t kCompressChunk = size_t{32} * 1024;
 // (io::MappedFile::chunk_at), so that the writing of it overlaps the reading of what follows while
 // the chunk is still in the cache.
 constexpr uint64_t kRunChunk = io::MappedFile::kChunkSize;
-static_assert(kRunChunk >= io::Output::kMinDirectWrite,
-              "a whole chunk is written from where it is");
 // A run at least this long decides the pad before the data section (see flush_run); the first
 // one may end at the first chunk's end, a little short of a whole chunk.
 constexpr uint64_t kLongRun = uint64_t{64} << 10;
