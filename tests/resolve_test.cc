@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <regex>
 
+#include "absl/status/status.h"
 #include "fixture/fake_host.h"
 #include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
@@ -93,6 +95,149 @@ TEST_F(ResolveFiles, NotElfAndNoNote) {
   auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
   ASSERT_TRUE(id.ok());
   EXPECT_FALSE(id->has_value());
+}
+
+TEST_F(ResolveFiles, FileReadByNoteSegmentsAgreesWithTheWholeFile) {
+  auto id = build_id_of_file(dir_ + "/prog");
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(hex_of(*id), expected_);
+  for (const std::string tool : {"gzip", "xz", "zstd -q"}) {
+    const std::string ext = tool == "gzip" ? ".gz" : tool == "xz" ? ".xz" : ".zst";
+    ASSERT_EQ(std::system(("cd " + dir_ + " && " + tool + " -k -f prog").c_str()), 0) << tool;
+    auto packed = build_id_of_file(dir_ + "/prog" + ext);
+    ASSERT_TRUE(packed.ok()) << packed.status();
+    EXPECT_EQ(hex_of(*packed), expected_) << ext;
+  }
+  // Without a build-id in its segments the file is read whole: a relocatable object keeps its
+  // note in a section only, a stripped file has none.
+  ASSERT_EQ(std::system(("objcopy --remove-section .note.gnu.build-id " + dir_ + "/prog " + dir_ +
+                         "/stripped")
+                            .c_str()),
+            0);
+  auto none = build_id_of_file(dir_ + "/stripped");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  std::ofstream(dir_ + "/text") << "just text\n";
+  EXPECT_TRUE(absl::IsInvalidArgument(build_id_of_file(dir_ + "/text").status()));
+  EXPECT_TRUE(absl::IsNotFound(build_id_of_file(dir_ + "/absent").status()));
+}
+
+TEST_F(ResolveFiles, RelocatableObjectsAreReadBySection) {
+  // Kernel modules are relocatable objects: no program headers, the note in a section.
+  std::ofstream(dir_ + "/m.c") << "int f(void) { return 1; }\n";
+  ASSERT_EQ(std::system(("cc -c -o " + dir_ + "/m0.o " + dir_ +
+                         "/m.c && ld -r --build-id=sha1 -o " + dir_ + "/m.o " + dir_ + "/m0.o")
+                            .c_str()),
+            0);
+  const std::string want = readelf_build_id(dir_ + "/m.o");
+  ASSERT_FALSE(want.empty());
+  auto id = build_id_of_file(dir_ + "/m.o");
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(hex_of(*id), want);
+}
+
+// Every shared library of this machine (the files inject reads most): the few preads find what
+// LLVM finds walking the whole file.
+TEST(BuildIdOfFile, SystemLibrariesAgreeWithTheWholeFile) {
+  size_t compared = 0;
+  size_t with_id = 0;
+  std::error_code ec;
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/bin"}) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (compared >= 400) break;
+      if (!e.is_regular_file(ec) || e.file_size(ec) > (64u << 20)) continue;
+      auto whole = read_maybe_compressed(e.path());
+      if (!whole.ok()) continue;
+      llvm::StringRef b = (*whole)->getBuffer();
+      auto want = build_id_of_elf({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+      auto got = build_id_of_file(e.path());
+      ASSERT_EQ(want.ok(), got.ok()) << e.path();
+      if (!want.ok()) continue;
+      EXPECT_EQ(hex_of(*got), hex_of(*want)) << e.path();
+      ++compared;
+      if (want->has_value()) ++with_id;
+    }
+  }
+  EXPECT_GT(with_id, 50U) << "too few ELF files with a build-id to say anything";
+}
+
+// A linked ELF image of either class and byte order: a GNU property note in an 8-aligned
+// segment, then the build-id note in a 4-aligned one, as linkers lay them out.
+std::vector<uint8_t> tiny_elf(bool is64, bool big, const std::vector<uint8_t>& id) {
+  std::vector<uint8_t> out;
+  auto put = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) {
+      const int shift = big ? (n - 1 - i) * 8 : i * 8;
+      out.push_back(static_cast<uint8_t>(v >> shift));
+    }
+  };
+  const int word = is64 ? 8 : 4;
+  const uint64_t ehsize = is64 ? 64 : 52;
+  const uint64_t phentsize = is64 ? 56 : 32;
+  const uint64_t notes = ehsize + 2 * phentsize;
+  const uint64_t property_size = 12 + 4 + 16;  // header, "GNU\0", one 16-byte property
+  const uint64_t id_at = notes + property_size;
+  const uint64_t id_size = 12 + 4 + id.size();
+  out = {0x7f, 'E', 'L', 'F', static_cast<uint8_t>(is64 ? 2 : 1), static_cast<uint8_t>(big ? 2 : 1),
+         1};
+  out.resize(16, 0);
+  put(2, 2);  // ET_EXEC
+  put(is64 ? 62 : 3, 2);
+  put(1, 4);
+  put(0x400000, word);  // entry
+  put(ehsize, word);    // phoff
+  put(0, word);         // shoff: no sections
+  put(0, 4);
+  put(ehsize, 2);
+  put(phentsize, 2);
+  put(2, 2);
+  put(is64 ? 64 : 40, 2);
+  put(0, 2);
+  put(0, 2);
+  auto phdr = [&](uint64_t offset, uint64_t size, uint64_t align) {
+    put(4, 4);  // PT_NOTE
+    if (is64) put(4, 4);
+    put(offset, word);
+    put(0x400000 + offset, word);
+    put(0x400000 + offset, word);
+    put(size, word);
+    put(size, word);
+    if (!is64) put(4, 4);
+    put(align, word);
+  };
+  phdr(notes, property_size, 8);
+  phdr(id_at, id_size, 4);
+  auto note = [&](uint32_t type, const std::vector<uint8_t>& desc) {
+    put(4, 4);
+    put(desc.size(), 4);
+    put(type, 4);
+    for (char c : {'G', 'N', 'U', '\0'}) out.push_back(static_cast<uint8_t>(c));
+    out.insert(out.end(), desc.begin(), desc.end());
+  };
+  note(5, std::vector<uint8_t>(16, 0xab));  // NT_GNU_PROPERTY_TYPE_0
+  note(3, id);                              // NT_GNU_BUILD_ID
+  return out;
+}
+
+TEST_F(ResolveFiles, EveryClassAndByteOrderIsReadBySegment) {
+  std::vector<uint8_t> id(20);
+  std::iota(id.begin(), id.end(), 0x31);
+  for (bool is64 : {false, true}) {
+    for (bool big : {false, true}) {
+      const std::vector<uint8_t> image = tiny_elf(is64, big, id);
+      const std::string path = dir_ + "/tiny";
+      std::ofstream(path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(image.data()),
+                 static_cast<std::streamsize>(image.size()));
+      auto got = build_id_of_file(path);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_TRUE(got->has_value()) << "64-bit " << is64 << ", big-endian " << big;
+      EXPECT_EQ((*got)->hex(), "3132333435363738393a3b3c3d3e3f4041424344");
+      auto whole = build_id_of_elf(image);
+      ASSERT_TRUE(whole.ok() && whole->has_value());
+      EXPECT_EQ((*whole)->hex(), (*got)->hex());
+    }
+  }
 }
 
 constexpr int64_t kSecond = 1'000'000'000;

@@ -1,8 +1,15 @@
 #include "resolve/elf_build_id.h"
 
+#include <fcntl.h>
 #include <lzma.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "llvm/BinaryFormat/ELF.h"
@@ -14,6 +21,76 @@ namespace {
 
 // A module this large after decompression is not a module.
 constexpr size_t kMaxDecompressed = size_t{1} << 30;
+// What is read first of an ELF file: its header and, in every linker's layout, the program
+// headers that follow it.
+constexpr size_t kHeadBytes = 4096;
+// A note segment larger than this holds more than build-ids and ABI tags: the file is read whole.
+constexpr uint64_t kMaxNoteSegment = uint64_t{1} << 20;
+
+// Walks a blob of notes (Elf_Nhdr, name, desc, the last two padded to `align`).
+template <class ELFT>
+std::optional<BuildId> build_id_in_notes(std::span<const uint8_t> notes, size_t align) {
+  using Nhdr = typename ELFT::Nhdr;
+  using Note = typename ELFT::Note;
+  size_t pos = 0;
+  while (notes.size() - pos >= sizeof(Nhdr)) {
+    const auto* nhdr = reinterpret_cast<const Nhdr*>(notes.data() + pos);
+    const size_t size = nhdr->getSize(align);
+    if (size > notes.size() - pos) break;
+    Note note(*nhdr);
+    if (note.getType() == llvm::ELF::NT_GNU_BUILD_ID && note.getName() == "GNU") {
+      auto desc = note.getDesc(align);
+      return BuildId::from_bytes({desc.data(), desc.size()});
+    }
+    pos += size;
+  }
+  return std::nullopt;
+}
+
+bool pread_all(int fd, uint8_t* to, uint64_t n, uint64_t at) {
+  while (n > 0) {
+    const ssize_t got = pread(fd, to, n, static_cast<off_t>(at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    to += got;
+    at += static_cast<uint64_t>(got);
+    n -= static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+// The build-id in the note segments of a linked ELF file whose first bytes are `head`, read
+// with one pread a segment: what the kernel itself reads to put a build-id in an MMAP2 record.
+// nullopt when the file must be read whole to tell (no program headers within `head`, no
+// build-id note in a segment: a relocatable object, or a file without a build-id).
+template <class ELFT>
+std::optional<BuildId> from_note_segments(int fd, std::span<const uint8_t> head,
+                                          uint64_t file_size) {
+  auto elf = llvm::object::ELFFile<ELFT>::create(
+      llvm::StringRef(reinterpret_cast<const char*>(head.data()), head.size()));
+  if (!elf) {
+    llvm::consumeError(elf.takeError());
+    return std::nullopt;
+  }
+  auto phdrs = elf->program_headers();
+  if (!phdrs) {
+    llvm::consumeError(phdrs.takeError());
+    return std::nullopt;
+  }
+  std::vector<uint8_t> notes;
+  for (const auto& ph : *phdrs) {
+    const uint64_t offset = ph.p_offset;
+    const uint64_t size = ph.p_filesz;
+    if (ph.p_type != llvm::ELF::PT_NOTE || size == 0 || size > kMaxNoteSegment ||
+        offset > file_size || size > file_size - offset || ph.p_align > 8) {
+      continue;
+    }
+    notes.resize(size);
+    if (!pread_all(fd, notes.data(), size, offset)) return std::nullopt;
+    if (auto id = build_id_in_notes<ELFT>(notes, ph.p_align == 8 ? 8 : 4)) return id;
+  }
+  return std::nullopt;
+}
 
 template <class ELFT>
 std::optional<BuildId> from_notes_of(const llvm::object::ELFFile<ELFT>& elf) {
@@ -140,21 +217,40 @@ absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> 
 std::optional<BuildId> build_id_of_notes(std::span<const uint8_t> notes) {
   // The kernel writes notes in its own byte order, which is this host's when the blob comes from
   // the running system: the only case pdfix reads one.
-  using Nhdr = llvm::object::Elf_Nhdr_Impl<llvm::object::ELF64LE>;
-  using Note = llvm::object::Elf_Note_Impl<llvm::object::ELF64LE>;
-  size_t pos = 0;
-  while (notes.size() - pos >= sizeof(Nhdr)) {
-    const auto* nhdr = reinterpret_cast<const Nhdr*>(notes.data() + pos);
-    const size_t size = nhdr->getSize(4);
-    if (size < sizeof(Nhdr) || size > notes.size() - pos) break;
-    Note note(*nhdr);
-    if (note.getType() == llvm::ELF::NT_GNU_BUILD_ID && note.getName() == "GNU") {
-      auto desc = note.getDesc(4);
-      return BuildId::from_bytes({desc.data(), desc.size()});
+  return build_id_in_notes<llvm::object::ELF64LE>(notes, 4);
+}
+
+absl::StatusOr<std::optional<BuildId>> build_id_of_file(const std::string& path) {
+  const bool compressed = path.ends_with(".gz") || path.ends_with(".xz") || path.ends_with(".zst");
+  if (!compressed) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
     }
-    pos += size;
+    struct stat st{};
+    std::vector<uint8_t> head(kHeadBytes);
+    std::optional<BuildId> id;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      const auto size = static_cast<uint64_t>(st.st_size);
+      head.resize(std::min<uint64_t>(size, kHeadBytes));
+      if (head.size() > llvm::ELF::EI_DATA && pread_all(fd, head.data(), head.size(), 0) &&
+          llvm::StringRef(reinterpret_cast<const char*>(head.data()), head.size())
+              .starts_with(llvm::ELF::ElfMagic)) {
+        const bool is64 = head[llvm::ELF::EI_CLASS] == llvm::ELF::ELFCLASS64;
+        const bool big = head[llvm::ELF::EI_DATA] == llvm::ELF::ELFDATA2MSB;
+        id = is64 ? (big ? from_note_segments<llvm::object::ELF64BE>(fd, head, size)
+                         : from_note_segments<llvm::object::ELF64LE>(fd, head, size))
+                  : (big ? from_note_segments<llvm::object::ELF32BE>(fd, head, size)
+                         : from_note_segments<llvm::object::ELF32LE>(fd, head, size));
+      }
+    }
+    close(fd);
+    if (id) return id;
   }
-  return std::nullopt;
+  auto buf = read_maybe_compressed(path);
+  if (!buf.ok()) return buf.status();
+  llvm::StringRef bytes = (*buf)->getBuffer();
+  return build_id_of_elf({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
 }
 
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read_maybe_compressed(const std::string& path) {

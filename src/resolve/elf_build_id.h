@@ -20,6 +20,13 @@ using format::BuildId;
 // nullopt: a valid ELF without a build-id note. An error whose code is InvalidArgument: not ELF.
 absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> image);
 
+// The build-id of the file at `path`, as build_id_of_elf(read_maybe_compressed(path)) finds it.
+// A linked ELF file is not read whole: its header and note segments come with a few preads (the
+// notes the kernel itself reads for an MMAP2 build-id), which costs a small fraction of mapping
+// it. Errors: NotFound (cannot open), DataLoss (a broken compressed module), InvalidArgument
+// (not ELF).
+absl::StatusOr<std::optional<BuildId>> build_id_of_file(const std::string& path);
+
 // A sequence of ELF notes (Elf_Nhdr, name, desc, each 4-aligned), as the kernel exports them.
 std::optional<BuildId> build_id_of_notes(std::span<const uint8_t> notes);
 

@@ -194,11 +194,9 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
       return {std::nullopt, "", "stale (modified after the recording)"};
     }
   }
-  auto buf = read_maybe_compressed(path);
-  if (!buf.ok()) return {std::nullopt, "", std::string(buf.status().message())};
-  llvm::StringRef bytes = (*buf)->getBuffer();
-  auto id = build_id_of_elf({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
-  if (!id.ok()) return {std::nullopt, "", "not ELF"};
+  auto id = build_id_of_file(path);
+  if (absl::IsInvalidArgument(id.status())) return {std::nullopt, "", "not ELF"};
+  if (!id.ok()) return {std::nullopt, "", std::string(id.status().message())};
   if (!id->has_value()) return {std::nullopt, "", "no build-id in file"};
   return {*id, live ? "file" : "sysroot", ""};
 }
