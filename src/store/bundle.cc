@@ -1,7 +1,5 @@
 #include "store/bundle.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,30 +16,38 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "store/cache_layout.h"
 #include "store/cache_store.h"
+#include "store/libarchive.h"
 
 namespace pdfix::store {
+
+struct BundleSink {
+  io::Output* out;
+  LibArchive api;
+};
+
 namespace {
 
 namespace fs = std::filesystem;
 
 la_ssize_t write_to_output(struct archive* a, void* self, const void* buf, size_t n) {
-  auto* out = static_cast<io::Output*>(self);
-  if (absl::Status s = out->write({static_cast<const uint8_t*>(buf), n}); !s.ok()) {
-    archive_set_error(a, EIO, "%s", std::string(s.message()).c_str());
+  auto* sink = static_cast<BundleSink*>(self);
+  if (absl::Status s = sink->out->write({static_cast<const uint8_t*>(buf), n}); !s.ok()) {
+    sink->api.set_error(a, EIO, "%s", std::string(s.message()).c_str());
     return -1;
   }
   return static_cast<la_ssize_t>(n);
 }
 
-struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
+// libarchive's objects, freed by the function of the library that made them.
+template <class T, class Free>
+struct FreedBy {
+  Free free;
+  void operator()(T* p) const { free(p); }
 };
-using Entry = std::unique_ptr<archive_entry, EntryDeleter>;
-
-struct ArchiveDeleter {
-  void operator()(struct archive* a) const { archive_free(a); }
-};
-using Archive = std::unique_ptr<struct archive, ArchiveDeleter>;
+using Entry =
+    std::unique_ptr<archive_entry, FreedBy<archive_entry, decltype(LibArchive::entry_free)>>;
+using Archive =
+    std::unique_ptr<struct archive, FreedBy<struct archive, decltype(LibArchive::free)>>;
 
 std::vector<std::string_view> components(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -131,29 +137,29 @@ absl::StatusOr<std::pair<size_t, size_t>> merge_into(const std::string& bundle_c
   return std::pair{files, added};
 }
 
-absl::Status extract(const std::string& bundle, const std::string& root) {
-  Archive in(archive_read_new());
-  archive_read_support_filter_all(in.get());
-  archive_read_support_format_tar(in.get());
-  const int opened = bundle == "-" ? archive_read_open_fd(in.get(), STDIN_FILENO, 1 << 16)
-                                   : archive_read_open_filename(in.get(), bundle.c_str(), 1 << 16);
-  if (opened != ARCHIVE_OK) return not_a_bundle(bundle, archive_error_string(in.get()));
-  Archive disk(archive_write_disk_new());
-  archive_write_disk_set_options(disk.get(), ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                                                 ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                                 ARCHIVE_EXTRACT_TIME);
+absl::Status extract(const LibArchive& api, const std::string& bundle, const std::string& root) {
+  Archive in(api.read_new(), {api.free});
+  api.read_support_filter_all(in.get());
+  api.read_support_format_tar(in.get());
+  const int opened = bundle == "-" ? api.read_open_fd(in.get(), STDIN_FILENO, 1 << 16)
+                                   : api.read_open_filename(in.get(), bundle.c_str(), 1 << 16);
+  if (opened != ARCHIVE_OK) return not_a_bundle(bundle, api.error_string(in.get()));
+  Archive disk(api.write_disk_new(), {api.free});
+  api.write_disk_set_options(disk.get(), ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+                                             ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                                             ARCHIVE_EXTRACT_TIME);
   bool has_recording = false;
   while (true) {
     archive_entry* e = nullptr;
-    const int r = archive_read_next_header(in.get(), &e);
+    const int r = api.read_next_header(in.get(), &e);
     if (r == ARCHIVE_EOF) break;
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-      return not_a_bundle(bundle, archive_error_string(in.get()));
+      return not_a_bundle(bundle, api.error_string(in.get()));
     }
-    std::string name = archive_entry_pathname(e) != nullptr ? archive_entry_pathname(e) : "";
+    std::string name = api.entry_pathname(e) != nullptr ? api.entry_pathname(e) : "";
     while (name.starts_with("./")) name.erase(0, 2);
     if (name.empty() || name == "." || name == "./") {
-      archive_read_data_skip(in.get());
+      api.read_data_skip(in.get());
       continue;
     }
     const std::string top = name.substr(0, name.find('/'));
@@ -161,42 +167,42 @@ absl::Status extract(const std::string& bundle, const std::string& root) {
       return not_a_bundle(bundle,
                           absl::StrCat("entry '", name, "' is outside perf.data and .debug"));
     }
-    const mode_t type = archive_entry_filetype(e);
-    if (archive_entry_hardlink(e) != nullptr ||
+    const mode_t type = api.entry_filetype(e);
+    if (api.entry_hardlink(e) != nullptr ||
         (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)) {
       return not_a_bundle(
           bundle, absl::StrCat("entry '", name, "' is not a file, directory or symbolic link"));
     }
     if (type == AE_IFLNK) {
-      const char* target = archive_entry_symlink(e);
+      const char* target = api.entry_symlink(e);
       if (target == nullptr || !link_stays_inside(name, target)) {
         return not_a_bundle(bundle, absl::StrCat("link '", name, "' points outside the bundle"));
       }
     }
     if (name == "perf.data" || name.starts_with("perf.data/")) has_recording = true;
     // Files as private as the recording; directories searchable, as perf's cache makes them.
-    archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : (archive_entry_perm(e) & 0700) | 0600);
-    archive_entry_set_pathname(e, absl::StrCat(root, "/", name).c_str());
-    if (archive_write_header(disk.get(), e) != ARCHIVE_OK) {
+    api.entry_set_perm(e, type == AE_IFDIR ? 0755 : (api.entry_perm(e) & 0700) | 0600);
+    api.entry_set_pathname(e, absl::StrCat(root, "/", name).c_str());
+    if (api.write_header(disk.get(), e) != ARCHIVE_OK) {
       return absl::InternalError(
-          absl::StrCat("cannot unpack '", name, "': ", archive_error_string(disk.get())));
+          absl::StrCat("cannot unpack '", name, "': ", api.error_string(disk.get())));
     }
     if (type == AE_IFREG) {
       const void* block = nullptr;
       size_t size = 0;
       la_int64_t offset = 0;
       int d = ARCHIVE_OK;
-      while ((d = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK) {
-        if (archive_write_data_block(disk.get(), block, size, offset) != ARCHIVE_OK) {
+      while ((d = api.read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK) {
+        if (api.write_data_block(disk.get(), block, size, offset) != ARCHIVE_OK) {
           return absl::InternalError(
-              absl::StrCat("cannot unpack '", name, "': ", archive_error_string(disk.get())));
+              absl::StrCat("cannot unpack '", name, "': ", api.error_string(disk.get())));
         }
       }
-      if (d != ARCHIVE_EOF) return not_a_bundle(bundle, archive_error_string(in.get()));
+      if (d != ARCHIVE_EOF) return not_a_bundle(bundle, api.error_string(in.get()));
     }
-    if (archive_write_finish_entry(disk.get()) != ARCHIVE_OK) {
+    if (api.write_finish_entry(disk.get()) != ARCHIVE_OK) {
       return absl::InternalError(
-          absl::StrCat("cannot unpack '", name, "': ", archive_error_string(disk.get())));
+          absl::StrCat("cannot unpack '", name, "': ", api.error_string(disk.get())));
     }
   }
   if (!has_recording) return not_a_bundle(bundle, "it holds no perf.data");
@@ -205,25 +211,29 @@ absl::Status extract(const std::string& bundle, const std::string& root) {
 
 }  // namespace
 
-BundleWriter::BundleWriter(std::unique_ptr<io::Output> out) : out_(std::move(out)) {}
+BundleWriter::BundleWriter(std::unique_ptr<io::Output> out, const LibArchive& api)
+    : out_(std::move(out)), sink_(std::make_unique<BundleSink>(BundleSink{out_.get(), api})) {}
 
 BundleWriter::~BundleWriter() {
-  if (tar_ != nullptr) archive_write_free(tar_);
+  if (tar_ != nullptr) sink_->api.write_free(tar_);
 }
 
 absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::create(const std::string& path,
                                                                    int zstd_level) {
+  auto api = load_libarchive();
+  if (!api.ok()) return api.status();
   auto out = io::Output::create(path, io::Output::Mode::kStreaming);
   if (!out.ok()) return out.status();
-  std::unique_ptr<BundleWriter> w(new BundleWriter(std::move(*out)));
-  w->tar_ = archive_write_new();
+  std::unique_ptr<BundleWriter> w(new BundleWriter(std::move(*out), *api));
+  const LibArchive& a = *api;
+  w->tar_ = a.write_new();
   const std::string level = std::to_string(zstd_level);
-  if (archive_write_add_filter_zstd(w->tar_) != ARCHIVE_OK ||
-      archive_write_set_filter_option(w->tar_, "zstd", "compression-level", level.c_str()) !=
+  if (a.write_add_filter_zstd(w->tar_) != ARCHIVE_OK ||
+      a.write_set_filter_option(w->tar_, "zstd", "compression-level", level.c_str()) !=
           ARCHIVE_OK ||
-      archive_write_set_format_pax_restricted(w->tar_) != ARCHIVE_OK ||
-      archive_write_set_bytes_in_last_block(w->tar_, 1) != ARCHIVE_OK ||
-      archive_write_open2(w->tar_, w->out_.get(), nullptr, write_to_output, nullptr, nullptr) !=
+      a.write_set_format_pax_restricted(w->tar_) != ARCHIVE_OK ||
+      a.write_set_bytes_in_last_block(w->tar_, 1) != ARCHIVE_OK ||
+      a.write_open2(w->tar_, w->sink_.get(), nullptr, write_to_output, nullptr, nullptr) !=
           ARCHIVE_OK) {
     return w->error("cannot start the bundle");
   }
@@ -231,22 +241,23 @@ absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::create(const std::st
 }
 
 absl::Status BundleWriter::error(const std::string& what) {
-  return absl::InternalError(absl::StrCat(what, ": ", archive_error_string(tar_)));
+  return absl::InternalError(absl::StrCat(what, ": ", sink_->api.error_string(tar_)));
 }
 
 absl::Status BundleWriter::add_file(const std::string& name, std::span<const uint8_t> bytes,
                                     unsigned mode) {
-  Entry e(archive_entry_new());
-  archive_entry_set_pathname(e.get(), name.c_str());
-  archive_entry_set_filetype(e.get(), AE_IFREG);
-  archive_entry_set_perm(e.get(), mode);
-  archive_entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
-  archive_entry_set_mtime(e.get(), std::time(nullptr), 0);
-  if (archive_write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
+  const LibArchive& api = sink_->api;
+  Entry e(api.entry_new(), {api.entry_free});
+  api.entry_set_pathname(e.get(), name.c_str());
+  api.entry_set_filetype(e.get(), AE_IFREG);
+  api.entry_set_perm(e.get(), mode);
+  api.entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
+  api.entry_set_mtime(e.get(), std::time(nullptr), 0);
+  if (api.write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
   constexpr size_t kChunk = size_t{1} << 20;
   for (size_t done = 0; done < bytes.size(); done += kChunk) {
     const size_t n = std::min(kChunk, bytes.size() - done);
-    if (archive_write_data(tar_, bytes.data() + done, n) != static_cast<la_ssize_t>(n)) {
+    if (api.write_data(tar_, bytes.data() + done, n) != static_cast<la_ssize_t>(n)) {
       return error("cannot add " + name);
     }
   }
@@ -254,18 +265,19 @@ absl::Status BundleWriter::add_file(const std::string& name, std::span<const uin
 }
 
 absl::Status BundleWriter::add_symlink(const std::string& name, const std::string& target) {
-  Entry e(archive_entry_new());
-  archive_entry_set_pathname(e.get(), name.c_str());
-  archive_entry_set_filetype(e.get(), AE_IFLNK);
-  archive_entry_set_perm(e.get(), 0777);
-  archive_entry_set_symlink(e.get(), target.c_str());
-  archive_entry_set_mtime(e.get(), std::time(nullptr), 0);
-  if (archive_write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
+  const LibArchive& api = sink_->api;
+  Entry e(api.entry_new(), {api.entry_free});
+  api.entry_set_pathname(e.get(), name.c_str());
+  api.entry_set_filetype(e.get(), AE_IFLNK);
+  api.entry_set_perm(e.get(), 0777);
+  api.entry_set_symlink(e.get(), target.c_str());
+  api.entry_set_mtime(e.get(), std::time(nullptr), 0);
+  if (api.write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
   return absl::OkStatus();
 }
 
 absl::Status BundleWriter::commit() {
-  if (archive_write_close(tar_) != ARCHIVE_OK) return error("cannot finish the bundle");
+  if (sink_->api.write_close(tar_) != ARCHIVE_OK) return error("cannot finish the bundle");
   return out_->commit();
 }
 
@@ -290,7 +302,9 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
         absl::StrCat("cannot create a directory beside ", dir, ": ", std::strerror(errno)));
   }
   Unpacked result;
-  absl::Status s = extract(bundle, temp);
+  auto api = load_libarchive();
+  if (!api.ok()) return api.status();
+  absl::Status s = extract(*api, bundle, temp);
   if (s.ok()) {
     result.binaries = entries_of(temp + "/.debug").size();
     result.cache = target.string() + "/.debug";

@@ -15,6 +15,10 @@ struct archive;
 
 namespace pdfix::store {
 
+struct LibArchive;
+// Where libarchive's output goes (bundle.cc).
+struct BundleSink;
+
 class BundleWriter {
  public:
   // `path` "-" is stdout; a file appears only complete, 0600, at commit().
@@ -30,12 +34,12 @@ class BundleWriter {
   uint64_t bytes_written() const { return out_->position(); }
 
  private:
-  explicit BundleWriter(std::unique_ptr<io::Output> out);
+  BundleWriter(std::unique_ptr<io::Output> out, const LibArchive& api);
   absl::Status error(const std::string& what);
 
   std::unique_ptr<io::Output> out_;
+  std::unique_ptr<BundleSink> sink_;
   struct archive* tar_ = nullptr;
-  absl::Status write_error_;
 };
 
 struct UnpackOptions {

@@ -1,17 +1,16 @@
 #include "store/fetch.h"
 
-#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "store/cache_store.h"
+#include "store/loaded_library.h"
 
 namespace pdfix::store {
 namespace {
@@ -26,20 +25,12 @@ struct Debuginfod {
 };
 
 absl::StatusOr<Debuginfod> load_debuginfod() {
-  // Never unloaded: curl and GnuTLS keep global state for the life of the process.
-  void* lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (lib == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot load libdebuginfod.so.1 (Debian: libdebuginfod1): ", dlerror()));
-  }
+  auto lib = LoadedLibrary::open("libdebuginfod.so.1", "libdebuginfod1");
+  if (!lib.ok()) return lib.status();
   Debuginfod api;
-  auto symbol = [lib](const char* name, auto& into) {
-    into = reinterpret_cast<std::remove_reference_t<decltype(into)>>(dlsym(lib, name));
-    return into != nullptr;
-  };
-  if (!symbol("debuginfod_begin", api.begin) || !symbol("debuginfod_end", api.end) ||
-      !symbol("debuginfod_find_executable", api.find_executable) ||
-      !symbol("debuginfod_find_debuginfo", api.find_debuginfo)) {
+  if (!lib->bind("debuginfod_begin", api.begin) || !lib->bind("debuginfod_end", api.end) ||
+      !lib->bind("debuginfod_find_executable", api.find_executable) ||
+      !lib->bind("debuginfod_find_debuginfo", api.find_debuginfo)) {
     return absl::FailedPreconditionError("libdebuginfod.so.1 lacks the client functions");
   }
   return api;
