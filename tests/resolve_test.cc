@@ -161,9 +161,11 @@ TEST(BuildIdOfFile, SystemLibrariesAgreeWithTheWholeFile) {
   EXPECT_GT(with_id, 50U) << "too few ELF files with a build-id to say anything";
 }
 
-// A linked ELF image of either class and byte order: a GNU property note in an 8-aligned
-// segment, then the build-id note in a 4-aligned one, as linkers lay them out.
-std::vector<uint8_t> tiny_elf(bool is64, bool big, const std::vector<uint8_t>& id) {
+// A linked ELF image of either class and byte order with a GNU property note (a 12-byte
+// descriptor, padded to 16 in an 8-aligned segment) and the build-id note: after the property in
+// the same 8-aligned segment, or in a 4-aligned segment of its own, as linkers lay them out.
+std::vector<uint8_t> tiny_elf(bool is64, bool big, bool id_after_property,
+                              const std::vector<uint8_t>& id) {
   std::vector<uint8_t> out;
   auto put = [&](uint64_t v, int n) {
     for (int i = 0; i < n; ++i) {
@@ -174,10 +176,11 @@ std::vector<uint8_t> tiny_elf(bool is64, bool big, const std::vector<uint8_t>& i
   const int word = is64 ? 8 : 4;
   const uint64_t ehsize = is64 ? 64 : 52;
   const uint64_t phentsize = is64 ? 56 : 32;
-  const uint64_t notes = ehsize + 2 * phentsize;
-  const uint64_t property_size = 12 + 4 + 16;  // header, "GNU\0", one 16-byte property
-  const uint64_t id_at = notes + property_size;
-  const uint64_t id_size = 12 + 4 + id.size();
+  const uint64_t phnum = id_after_property ? 1 : 2;
+  const uint64_t notes = (ehsize + phnum * phentsize + 7) / 8 * 8;
+  const uint64_t property_size = 16 + 16;  // header and "GNU\0", a descriptor padded to 8
+  const size_t id_align = id_after_property ? 8 : 4;
+  const uint64_t id_size = 16 + (id.size() + id_align - 1) / id_align * id_align;
   out = {0x7f, 'E', 'L', 'F', static_cast<uint8_t>(is64 ? 2 : 1), static_cast<uint8_t>(big ? 2 : 1),
          1};
   out.resize(16, 0);
@@ -186,11 +189,11 @@ std::vector<uint8_t> tiny_elf(bool is64, bool big, const std::vector<uint8_t>& i
   put(1, 4);
   put(0x400000, word);  // entry
   put(ehsize, word);    // phoff
-  put(0, word);         // shoff: no sections
+  put(0, word);         // shoff, set below
   put(0, 4);
   put(ehsize, 2);
   put(phentsize, 2);
-  put(2, 2);
+  put(phnum, 2);
   put(is64 ? 64 : 40, 2);
   put(0, 2);
   put(0, 2);
@@ -205,17 +208,48 @@ std::vector<uint8_t> tiny_elf(bool is64, bool big, const std::vector<uint8_t>& i
     if (!is64) put(4, 4);
     put(align, word);
   };
-  phdr(notes, property_size, 8);
-  phdr(id_at, id_size, 4);
-  auto note = [&](uint32_t type, const std::vector<uint8_t>& desc) {
+  if (id_after_property) {
+    phdr(notes, property_size + id_size, 8);
+  } else {
+    phdr(notes, property_size, 8);
+    phdr(notes + property_size, id_size, 4);
+  }
+  auto note = [&](uint32_t type, const std::vector<uint8_t>& desc, size_t align) {
     put(4, 4);
     put(desc.size(), 4);
     put(type, 4);
     for (char c : {'G', 'N', 'U', '\0'}) out.push_back(static_cast<uint8_t>(c));
     out.insert(out.end(), desc.begin(), desc.end());
+    out.resize((out.size() + align - 1) / align * align, 0);
   };
-  note(5, std::vector<uint8_t>(16, 0xab));  // NT_GNU_PROPERTY_TYPE_0
-  note(3, id);                              // NT_GNU_BUILD_ID
+  out.resize(notes, 0);
+  note(5, std::vector<uint8_t>(12, 0xab), 8);  // NT_GNU_PROPERTY_TYPE_0
+  note(3, id, id_align);                       // NT_GNU_BUILD_ID
+  // A note section outside every segment, with another id: what a whole-file reading (sections
+  // first) finds, and the kernel does not.
+  const uint64_t decoy_at = out.size();
+  note(3, std::vector<uint8_t>(id.size(), 0xdd), 4);
+  const uint64_t decoy_size = out.size() - decoy_at;
+  out.resize((out.size() + 7) / 8 * 8, 0);
+  const uint64_t shoff = out.size();
+  out.resize(out.size() + (is64 ? 64 : 40), 0);  // the null section
+  put(0, 4);
+  put(7, 4);     // SHT_NOTE
+  put(2, word);  // SHF_ALLOC
+  put(0, word);
+  put(decoy_at, word);
+  put(decoy_size, word);
+  put(0, 4);
+  put(0, 4);
+  put(4, word);
+  put(0, word);
+  auto patch = [&](size_t at, uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) {
+      out[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (big ? (n - 1 - i) * 8 : i * 8));
+    }
+  };
+  patch(24 + 2 * static_cast<size_t>(word), shoff, word);  // e_shoff
+  patch(36 + 3 * static_cast<size_t>(word), 2, 2);         // e_shnum
   return out;
 }
 
@@ -224,18 +258,22 @@ TEST_F(ResolveFiles, EveryClassAndByteOrderIsReadBySegment) {
   std::iota(id.begin(), id.end(), 0x31);
   for (bool is64 : {false, true}) {
     for (bool big : {false, true}) {
-      const std::vector<uint8_t> image = tiny_elf(is64, big, id);
-      const std::string path = dir_ + "/tiny";
-      std::ofstream(path, std::ios::binary)
-          .write(reinterpret_cast<const char*>(image.data()),
-                 static_cast<std::streamsize>(image.size()));
-      auto got = build_id_of_file(path);
-      ASSERT_TRUE(got.ok()) << got.status();
-      ASSERT_TRUE(got->has_value()) << "64-bit " << is64 << ", big-endian " << big;
-      EXPECT_EQ((*got)->hex(), "3132333435363738393a3b3c3d3e3f4041424344");
-      auto whole = build_id_of_elf(image);
-      ASSERT_TRUE(whole.ok() && whole->has_value());
-      EXPECT_EQ((*whole)->hex(), (*got)->hex());
+      for (bool id_after_property : {false, true}) {
+        const std::vector<uint8_t> image = tiny_elf(is64, big, id_after_property, id);
+        const std::string path = dir_ + "/tiny";
+        std::ofstream(path, std::ios::binary)
+            .write(reinterpret_cast<const char*>(image.data()),
+                   static_cast<std::streamsize>(image.size()));
+        auto got = build_id_of_file(path);
+        ASSERT_TRUE(got.ok()) << got.status();
+        ASSERT_TRUE(got->has_value())
+            << "64-bit " << is64 << ", big-endian " << big << ", one segment " << id_after_property;
+        EXPECT_EQ((*got)->hex(), "3132333435363738393a3b3c3d3e3f4041424344");
+        // Read whole, sections come first: the decoy, which no segment holds.
+        auto whole = build_id_of_elf(image);
+        ASSERT_TRUE(whole.ok() && whole->has_value());
+        EXPECT_EQ((*whole)->hex(), std::string(40, 'd'));
+      }
     }
   }
 }
