@@ -13,8 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ELF.h"
 #include "llvm/Support/Error.h"
+#include "resolve/elf_type.h"
 
 namespace pdfix::resolve {
 namespace {
@@ -189,29 +190,16 @@ absl::StatusOr<std::vector<uint8_t>> unzstd(std::span<const uint8_t> in) {
 }  // namespace
 
 absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> image) {
-  llvm::StringRef bytes(reinterpret_cast<const char*>(image.data()), image.size());
-  if (!bytes.starts_with(llvm::ELF::ElfMagic)) {
-    return absl::InvalidArgumentError("not an ELF file");
-  }
-  auto obj = llvm::object::ObjectFile::createELFObjectFile(llvm::MemoryBufferRef(bytes, ""));
-  if (!obj) {
-    std::string msg = llvm::toString(obj.takeError());
-    return absl::InvalidArgumentError(absl::StrCat("unreadable ELF: ", msg));
-  }
-  const llvm::object::ObjectFile* o = obj->get();
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(o)) {
-    return from_notes_of(e->getELFFile());
-  }
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF64BEObjectFile>(o)) {
-    return from_notes_of(e->getELFFile());
-  }
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF32LEObjectFile>(o)) {
-    return from_notes_of(e->getELFFile());
-  }
-  if (auto* e = llvm::dyn_cast<llvm::object::ELF32BEObjectFile>(o)) {
-    return from_notes_of(e->getELFFile());
-  }
-  return absl::InvalidArgumentError("unknown ELF class");
+  if (!is_elf(image)) return absl::InvalidArgumentError("not an ELF file");
+  return with_elf_type(image, [&]<class ELFT>() -> absl::StatusOr<std::optional<BuildId>> {
+    auto elf = llvm::object::ELFFile<ELFT>::create(
+        llvm::StringRef(reinterpret_cast<const char*>(image.data()), image.size()));
+    if (!elf) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unreadable ELF: ", llvm::toString(elf.takeError())));
+    }
+    return from_notes_of(*elf);
+  });
 }
 
 std::optional<BuildId> build_id_of_notes(std::span<const uint8_t> notes) {
@@ -233,15 +221,9 @@ absl::StatusOr<std::optional<BuildId>> build_id_of_file(const std::string& path)
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       const auto size = static_cast<uint64_t>(st.st_size);
       head.resize(std::min<uint64_t>(size, kHeadBytes));
-      if (head.size() > llvm::ELF::EI_DATA && pread_all(fd, head.data(), head.size(), 0) &&
-          llvm::StringRef(reinterpret_cast<const char*>(head.data()), head.size())
-              .starts_with(llvm::ELF::ElfMagic)) {
-        const bool is64 = head[llvm::ELF::EI_CLASS] == llvm::ELF::ELFCLASS64;
-        const bool big = head[llvm::ELF::EI_DATA] == llvm::ELF::ELFDATA2MSB;
-        id = is64 ? (big ? from_note_segments<llvm::object::ELF64BE>(fd, head, size)
-                         : from_note_segments<llvm::object::ELF64LE>(fd, head, size))
-                  : (big ? from_note_segments<llvm::object::ELF32BE>(fd, head, size)
-                         : from_note_segments<llvm::object::ELF32LE>(fd, head, size));
+      if (pread_all(fd, head.data(), head.size(), 0) && is_elf(head)) {
+        id = with_elf_type(head,
+                           [&]<class ELFT>() { return from_note_segments<ELFT>(fd, head, size); });
       }
     }
     close(fd);

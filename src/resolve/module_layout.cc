@@ -5,9 +5,10 @@
 #include <vector>
 
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ELF.h"
 #include "llvm/Support/Error.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/elf_type.h"
 
 namespace pdfix::resolve {
 namespace {
@@ -44,30 +45,42 @@ bool in_group(const Section& s, int group) {
 
 bool is_init(const std::string& name) { return name.starts_with(".init"); }
 
-}  // namespace
-
-absl::StatusOr<ModuleLayout> module_layout(std::span<const uint8_t> elf) {
-  llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char*>(elf.data()), elf.size()),
-                            "module");
-  auto obj = llvm::object::ObjectFile::createObjectFile(ref);
-  if (!obj) {
-    return absl::InvalidArgumentError("not ELF: " + llvm::toString(obj.takeError()));
-  }
-  auto* file = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(obj->get());
-  if (file == nullptr || file->getEType() != llvm::ELF::ET_REL) {
+// The sections a module loader allocates, init sections aside; an error when `image` is not a
+// relocatable object.
+template <class ELFT>
+absl::StatusOr<std::vector<Section>> allocated_sections(std::span<const uint8_t> image) {
+  auto elf = llvm::object::ELFFile<ELFT>::create(
+      llvm::StringRef(reinterpret_cast<const char*>(image.data()), image.size()));
+  if (!elf) return absl::InvalidArgumentError("not ELF: " + llvm::toString(elf.takeError()));
+  if (elf->getHeader().e_type != llvm::ELF::ET_REL) {
     return absl::InvalidArgumentError("not a kernel module (a relocatable ELF object)");
   }
+  auto headers = elf->sections();
+  if (!headers) {
+    return absl::InvalidArgumentError("not ELF: " + llvm::toString(headers.takeError()));
+  }
   std::vector<Section> sections;
-  for (const llvm::object::ELFSectionRef sec : file->sections()) {
-    if ((sec.getFlags() & llvm::ELF::SHF_ALLOC) == 0) continue;
-    auto name = sec.getName();
+  for (const auto& sec : *headers) {
+    if ((sec.sh_flags & llvm::ELF::SHF_ALLOC) == 0) continue;
+    auto name = elf->getSectionName(sec);
     if (!name) {
       llvm::consumeError(name.takeError());
       continue;
     }
     if (is_init(name->str())) continue;
-    sections.push_back({name->str(), sec.getFlags(), sec.getSize(), sec.getAlignment().value()});
+    sections.push_back({name->str(), sec.sh_flags, sec.sh_size,
+                        sec.sh_addralign == 0 ? uint64_t{1} : uint64_t{sec.sh_addralign}});
   }
+  return sections;
+}
+
+}  // namespace
+
+absl::StatusOr<ModuleLayout> module_layout(std::span<const uint8_t> elf) {
+  if (!is_elf(elf)) return absl::InvalidArgumentError("not ELF: not an ELF file");
+  auto found = with_elf_type(elf, [&]<class ELFT>() { return allocated_sections<ELFT>(elf); });
+  if (!found.ok()) return found.status();
+  const std::vector<Section>& sections = *found;
   ModuleLayout layout;
   std::vector<bool> placed(sections.size(), false);
   for (int group = 0; group < 4; ++group) {
