@@ -100,10 +100,10 @@ TEST_F(OutputTest, AStreamGetsThePiecesInOrder) {
     got.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   });
   std::vector<uint8_t> expected;
+  int freed = 0;  // outlives the output, whose views count on it as they go
   {
     auto out = Output::create(fifo, Output::Mode::kStreaming);
     ASSERT_TRUE(out.ok()) << out.status();
-    int freed = 0;
     expected = write_mixed(**out, &freed);
     ASSERT_TRUE((*out)->commit().ok());
   }
@@ -113,12 +113,13 @@ TEST_F(OutputTest, AStreamGetsThePiecesInOrder) {
 
 TEST_F(OutputTest, DroppedUncommittedLeavesNothing) {
   const std::string path = dir_ + "/out";
+  int freed = 0;
   {
     auto out = Output::create(path, Output::Mode::kSeekable);
     ASSERT_TRUE(out.ok());
-    int freed = 0;
     write_mixed(**out, &freed);
   }
+  EXPECT_EQ(freed, 6 * 6) << "an output dropped uncommitted lets go of every view too";
   EXPECT_FALSE(fs::exists(path));
   EXPECT_TRUE(fs::is_empty(dir_)) << "the temporary file is removed";
 }
