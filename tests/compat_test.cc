@@ -14,6 +14,7 @@
 
 #include "fixture/perf_data_builder.h"
 #include "fixture/read_back.h"
+#include "fixture/shapes.h"
 #include "format/feature.h"
 #include "format/perf_version.h"
 #include "format/record_type.h"
@@ -30,31 +31,12 @@ namespace {
 using testing::AttrSpec;
 using testing::Bytes;
 using testing::PerfDataBuilder;
+using testing::Shape;
+using testing::shapes;
 
 constexpr uint64_t kDeferCallchain = uint64_t{1} << 38;
 constexpr uint64_t kKernelContext = static_cast<uint64_t>(-128);
 constexpr uint64_t kCookie = 0xc00c1e;
-
-struct Shape {
-  std::string name;
-  std::endian order;
-  bool pipe;
-  uint32_t compressed;
-};
-
-std::vector<Shape> shapes() {
-  std::vector<Shape> out;
-  for (auto order : {std::endian::little, std::endian::big}) {
-    for (bool pipe : {false, true}) {
-      for (uint32_t c : {0U, 83U}) {
-        out.push_back({std::string(order == std::endian::big ? "Big" : "Little") +
-                           (pipe ? "Pipe" : "File") + (c != 0 ? "Zstd2" : ""),
-                       order, pipe, c});
-      }
-    }
-  }
-  return out;
-}
 
 Bytes u64s(const format::Endian& e, std::vector<uint64_t> v) {
   Bytes b(8 * v.size());

@@ -10,6 +10,7 @@
 #include "fixture/fake_host.h"
 #include "fixture/perf_data_builder.h"
 #include "fixture/read_back.h"
+#include "fixture/shapes.h"
 #include "format/feature.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
@@ -24,6 +25,8 @@ namespace {
 
 using testing::Bytes;
 using testing::PerfDataBuilder;
+using testing::Shape;
+using testing::shapes;
 
 constexpr uint64_t kText = 0xffffffff81000000ULL;
 constexpr uint64_t kModules = 0xffffffffc0000000ULL;
@@ -32,27 +35,6 @@ const std::string kNfId(40, '2');
 const std::string kAppId(40, '3');
 
 Bytes id_bytes(char c) { return Bytes(20, static_cast<uint8_t>((c - '0') * 0x11)); }
-
-struct Shape {
-  std::string name;
-  std::endian order;
-  bool pipe;
-  uint32_t compressed;
-};
-
-std::vector<Shape> shapes() {
-  std::vector<Shape> out;
-  for (auto order : {std::endian::little, std::endian::big}) {
-    for (bool pipe : {false, true}) {
-      for (uint32_t c : {0U, 83U}) {
-        out.push_back({std::string(order == std::endian::big ? "Big" : "Little") +
-                           (pipe ? "Pipe" : "File") + (c != 0 ? "Zstd" : ""),
-                       order, pipe, c});
-      }
-    }
-  }
-  return out;
-}
 
 // Sets options the way the command line would, by name.
 class OptionValues : public passes::Options {
