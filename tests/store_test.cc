@@ -96,7 +96,7 @@ class StoreFiles : public ::testing::Test {
     EXPECT_TRUE(in.ok()) << in.status();
     auto found = find_binaries(*in, host, options);
     EXPECT_TRUE(found.ok()) << found.status();
-    return found.ok() ? *found : std::vector<Binary>{};
+    return found.ok() ? found->binaries : std::vector<Binary>{};
   }
 
   std::string dir_;

@@ -26,7 +26,7 @@ table lists the DSOs that sample addresses fall in, with an empty id where nothi
 One line per DSO and machine; a later id for a DSO replaces an earlier one, as in perf.
 
 IN may be '-' for stdin.)",
-       "0 on success, 2 on bad usage or unreadable input."});
+       exit_status()});
   cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
   cmd->add_flag("-H,--hits", a->hits,
                 "Only DSOs that samples hit: the sample address and, unlike perf 6.1, every user "
@@ -40,7 +40,7 @@ IN may be '-' for stdin.)",
             if (!dsos.ok()) return fail(dsos.status());
             if (a->json) {
               llvm::json::Array out;
-              for (const auto& d : *dsos) {
+              for (const auto& d : dsos->dsos) {
                 out.push_back(llvm::json::Object{{"build_id", d.build_id},
                                                  {"name", format::escape_invalid_utf8(d.name)},
                                                  {"machine", d.machine}});
@@ -48,7 +48,7 @@ IN may be '-' for stdin.)",
               print_json(std::move(out), std::cout);
               return kExitOk;
             }
-            for (const auto& d : *dsos) {
+            for (const auto& d : dsos->dsos) {
               std::printf("%-40s %s\n", d.build_id.c_str(), d.name.c_str());
             }
             return kExitOk;

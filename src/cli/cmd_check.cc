@@ -12,6 +12,7 @@ Verb add_check(CLI::App& app, const resolve::Host& host) {
     std::string in;
     std::string sysroot;
     bool json = false;
+    bool quiet = false;
     // The command line fills in the kinds' configs, as it does for `fix`.
     std::vector<std::unique_ptr<passes::RepairKind>> kinds = passes::repair_kinds();
   };
@@ -35,9 +36,16 @@ attr sizes that perf 6.1 and older refuse.
 
 What check finds depends on the evidence the passes are given: give it the options you give
 `pdfix fix` (--sysroot, --modules-dir, --proc-modules, ...), and check on fix's output reports
-no error that fix could repair. IN may be '-' for stdin.)",
-       "0 when there is no error (notes may be printed), 1 when there is at least one error, 2 on "
-       "bad usage or unreadable input."});
+no error that fix could repair. IN may be '-' for stdin.
+
+The last line and the exit status give the verdict: ready to archive (0), pdfix fix repairs
+what was found (1), or something stays after fix (3). Notes on what older perf versions
+refuse do not count against it (see pdfix compat). -q prints nothing: the status tells.)",
+       exit_status({{kExitFixable, "pdfix fix would repair what was found (and leave nothing "
+                                    "unrecoverable)."},
+                    {kExitIncomplete,
+                     "something stays wrong or unanalysable after pdfix fix: an error no pass "
+                     "repairs, or a file that samples hit whose build-id fix cannot prove."}})});
   cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
   cmd->add_option("--sysroot", a->sysroot,
                   "A copy of the recording host's root: files and modules are looked up there.")
@@ -45,7 +53,8 @@ no error that fix could repair. IN may be '-' for stdin.)",
       ->type_name("DIR");
   cmd->add_flag("--json", a->json,
                 "One JSON object on stdout: {errors, notes, findings: [{severity, file, offset, "
-                "record, what, fixed_by, count}]}.");
+                "record, what, fixed_by, count, unrecoverable}], verdict}.");
+  add_quiet_flag(*cmd, a->quiet);
   CliOptions options(*cmd);
   for (const auto& k : a->kinds) k->declare(options);
   return {cmd, [a, &host] {
@@ -63,10 +72,18 @@ no error that fix could repair. IN may be '-' for stdin.)",
             if (!report.ok()) return fail(report.status());
             if (a->json) {
               inspect::print_check_json(*report, std::cout);
-            } else {
+            } else if (!a->quiet) {
               inspect::print_check_text(*report, std::cout);
             }
-            return report->errors() > 0 ? kExitFindings : kExitOk;
+            switch (report->verdict()) {
+              case inspect::CheckReport::Verdict::kFixable:
+                return kExitFixable;
+              case inspect::CheckReport::Verdict::kUnrecoverable:
+                return kExitIncomplete;
+              case inspect::CheckReport::Verdict::kReady:
+                break;
+            }
+            return kExitOk;
           }};
 }
 

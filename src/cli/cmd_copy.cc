@@ -24,7 +24,7 @@ IN and OUT may be '-' for stdin and stdout. A file-mode perf.data written to a p
 spooled to a temporary file first, because its header is completed last. A directory
 recording (perf record --threads) is copied file for file; with --single-file it becomes one
 perf.data holding all its records (compressed data then compressed anew).)",
-       "0 on success, 2 on bad usage or unreadable input."});
+       exit_status()});
   cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
   cmd->add_option("OUT", a->out, "Where to write the copy ('-': stdout).")->required();
   add_output_options(*cmd, a->output);

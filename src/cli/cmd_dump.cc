@@ -19,7 +19,7 @@ Verb add_dump(CLI::App& app) {
 pdfix understands (MMAP/MMAP2 with their build-id when they carry one, COMM, FORK/EXIT, the
 leading fields of SAMPLE). Records inside compressed data show the offset of the compressed
 record and their offset in the decompressed stream as "[zstd +0x...]".)",
-       "0 on success, 2 on bad usage or unreadable input (after printing the records before it)."});
+       exit_status({{kExitError, "Unreadable input is reported after the records before it."}})});
   cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
   cmd->add_flag("--json", a->json, "One JSON object per line (JSON Lines), for scripts.");
   return {cmd, [a] {

@@ -22,7 +22,7 @@ names. Records inside zstd-compressed data are counted as perf counts them, afte
 decompression, so the counts compare with `perf report --stats`.
 
 IN may be '-' for stdin (pipe-mode data, or a file redirected in).)",
-       "0 on success, 2 on bad usage or unreadable input."});
+       exit_status()});
   cmd->add_option("IN", a->in, "The recording to read ('-': stdin).")->required();
   cmd->add_flag("--json", a->json,
                 "One JSON object instead of text; record counts are under \"record_counts\".");

@@ -17,8 +17,6 @@
 namespace pdfix::cli {
 namespace {
 
-constexpr const char* kExitStatus =
-    "0 on success (maps left alone are not an error), 2 on bad usage or unreadable input.";
 constexpr const char* kShapes = R"(
 
 Works on file- and pipe-mode input, either byte order, and zstd-compressed data (re-compressed
@@ -33,6 +31,8 @@ struct Args {
   std::string sysroot;
   bool json = false;
   bool verbose = false;
+  bool quiet = false;
+  bool strict = false;  // fix --archive/--store only
   bool required_switch = false;
   OutputArgs output;
   // fix only: keep the binaries OUT names.
@@ -47,8 +47,10 @@ void add_common(CLI::App& cmd, Args& a) {
                  "A copy of the recording host's root: files and modules are looked up there.")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
-  cmd.add_flag("--json", a.json, "The summary as one JSON object on stderr.");
+  cmd.add_flag("--json", a.json,
+               "The summary as one JSON object on stdout (on stderr when OUT is '-').");
   cmd.add_flag("-v,--verbose", a.verbose, "List every map in the summary, with its evidence.");
+  add_quiet_flag(cmd, a.quiet);
   add_output_options(cmd, a.output);
 }
 
@@ -56,11 +58,15 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
         const resolve::Host& host) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(in.status());
+  if (!a.archive.empty()) {
+    if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
+  }
   const passes::Common common = common_for(*in, a.sysroot, host);
   const transform::MakeChain make = chain_of(kinds, common);
+  Summary say(a.quiet);
   Progress progress(verb);
   auto chain = transform::run_pipeline(*in, a.out, make,
-                                       {.progress = progress.callback(),
+                                       {.progress = a.quiet ? nullptr : progress.callback(),
                                         .single_file = a.output.single_file,
                                         .zstd_level = a.output.zstd_level});
   if (!chain.ok()) return fail(chain.status());
@@ -71,28 +77,30 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   std::optional<KeepTarget> target;
   if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
   if (a.store) target = KeepTarget{.cache = default_cache(host)};
-  const KeepArgs keep_args{.sysroot = a.sysroot, .verbose = a.verbose};
+  const KeepArgs keep_args{
+      .sysroot = a.sysroot, .verbose = a.verbose, .quiet = a.quiet, .strict = a.strict};
   if (!a.json) {
-    for (const passes::Repair* r : repairs) r->report_text(std::cerr, a.verbose);
+    for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
     return target ? keep(a.out, *target, keep_args, host, nullptr) : kExitOk;
   }
+  std::ostream& json = json_stream(a.out);
   if (repairs.size() == 1) {
-    print_json(repairs.front()->report_json(), std::cerr);
+    print_json(repairs.front()->report_json(), json);
     return kExitOk;
   }
   llvm::json::Object reports;
   for (size_t i = 0; i < repairs.size(); ++i) {
     reports[kinds[i]->report_key()] = repairs[i]->report_json();
   }
+  int status = kExitOk;
   if (target) {
     llvm::json::Object kept;
-    if (const int status = keep(a.out, *target, keep_args, host, &kept); status != kExitOk) {
-      return status;
-    }
+    status = keep(a.out, *target, keep_args, host, &kept);
+    if (status == kExitError) return status;
     reports[a.store ? "store" : "archive"] = std::move(kept);
   }
-  print_json(std::move(reports), std::cerr);
-  return kExitOk;
+  print_json(std::move(reports), json);
+  return status;
 }
 
 Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& host) {
@@ -103,7 +111,7 @@ Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& ho
       add_command(app, verb,
                   {"pdfix " + verb + (sw.empty() ? "" : " " + sw), kind.summary(),
                    absl::StrCat("pdfix ", verb, sw.empty() ? "" : " ", sw, " [OPTIONS] IN OUT"),
-                   absl::StrCat(kind.description(), kShapes), kExitStatus});
+                   absl::StrCat(kind.description(), kShapes), exit_status()});
   if (!sw.empty()) {
     cmd->add_flag(sw, args->required_switch, "What to do (required).")->required();
   }
@@ -136,7 +144,7 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                     "afterwards, as\n`pdfix archive OUT BUNDLE` or `pdfix store OUT` would: the "
                     "whole pre-archive step.",
                     kShapes),
-       kExitStatus});
+       exit_status({{kExitIncomplete, absl::StrCat("with --archive or --store, ", kStrictExit)}})});
   add_common(*cmd, *args);
   auto* archive = cmd->add_option("--archive", args->archive,
                                   "Then bundle OUT with the binaries it names, as `pdfix archive "
@@ -146,6 +154,9 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                 "Then store the binaries OUT names in perf's build-id cache, as `pdfix store OUT` "
                 "does.")
       ->excludes(archive);
+  cmd->add_flag("--strict", args->strict,
+                "With --archive or --store: exit 3 when a binary that samples hit will not "
+                "resolve from what was kept.");
   CliOptions options(*cmd);
   for (passes::RepairKind* k : kinds) k->declare(options);
   return {cmd, [kinds, args, &host] {

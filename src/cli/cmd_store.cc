@@ -16,16 +16,17 @@ Verb add_store(CLI::App& app, const resolve::Host& host) {
   CLI::App* cmd = add_command(
       app, "store",
       {"pdfix store", "the binaries a recording names, into perf's build-id cache",
-       "pdfix store [--buildid-dir DIR] [--hits] [--sysroot DIR] [--json] IN",
+       "pdfix store [--buildid-dir DIR] [--hits] [--strict] [--sysroot DIR] [--json] IN",
        R"(Adds every binary that IN's build-ids name to a build-id cache, in perf's own layout
 (DIR/<path>/<id>/elf, [kernel.kallsyms]/<id>/kallsyms, [vdso]/<id>/vdso and the
 .build-id/xx/... links), as `perf buildid-cache -a` would, so that `perf report` finds them
 after the files on disk have changed. Only copies proven to be the binary named are stored,
-by the rules of `pdfix archive --help`; what is missing is listed.
+by the rules of `pdfix archive --help`; what is missing is listed, and every binary that
+samples hit and the cache will not resolve, with its share of the samples.
 
 Files already in the cache are kept. Each file and link is written under a temporary name
 and renamed into place, so two stores at once, or a perf reading meanwhile, see whole files.)",
-       "0 on success (missing binaries are not an error), 2 on bad usage or unreadable input."});
+       exit_status({{kExitIncomplete, kStrictExit}})});
   cmd->add_option("IN", a->in, "The recording (a file or a directory recording).")->required();
   cmd->add_option("--buildid-dir", a->cache,
                   "The build-id cache to fill (default: $PERF_BUILDID_DIR, else ~/.debug).")
@@ -34,7 +35,7 @@ and renamed into place, so two stores at once, or a perf reading meanwhile, see 
                   "A copy of the recording host's root: binaries are looked up there.")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
-  cmd->add_flag("--json", a->json, "The summary as one JSON object on stderr.");
+  cmd->add_flag("--json", a->json, "The summary as one JSON object on stdout.");
   cmd->add_flag("-v,--verbose", a->keep.verbose, "List every binary stored, with its evidence.");
   add_keep_options(*cmd, a->keep, /*bundle_options=*/false);
   return {cmd, [a, &host] {
@@ -45,7 +46,9 @@ and renamed into place, so two stores at once, or a perf reading meanwhile, see 
             llvm::json::Object summary;
             const int status =
                 keep(a->in, {.cache = cache}, a->keep, host, a->json ? &summary : nullptr);
-            if (status == kExitOk && a->json) print_json(std::move(summary), std::cerr);
+            if (status != kExitError && a->json) {
+              print_json(std::move(summary), std::cout);
+            }
             return status;
           }};
 }

@@ -25,6 +25,7 @@ Verb add_unpack(CLI::App& app) {
     std::string dir;
     std::string cache;
     bool json = false;
+    bool quiet = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = add_command(
@@ -43,13 +44,14 @@ DIR must not exist, or be empty; it appears only complete. BUNDLE may be '-' for
 Refused, with nothing written: anything but a tar (optionally compressed) holding
 perf.data, and any entry that would land outside DIR (an absolute name, '..', a symbolic
 link pointing out of DIR, a hard link, a device). `tar --zstd -xf BUNDLE -C DIR` gives the
-same tree.)",
-       "0 on success, 2 on bad usage, a bundle that is refused or a failed write."});
+same tree. The note goes to stderr, the command to stdout.)",
+       exit_status({{kExitError, "A bundle that is refused is not unpacked at all."}})});
   cmd->add_option("BUNDLE", a->bundle, "The bundle ('-': stdin).")->required();
   cmd->add_option("DIR", a->dir, "Where to unpack it (new or empty).")->required();
   cmd->add_option("--buildid-dir", a->cache, "Merge the binaries into this build-id cache.")
       ->type_name("CACHE");
   cmd->add_flag("--json", a->json, "The summary as one JSON object on stdout, not the command.");
+  add_quiet_flag(*cmd, a->quiet);
   return {cmd, [a] {
             auto done = store::unpack_bundle(a->bundle, a->dir, {.merge_cache = a->cache});
             if (!done.ok()) return fail(done.status());
@@ -61,11 +63,12 @@ same tree.)",
                          std::cout);
               return kExitOk;
             }
-            std::cerr << "unpack: perf.data and " << done->binaries << " binaries";
+            Summary say(a->quiet);
+            say.out() << "unpack: perf.data and " << done->binaries << " binaries";
             if (!a->cache.empty()) {
-              std::cerr << " (" << done->added << " new to " << done->cache << ")";
+              say.out() << " (" << done->added << " new to " << done->cache << ")";
             }
-            std::cerr << "; report it with:\n";
+            say.out() << "; report it with:\n";
             std::cout << "perf --buildid-dir " << shell_word(done->cache) << " report -i "
                       << shell_word(done->recording) << "\n";
             return kExitOk;

@@ -1,5 +1,6 @@
 #include "cli/keep.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -35,18 +36,55 @@ std::string mib(uint64_t bytes) {
 
 }  // namespace
 
+const char* const kStrictExit =
+    "with --strict, a binary that samples hit will not resolve from what was kept (no build-id "
+    "in the recording, or no proven copy); without it, only when samples hit binaries and the "
+    "recording names none by build-id (run pdfix fix first).";
+
 void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options) {
   cmd.add_flag("--hits", args.hits_only,
                "Only the binaries that samples or callchain entries fall in (default: every "
                "binary the recording names with a build-id).");
+  cmd.add_flag("--strict", args.strict,
+               "Exit 3 when a binary that samples hit will not resolve from what was kept.");
+  add_quiet_flag(cmd, args.quiet);
   if (bundle_options) {
-    cmd.add_option("--bundle-zstd-level", args.zstd_level, "The bundle's zstd level (default 3).")
+    cmd.add_option("--bundle-zstd-level", args.zstd_level,
+                   "The bundle's zstd level, 1 to 19 (default 3).")
         ->check(CLI::Range(1, 19))
         ->type_name("N");
   }
 }
 
 std::string default_cache(const resolve::Host& host) { return host.buildid_cache_path(); }
+
+namespace {
+
+double share(uint64_t part, uint64_t all) {
+  return all == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(all);
+}
+
+bool resolves(const store::Binary& b) { return b.from != store::Binary::From::kNothing; }
+
+// Binaries that samples hit and that will not resolve from what was kept, most samples first.
+std::vector<const store::Binary*> unresolved_hits(const store::Named& named) {
+  std::vector<const store::Binary*> out;
+  for (const store::Binary& b : named.binaries) {
+    if (!resolves(b) && b.samples > 0) out.push_back(&b);
+  }
+  for (const store::Binary& b : named.idless) out.push_back(&b);
+  std::stable_sort(out.begin(), out.end(), [](const store::Binary* a, const store::Binary* b) {
+    return a->samples > b->samples;
+  });
+  return out;
+}
+
+std::string label(const store::Binary& b) {
+  return format::escape_invalid_utf8(b.name) +
+         (b.kind == store::EntryKind::kVmlinux ? " (vmlinux)" : "");
+}
+
+}  // namespace
 
 int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
          const resolve::Host& host, llvm::json::Object* json) {
@@ -56,37 +94,68 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     return fail(absl::InvalidArgumentError(
         recording + ": binaries are kept for a recording in a file or directory, not a pipe"));
   }
-  auto binaries = store::find_binaries(
+  const bool archive = !target.bundle.empty();
+  if (archive) {
+    if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s);
+  }
+  auto named = store::find_binaries(
       *in, host,
       {.sysroot = args.sysroot, .cache_dir = host.buildid_cache(), .hits_only = args.hits_only});
-  if (!binaries.ok()) return fail(binaries.status());
-  const bool archive = !target.bundle.empty();
+  if (!named.ok()) return fail(named.status());
+  const std::vector<store::Binary>& binaries = named->binaries;
+  Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
-  auto kept = archive ? store::archive_recording(*in, *binaries, host, target.bundle,
-                                                 args.zstd_level, progress.callback())
-                      : store::store_binaries(*binaries, host, target.cache, progress.callback());
+  auto kept = archive ? store::archive_recording(*in, binaries, host, target.bundle,
+                                                 args.zstd_level,
+                                                 say.quiet() ? nullptr : progress.callback())
+                      : store::store_binaries(binaries, host, target.cache,
+                                              say.quiet() ? nullptr : progress.callback());
   if (!kept.ok()) return fail(kept.status());
 
-  size_t missing = 0;
-  llvm::json::Array rows;
-  for (const store::Binary& b : *binaries) {
-    const bool found = b.from != store::Binary::From::kNothing;
-    if (!found) ++missing;
-    llvm::json::Object row{{"build_id", b.id.hex()},
-                           {"name", format::escape_invalid_utf8(b.name)},
-                           {"kind", kind_name(b.kind)}};
-    if (found) {
-      row["from"] = b.path.empty() ? b.evidence : b.path;
-      row["evidence"] = b.evidence;
-    } else {
-      row["missing"] = b.missing;
-    }
-    rows.push_back(std::move(row));
-  }
+  const size_t missing = std::count_if(binaries.begin(), binaries.end(),
+                                       [](const store::Binary& b) { return !resolves(b); });
+  const std::vector<const store::Binary*> unresolved = unresolved_hits(*named);
+  uint64_t unresolved_samples = 0;
+  for (const store::Binary* b : unresolved) unresolved_samples += b->samples;
+  // Samples that hit files, and not one of them named by a build-id: nothing can be resolved.
+  const bool no_ids = binaries.empty() && !named->idless.empty();
+  const int status =
+      no_ids || (args.strict && !unresolved.empty()) ? kExitIncomplete : kExitOk;
+  const std::string fix_first =
+      archive ? "run pdfix fix first (or pdfix fix --archive)"
+              : "run pdfix fix first (or pdfix fix --store)";
+
   if (json != nullptr) {
+    llvm::json::Array rows;
+    for (const store::Binary& b : binaries) {
+      llvm::json::Object row{{"build_id", b.id.hex()},
+                             {"name", format::escape_invalid_utf8(b.name)},
+                             {"kind", kind_name(b.kind)},
+                             {"samples", static_cast<int64_t>(b.samples)}};
+      if (resolves(b)) {
+        row["from"] = b.path.empty() ? b.evidence : b.path;
+        row["evidence"] = b.evidence;
+      } else {
+        row["missing"] = b.missing;
+      }
+      rows.push_back(std::move(row));
+    }
+    llvm::json::Array unresolved_rows;
+    for (const store::Binary* b : unresolved) {
+      unresolved_rows.push_back(
+          llvm::json::Object{{"build_id", b->id.size == 0 ? "" : b->id.hex()},
+                             {"name", format::escape_invalid_utf8(b->name)},
+                             {"reason", b->missing},
+                             {"samples", static_cast<int64_t>(b->samples)},
+                             {"share", share(b->samples, named->samples)}});
+    }
     (*json)["binaries"] = std::move(rows);
     (*json)["kept"] = static_cast<int64_t>(archive ? kept->added : kept->added + kept->present);
     (*json)["missing"] = static_cast<int64_t>(missing);
+    (*json)["samples"] = static_cast<int64_t>(named->samples);
+    (*json)["unresolved"] = std::move(unresolved_rows);
+    (*json)["unresolved_share"] = share(unresolved_samples, named->samples);
+    if (no_ids) (*json)["advice"] = fix_first;
     if (archive) {
       (*json)["bundle"] = target.bundle;
       (*json)["bundle_bytes"] = static_cast<int64_t>(kept->bytes);
@@ -95,30 +164,43 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
       (*json)["added"] = static_cast<int64_t>(kept->added);
       (*json)["already_present"] = static_cast<int64_t>(kept->present);
     }
-    return kExitOk;
+    return status;
   }
+  std::ostream& os = say.out();
   if (archive) {
-    std::cerr << absl::StrFormat("archive: %d binaries in %s (%s), %d missing\n", kept->added,
-                                 target.bundle == "-" ? "<stdout>" : target.bundle,
-                                 mib(kept->bytes), missing);
+    os << absl::StrFormat("archive: %d binaries in %s (%s), %d missing", kept->added,
+                          target.bundle == "-" ? "<stdout>" : target.bundle, mib(kept->bytes),
+                          missing);
   } else {
-    std::cerr << absl::StrFormat(
-        "store: %d binaries added to %s (%s), %d already there, %d missing\n", kept->added,
-        target.cache, mib(kept->bytes), kept->present, missing);
+    os << absl::StrFormat("store: %d binaries added to %s (%s), %d already there, %d missing",
+                          kept->added, target.cache, mib(kept->bytes), kept->present, missing);
   }
-  for (const store::Binary& b : *binaries) {
-    const bool found = b.from != store::Binary::From::kNothing;
-    if (found && !args.verbose) continue;
-    std::cerr << absl::StrFormat("  %-8s %-40s %s: %s\n", found ? "kept" : "missing", b.id.hex(),
-                                 format::escape_invalid_utf8(b.name) +
-                                     (b.kind == store::EntryKind::kVmlinux ? " (vmlinux)" : ""),
-                                 found ? b.evidence : b.missing);
+  if (unresolved.empty()) {
+    os << absl::StrFormat("; every binary that samples hit resolves (%d samples)\n",
+                          named->samples);
+  } else {
+    os << absl::StrFormat(
+        "; %d binaries that samples hit will not resolve: %.1f%% of %d samples stay raw "
+        "addresses\n",
+        unresolved.size(), share(unresolved_samples, named->samples), named->samples);
   }
-  if (missing > 0) {
-    std::cerr << "  (analysis of what is missing needs the binaries on the analysis host, or a "
-                 "debuginfod server that has them)\n";
+  for (const store::Binary* b : unresolved) {
+    os << absl::StrFormat("  %-10s %-40s %s: %s (%.1f%% of samples)\n", "unresolved",
+                          b->id.size == 0 ? "-" : b->id.hex(), label(*b), b->missing,
+                          share(b->samples, named->samples));
   }
-  return kExitOk;
+  for (const store::Binary& b : binaries) {
+    if (resolves(b) ? !args.verbose : b.samples > 0) continue;
+    os << absl::StrFormat("  %-10s %-40s %s: %s\n", resolves(b) ? "kept" : "missing", b.id.hex(),
+                          label(b), resolves(b) ? b.evidence : b.missing + " (no samples)");
+  }
+  if (no_ids) {
+    os << "  the recording names no binary by build-id: " << fix_first << "\n";
+  } else if (!unresolved.empty() || missing > 0) {
+    os << "  (what is missing needs the binaries on the analysis host, or a debuginfod server "
+          "that has them)\n";
+  }
+  return status;
 }
 
 }  // namespace pdfix::cli

@@ -15,10 +15,13 @@ struct KeepArgs {
   std::string sysroot;
   bool hits_only = false;
   bool verbose = false;
+  bool quiet = false;
+  // A binary that samples hit and the bundle or cache cannot resolve makes the exit status 3.
+  bool strict = false;
   int zstd_level = 3;
 };
 
-// --hits (and, with `bundle_options`, --bundle-zstd-level).
+// --hits, --strict (and, with `bundle_options`, --bundle-zstd-level).
 void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options);
 
 // Where a kept binary went: a bundle or a build-id cache.
@@ -27,10 +30,14 @@ struct KeepTarget {
   std::string cache;   // else: store into this cache
 };
 
-// Keeps `recording`'s binaries. The summary goes to stderr as text, or, when `json` is given, into
-// it as an object. Returns the exit status.
+// Keeps `recording`'s binaries. The summary goes to stderr as text (not with `quiet`), or, when
+// `json` is given, into it as an object. Returns the exit status: 3 when samples hit binaries that
+// will not resolve and `strict` is set, or when the recording names no binary by build-id at all.
 int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
          const resolve::Host& host, llvm::json::Object* json);
+
+// What `keep` and `fetch` say of the exit status beyond 0 and 2.
+extern const char* const kStrictExit;
 
 // The cache `store` and `fetch` fill by default: perf's ($PERF_BUILDID_DIR, else ~/.debug).
 std::string default_cache(const resolve::Host& host);

@@ -26,9 +26,15 @@ Page root_page() {
       "pdfix", "repair and enrich perf.data recordings before they are archived",
       "pdfix VERB [OPTIONS] ARGS...\npdfix VERB --help\npdfix --version",
       R"(IN and OUT may be '-' for stdin/stdout. Outputs are written to a temporary file and renamed
-when complete; the input is never written.)",
-      R"(0 on success, 2 on bad usage or bad input, with one line on stderr naming the file offset
-and record concerned.)"};
+when complete; the input is never written (an OUT that is IN, by any name, is refused).
+
+Reports (info, dump, buildid-list, check, and every --json) go to stdout; what an action did
+(fix and the repair verbs, archive, store, fetch, unpack's note) goes to stderr, and -q
+silences it. An error is one line on stderr naming the file offset and record concerned.)",
+      exit_status({{kExitFixable, "(check) the recording is not ready to archive."},
+                   {kExitIncomplete,
+                    "(check, archive, store, fetch, fix --archive/--store) something the job "
+                    "needs is not there: see each verb's EXIT STATUS."}})};
 }
 
 // The known name closest to `word`, when it is close enough to be a likely slip.
@@ -98,9 +104,20 @@ int run(int argc, char** argv) {
   verbs.push_back(add_store(app, host));
   verbs.push_back(add_fetch(app, host));
   CLI::App* version = add_command(
-      app, "version", {"pdfix version", "print pdfix's version", "pdfix version", "", "0."});
+      app, "version", {"pdfix version", "print pdfix's version", "pdfix version", "", exit_status()});
   verbs.push_back({version, [] {
                      std::cout << "pdfix " << PDFIX_VERSION << "\n";
+                     return kExitOk;
+                   }});
+  CLI::App* man = add_command(
+      app, "man",
+      {"pdfix man", "print this manual as a man page (roff), the one the build installs",
+       "pdfix man | man -l -",
+       "Every verb's page, as --help shows it, in one pdfix(1). The build writes it to\n"
+       "build/pdfix.1 and `cmake --install` puts it under share/man/man1.",
+       exit_status()});
+  verbs.push_back({man, [&app] {
+                     std::cout << roff_manual(app, PDFIX_VERSION);
                      return kExitOk;
                    }});
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 
 namespace pdfix::cli {
@@ -48,15 +49,63 @@ std::string filled(std::string head, const std::string& text, size_t column, siz
 
 namespace {
 
-std::string option_line(const CLI::Option* opt) {
+// "-v, --verbose", "--sysroot DIR": the value's name only. CLI11 appends what its checks say
+// ("DIR:DIR", "N:INT in [1 - 19]"); ranges are given in words in the description instead.
+std::string option_names(const CLI::Option* opt) {
   std::vector<std::string> names;
   for (const auto& s : opt->get_snames()) names.push_back("-" + s);
   for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
-  std::string head = "    " + absl::StrJoin(names, ", ");
-  if (!opt->get_type_name().empty() && opt->get_expected_max() > 0) {
-    absl::StrAppend(&head, " ", opt->get_type_name());
+  std::string out = absl::StrJoin(names, ", ");
+  const std::string type = opt->get_type_name();
+  if (!type.empty() && opt->get_expected_max() > 0) {
+    absl::StrAppend(&out, " ", type.substr(0, type.find(':')));
   }
-  return filled(head, opt->get_description(), kOptionColumn, kWidth);
+  return out;
+}
+
+std::string option_line(const CLI::Option* opt) {
+  return filled("    " + option_names(opt), opt->get_description(), kOptionColumn, kWidth);
+}
+
+// Text as roff shows it: backslashes escaped, and no line taken for a request.
+std::string roff_text(const std::string& text) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::string l = absl::StrReplaceAll(line, {{"\\", "\\e"}});
+    if (!l.empty() && (l.front() == '.' || l.front() == '\'')) l = "\\&" + l;
+    absl::StrAppend(&out, l, "\n");
+  }
+  return out;
+}
+
+// A page's sections: `heading` is .SH for the root, .SS under VERBS for a verb.
+std::string roff_sections(const CLI::App& app, const Page& page, bool verb) {
+  const std::string head = verb ? ".SS " : ".SH ";
+  std::string out;
+  if (verb) {
+    absl::StrAppend(&out, ".SS ", page.name, "\n", roff_text(page.summary), ".PP\n");
+  }
+  absl::StrAppend(&out, verb ? ".PP\nSynopsis:\n" : ".SH SYNOPSIS\n", ".nf\n",
+                  roff_text(page.synopsis), ".fi\n");
+  if (!page.description.empty()) {
+    absl::StrAppend(&out, verb ? ".PP\n" : ".SH DESCRIPTION\n", ".nf\n",
+                    roff_text(page.description), ".fi\n");
+  }
+  std::string options;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_positional()) continue;
+    absl::StrAppend(&options, ".TP\n.B ", roff_text(option_names(opt)),
+                    roff_text(opt->get_description()));
+  }
+  if (!options.empty()) absl::StrAppend(&out, verb ? ".PP\nOptions:\n" : head + "OPTIONS\n", options);
+  absl::StrAppend(&out, verb ? ".PP\nExit status:\n" : ".SH \"EXIT STATUS\"\n", ".nf\n",
+                  roff_text(page.exit_status), ".fi\n");
+  return out;
+}
+
+const Page* page_of(const CLI::App& app) {
+  auto* man = dynamic_cast<const ManPage*>(app.get_formatter().get());
+  return man != nullptr ? &man->page() : nullptr;
 }
 
 }  // namespace
@@ -80,6 +129,20 @@ std::string ManPage::make_help(const CLI::App* app, std::string /*name*/,
   }
   if (!options.empty()) absl::StrAppend(&out, "\nOPTIONS\n", options);
   absl::StrAppend(&out, "\nEXIT STATUS\n", indented(page_.exit_status, "    "));
+  return out;
+}
+
+std::string roff_manual(const CLI::App& root, const std::string& version) {
+  const Page* page = page_of(root);
+  if (page == nullptr) return "";
+  std::string out = absl::StrCat(".TH PDFIX 1 \"\" \"pdfix ", version,
+                                 "\" \"User Commands\"\n.SH NAME\npdfix \\- ",
+                                 roff_text(page->summary));
+  absl::StrAppend(&out, roff_sections(root, *page, /*verb=*/false));
+  absl::StrAppend(&out, ".SH VERBS\n");
+  for (const CLI::App* sub : root.get_subcommands({})) {
+    if (const Page* p = page_of(*sub)) absl::StrAppend(&out, roff_sections(*sub, *p, true));
+  }
   return out;
 }
 

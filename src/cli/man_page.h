@@ -17,9 +17,14 @@ class ManPage : public CLI::FormatterBase {
   explicit ManPage(Page page) : page_(std::move(page)) {}
   std::string make_help(const CLI::App* app, std::string name,
                         CLI::AppFormatMode mode) const override;
+  const Page& page() const { return page_; }
 
  private:
   Page page_;
 };
+
+// pdfix(1) in roff: the root's page, then every verb's, made from the same pages and options as
+// --help, so the two cannot disagree. `man -l` renders it; the build installs it.
+std::string roff_manual(const CLI::App& root, const std::string& version);
 
 }  // namespace pdfix::cli

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -15,9 +17,16 @@
 
 namespace pdfix::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFindings = 1;  // `check` found an error
-inline constexpr int kExitError = 2;
+// The exit statuses: one meaning each, the same for every verb (the README and the man page
+// list them; each verb's EXIT STATUS section says when it returns which).
+inline constexpr int kExitOk = 0;          // the job was done
+inline constexpr int kExitFixable = 1;     // check: `pdfix fix` would repair what was found
+inline constexpr int kExitError = 2;       // not done: bad usage, bad input, a write failed
+inline constexpr int kExitIncomplete = 3;  // done, but what was asked for is not all there
+
+// A verb's EXIT STATUS section: each status with its meaning and, from `when`, the cases in which
+// this verb returns it (1 and 3 appear only with cases; 2 has its own and may get more).
+std::string exit_status(const std::vector<std::pair<int, std::string>>& when = {});
 
 // What a verb's --help shows besides its options.
 struct Page {
@@ -35,6 +44,25 @@ struct Verb {
 
 // Adds a subcommand whose --help is `page` as a man page.
 CLI::App* add_command(CLI::App& app, const std::string& verb, Page page);
+
+// -q, for a verb that says what it did on stderr: no summary and no progress bar; errors are
+// still printed, and the exit status tells the rest.
+void add_quiet_flag(CLI::App& cmd, bool& quiet);
+
+// Where a verb says what it did: stderr, or nowhere with -q.
+class Summary {
+ public:
+  explicit Summary(bool quiet) : quiet_(quiet) {}
+  std::ostream& out() { return quiet_ ? discard_ : std::cerr; }
+  bool quiet() const { return quiet_; }
+
+ private:
+  bool quiet_;
+  std::ostream discard_{nullptr};  // no buffer: what is written goes nowhere
+};
+
+// Where a --json report goes: stdout, unless stdout carries the data written (OUT or BUNDLE '-').
+std::ostream& json_stream(const std::string& data_out);
 
 Verb add_copy(CLI::App& app);
 Verb add_info(CLI::App& app);

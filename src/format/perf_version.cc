@@ -62,6 +62,25 @@ constexpr std::array<Step, 11> kFeaturesEnd = {{{{7, 1}, 35},
                                                 {{4, 7}, 21},
                                                 {{4, 1}, 19}}};
 
+// The perf releases pdfix knows what they read: each major version's last minor one (Linux 3.19,
+// 4.20, 5.19, 6.19), up to the newest whose formats the tables above describe.
+constexpr std::array<PerfVersion, 5> kLastMinor = {{{3, 19}, {4, 20}, {5, 19}, {6, 19}, {7, 1}}};
+
+bool known(PerfVersion v) {
+  for (const PerfVersion& last : kLastMinor) {
+    if (v.major == last.major) return v >= kOldest && v.minor <= last.minor;
+  }
+  return false;
+}
+
+std::string known_versions() {
+  std::string out = absl::StrCat(kOldest.text(), " to ", kLastMinor[0].text());
+  for (size_t i = 1; i < kLastMinor.size(); ++i) {
+    absl::StrAppend(&out, ", ", kLastMinor[i].major, ".0 to ", kLastMinor[i].text());
+  }
+  return out + ", or oldest";
+}
+
 template <size_t N>
 uint32_t at(const std::array<Step, N>& steps, PerfVersion v, uint32_t before) {
   for (const Step& s : steps) {
@@ -94,13 +113,18 @@ absl::StatusOr<ReaderProfile> reader_profile(std::string_view text) {
     }
     // A kernel release ("5.10.0-21-amd64") names its perf by its first two numbers.
     if (ec != std::errc() || p == begin || (p != end && *p != '.' && *p != '-')) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--for: '", std::string(text), "' is no perf version (say 6.1, 5.10, 4.19 or oldest)"));
+      return absl::InvalidArgumentError(absl::StrCat("'", std::string(text),
+                                                     "' is no perf version; known: ",
+                                                     known_versions()));
     }
     if (v < kOldest) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--for ", std::string(text), ": perf before ", kOldest.text(),
+          absl::StrCat("perf ", v.text(), ": perf before ", kOldest.text(),
                        " reads no MMAP2 records, which every recording since holds"));
+    }
+    if (!known(v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "perf ", v.text(), " is no perf release pdfix knows; known: ", known_versions()));
     }
   }
   ReaderProfile r;

@@ -6,8 +6,7 @@
 
 namespace pdfix::inspect {
 
-absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
-                                                       const BuildIdListOptions& options) {
+absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOptions& options) {
   auto session = transform::open_session(in);
   if (!session.ok()) return session.status();
   const bool pipe = session->pipe();
@@ -26,8 +25,9 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
   bool with_hits = options.hits;
   if (!pipe && session->feature(format::kFeatAuxtrace)) with_hits = false;
   if (!table && !options.every_source) with_hits = true;
+  const bool read_samples = with_hits || options.count_samples;
 
-  if (with_hits || pipe || options.every_source) {
+  if (read_samples || pipe || options.every_source) {
     auto reader = transform::make_reader(in, *session, {.expand_compressed = true});
     while (true) {
       auto r = reader->next();
@@ -35,16 +35,17 @@ absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
       if (!r->has_value()) break;
       const transform::RecordRef& rec = **r;
       // Without hits, samples need not be decoded: maps and the table name every DSO.
-      if (rec.header.type == format::kSample && !with_hits) continue;
+      if (rec.header.type == format::kSample && !read_samples) continue;
       if (auto s = hits.add(rec, *session); !s.ok()) return s;
       if (rec.header.type == format::kHeaderBuildId && !rec.trailing) list_new_entries();
     }
     hits.finish();
   }
-  std::vector<DsoBuildId> out;
+  BuildIdListing out{.samples = hits.total_samples()};
   for (size_t i = 0; i < hits.dsos().size(); ++i) {
     if (with_hits && !hits.was_hit(i)) continue;
-    out.push_back(hits.dsos()[i]);
+    out.dsos.push_back(hits.dsos()[i]);
+    out.dsos.back().samples = hits.samples(i);
   }
   return out;
 }

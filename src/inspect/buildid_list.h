@@ -17,13 +17,19 @@ struct BuildIdListOptions {
   // Not perf's listing rules but every DSO that the table, HEADER_BUILD_ID records or map records
   // name, hit or not (unless `hits`): what the recording can be analysed with.
   bool every_source = false;
+  // Read the samples even where the listing does not need them, to count each DSO's.
+  bool count_samples = false;
+};
+
+struct BuildIdListing {
+  std::vector<DsoBuildId> dsos;
+  uint64_t samples = 0;  // samples read; each DSO's own count is in its DsoBuildId
 };
 
 // What perf buildid-list prints, perf's own rules included: a file with a build-id table lists
 // the table; a stream, or a file without a table, lists the DSOs that sample addresses hit (perf
 // 6.1 looks at the sample ip only), with or without an id. One entry per DSO and machine; a
 // later id for the same DSO replaces an earlier one, as in perf.
-absl::StatusOr<std::vector<DsoBuildId>> list_build_ids(io::Input& in,
-                                                       const BuildIdListOptions& options);
+absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOptions& options);
 
 }  // namespace pdfix::inspect

@@ -171,12 +171,13 @@ class Checker : public transform::DryRunObserver {
     for (const auto& [k, m] : idless_) {
       if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
       if (m.fixed_by.empty()) {
-        note_once("idless " + m.filename, m.part,
-                  {Severity::kNote, m.offset, m.record,
-                   absl::StrCat(m.filename,
-                                ": samples hit it, but no map of it carries a "
-                                "build-id, and fix proves none"),
-                   ""});
+        Finding f{Severity::kNote, m.offset, m.record,
+                  absl::StrCat(m.filename,
+                               ": samples hit it, but no map of it carries a "
+                               "build-id, and fix proves none"),
+                  ""};
+        f.unrecoverable = true;
+        note_once("idless " + m.filename, m.part, std::move(f));
       } else {
         note_once("adds " + m.filename, m.part,
                   {Severity::kNote, m.offset, m.record,
@@ -239,6 +240,7 @@ class Checker : public transform::DryRunObserver {
   // A finding about file `part` of the recording (see RecordRef::part).
   void add(uint32_t part, Finding f) {
     if (part > 0 && part <= files_.size()) f.file = files_[part - 1];
+    if (f.severity == Severity::kError && f.fixed_by.empty()) f.unrecoverable = true;
     report_.findings.push_back(std::move(f));
   }
   void note_once(const std::string& kind, uint32_t part, Finding f) {
@@ -378,6 +380,25 @@ uint64_t CheckReport::errors() const {
 
 uint64_t CheckReport::notes() const { return findings.size() - errors(); }
 
+CheckReport::Verdict CheckReport::verdict() const {
+  auto any = [&](auto pred) { return std::any_of(findings.begin(), findings.end(), pred); };
+  if (any([](const Finding& f) { return f.unrecoverable; })) return Verdict::kUnrecoverable;
+  if (any([](const Finding& f) { return !f.fixed_by.empty(); })) return Verdict::kFixable;
+  return Verdict::kReady;
+}
+
+const char* verdict_name(CheckReport::Verdict v) {
+  switch (v) {
+    case CheckReport::Verdict::kFixable:
+      return "fixable";
+    case CheckReport::Verdict::kUnrecoverable:
+      return "unrecoverable";
+    case CheckReport::Verdict::kReady:
+      break;
+  }
+  return "ready";
+}
+
 absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
                                   std::vector<std::string> fixers) {
   fixers.resize(chain.size());
@@ -396,7 +417,21 @@ void print_check_text(const CheckReport& report, std::ostream& os) {
     os << (f.fixed_by.empty() ? " [no pass repairs this]" : " [fixed by " + f.fixed_by + "]")
        << "\n";
   }
-  os << report.errors() << " error(s), " << report.notes() << " note(s)\n";
+  os << report.errors() << " error(s), " << report.notes() << " note(s): ";
+  switch (report.verdict()) {
+    case CheckReport::Verdict::kReady:
+      os << "ready to archive\n";
+      break;
+    case CheckReport::Verdict::kFixable:
+      os << "not ready to archive; pdfix fix repairs what was found\n";
+      break;
+    case CheckReport::Verdict::kUnrecoverable: {
+      const auto n = std::count_if(report.findings.begin(), report.findings.end(),
+                                   [](const Finding& f) { return f.unrecoverable; });
+      os << "not ready to archive; " << n << " of the findings stay after pdfix fix\n";
+      break;
+    }
+  }
 }
 
 void print_check_json(const CheckReport& report, std::ostream& os) {
@@ -408,12 +443,14 @@ void print_check_json(const CheckReport& report, std::ostream& os) {
                                           {"record", f.record},
                                           {"what", format::escape_invalid_utf8(f.what)},
                                           {"fixed_by", f.fixed_by},
-                                          {"count", static_cast<int64_t>(f.count)}});
+                                          {"count", static_cast<int64_t>(f.count)},
+                                          {"unrecoverable", f.unrecoverable}});
   }
   llvm::raw_os_ostream out(os);
   out << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                     {"errors", static_cast<int64_t>(report.errors())},
                                     {"notes", static_cast<int64_t>(report.notes())},
+                                    {"verdict", verdict_name(report.verdict())},
                                     {"findings", std::move(findings)}}))
       << "\n";
 }

@@ -24,13 +24,24 @@ struct Finding {
   std::string fixed_by;  // the verb that repairs it; empty when none can
   uint64_t count = 1;    // notes alike on one file are told once, counted
   std::string file;      // of a directory recording: "data.0", ...; empty for `data`
+  // What stays wrong or unanalysable after `pdfix fix`: an error no pass repairs, or a file that
+  // samples hit and for which fix proves no build-id.
+  bool unrecoverable = false;
 };
 
 struct CheckReport {
   std::vector<Finding> findings;  // by offset
   uint64_t errors() const;
   uint64_t notes() const;
+
+  // Whether the recording is ready to archive: nothing for fix to do, nothing unrecoverable.
+  // (Notes about what older perf versions refuse do not count: that is compat --for's business.)
+  enum class Verdict { kReady, kFixable, kUnrecoverable };
+  Verdict verdict() const;
 };
+
+// "ready", "fixable", "unrecoverable".
+const char* verdict_name(CheckReport::Verdict v);
 
 // Dry-runs `chain` (the passes of `pdfix fix`, in order) over `in`; `fixers` says how a user runs
 // each pass ("inject --buildids"). Fails only when `in` cannot be read as a recording at all; a

@@ -85,6 +85,15 @@ class Model {
     hits_[dso] = true;
   }
   bool was_hit(size_t dso) const { return dso < hits_.size() && hits_[dso]; }
+  // A sample whose own ip is in `dso` (none: in no DSO).
+  void sampled(std::optional<size_t> dso) {
+    ++total_samples_;
+    if (!dso) return;
+    samples_.resize(dsos_.size());
+    ++samples_[*dso];
+  }
+  uint64_t samples(size_t dso) const { return dso < samples_.size() ? samples_[dso] : 0; }
+  uint64_t total_samples() const { return total_samples_; }
   const std::vector<DsoBuildId>& dsos() const { return dsos_; }
 
   Maps& kernel(uint64_t machine) { return kernel_[machine]; }
@@ -114,6 +123,8 @@ class Model {
 
   std::vector<DsoBuildId> dsos_;
   std::vector<bool> hits_;
+  std::vector<uint64_t> samples_;
+  uint64_t total_samples_ = 0;
   absl::flat_hash_map<std::string, size_t> index_;
   std::map<uint64_t, Maps> kernel_;
   std::map<uint64_t, uint64_t> kernel_start_;
@@ -140,7 +151,7 @@ struct Event {
   std::vector<std::pair<uint16_t, uint64_t>> ips;
 };
 
-void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) {
+std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) {
   std::optional<size_t> dso;
   if (mode == format::kCpuModeKernel) {
     dso = find(model.kernel(kHost), ip);
@@ -152,6 +163,7 @@ void mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) 
     if (!dso && model.kernel_ip(ip)) dso = find(model.kernel(kHost), ip);
   }
   if (dso) model.hit(*dso);
+  return dso;
 }
 
 void apply(Model& model, const Event& e) {
@@ -168,7 +180,10 @@ void apply(Model& model, const Event& e) {
       model.fork(e.pid, e.tid, e.ppid, e.ptid);
       break;
     case Event::Kind::kSample:
-      for (const auto& [mode, ip] : e.ips) mark(model, mode, e.pid, e.tid, ip);
+      for (size_t i = 0; i < e.ips.size(); ++i) {
+        const auto dso = mark(model, e.ips[i].first, e.pid, e.tid, e.ips[i].second);
+        if (i == 0) model.sampled(dso);
+      }
       break;
   }
 }
@@ -354,6 +369,10 @@ void DsoHits::finish() { impl_->ordered_.finish(); }
 const std::vector<DsoBuildId>& DsoHits::dsos() const { return impl_->model_.dsos(); }
 
 bool DsoHits::was_hit(size_t dso) const { return impl_->model_.was_hit(dso); }
+
+uint64_t DsoHits::samples(size_t dso) const { return impl_->model_.samples(dso); }
+
+uint64_t DsoHits::total_samples() const { return impl_->model_.total_samples(); }
 
 bool DsoHits::was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const {
   const uint64_t machine = format::machine_of(misc, pid);

@@ -21,6 +21,7 @@ struct DsoBuildId {
   std::string build_id;  // hex; empty for a DSO that samples hit but no record gives an id for
   std::string name;      // the DSO's long name: a path, "[kernel.kallsyms]", "[vdso]", ...
   std::string machine;   // "host" or "guest <pid>"
+  uint64_t samples = 0;  // samples whose ip falls in it (when samples were read)
 };
 
 class DsoHits {
@@ -41,6 +42,10 @@ class DsoHits {
   // Every DSO seen, in the order first seen, with the last id given for it.
   const std::vector<DsoBuildId>& dsos() const;
   bool was_hit(size_t dso) const;
+  // Samples whose own ip (not a callchain entry) falls in `dso`, and samples in all: the share of
+  // a report's self time that the DSO's symbols explain.
+  uint64_t samples(size_t dso) const;
+  uint64_t total_samples() const;
   // Whether samples hit the file a map record of `misc`, `pid` and `filename` maps.
   bool was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const;
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,10 @@ namespace pdfix::io {
 namespace {
 
 absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
+
+Input::FileId file_id(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
 
 constexpr uint64_t kPipeChunk = 1 << 20;
 
@@ -151,6 +156,8 @@ absl::StatusOr<Input> open_directory(const std::string& path) {
                      data.status().message(), ")"));
   }
   in.mapped = *std::move(data);
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0) in.files.push_back(file_id(st));
   // data.<n>, in the order of n: perf names the files by writing thread.
   std::vector<std::pair<uint64_t, std::string>> names;
   std::error_code ec;
@@ -169,6 +176,10 @@ absl::StatusOr<Input> open_directory(const std::string& path) {
     if (!part.ok()) return part.status();
     in.parts.push_back(*std::move(part));
   }
+  for (const MappedFile* f : in.part_views()) {
+    if (fstat(f->fd(), &st) == 0) in.files.push_back(file_id(st));
+  }
+  if (fstat(in.mapped->fd(), &st) == 0) in.files.push_back(file_id(st));
   return in;
 }
 
@@ -188,6 +199,7 @@ absl::StatusOr<Input> open_input(const std::string& path) {
     if (fd != STDIN_FILENO) close(fd);
     return open_directory(path);
   }
+  in.files.push_back(file_id(st));
   if (S_ISREG(st.st_mode)) {
     auto mapped = MappedFile::open_fd(fd, in.name);
     if (!mapped.ok()) return mapped.status();
@@ -196,6 +208,25 @@ absl::StatusOr<Input> open_input(const std::string& path) {
     in.pipe = std::make_unique<PipeStream>(fd, in.name);
   }
   return in;
+}
+
+absl::Status refuse_input_as_output(const Input& in, const std::string& out_path) {
+  struct stat st{};
+  const bool to_stdout = out_path == "-";
+  if (to_stdout ? fstat(STDOUT_FILENO, &st) != 0 : stat(out_path.c_str(), &st) != 0) {
+    return absl::OkStatus();  // nothing there yet: it cannot be the input
+  }
+  // A device such as /dev/null may be both ends; writing to it replaces nothing.
+  if (S_ISCHR(st.st_mode)) return absl::OkStatus();
+  const std::string out = to_stdout ? "stdout" : out_path;
+  for (const Input::FileId& f : in.files) {
+    if (f == file_id(st)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          out, " is ", in.name, " (device ", major(st.st_dev), ":", minor(st.st_dev), ", inode ",
+          st.st_ino, "): pdfix never writes its input; give another OUT"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace pdfix::io

@@ -91,11 +91,19 @@ class PipeStream {
 // --threads writes a directory instead: `data` (the header, the features and the records perf
 // synthesized) and one file of bare records per writing thread, data.0, data.1, ...
 struct Input {
+  // A file by device and inode, whatever path names it.
+  struct FileId {
+    uint64_t dev = 0;
+    uint64_t ino = 0;
+    friend bool operator==(const FileId&, const FileId&) = default;
+  };
+
   std::unique_ptr<MappedFile> mapped;  // a directory's `data`
   std::unique_ptr<PipeStream> pipe;
   std::string name;
   bool directory = false;
   std::vector<std::unique_ptr<MappedFile>> parts;  // data.0, data.1, ... in that order
+  std::vector<FileId> files;  // what is read: the file, pipe or directory and the files in it
 
   // "data.N": the name of parts[i] in its directory.
   std::string part_name(size_t i) const {
@@ -113,5 +121,10 @@ struct Input {
 // "-" is stdin: mapped if it is a regular file, streamed otherwise. A directory is perf's
 // directory format.
 absl::StatusOr<Input> open_input(const std::string& path);
+
+// Refuses `out_path` ("-": stdout) when it is one of the files `in` reads, however it is named:
+// the same path, a hard or symbolic link, /proc/self/fd/N, stdout redirected to it. Writing there
+// would replace the input, which pdfix never writes.
+absl::Status refuse_input_as_output(const Input& in, const std::string& out_path);
 
 }  // namespace pdfix::io

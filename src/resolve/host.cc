@@ -136,4 +136,15 @@ std::string LiveHost::kallsyms() const {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+std::string LiveHost::debuginfod_client_cache() const {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  if (std::string dir = env("DEBUGINFOD_CACHE_PATH"); !dir.empty()) return dir;
+  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty()) return dir + "/debuginfod_client";
+  if (std::string home = env("HOME"); !home.empty()) return home + "/.cache/debuginfod_client";
+  return "";
+}
+
 }  // namespace pdfix::resolve

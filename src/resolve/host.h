@@ -32,6 +32,9 @@ class Host {
   virtual std::string buildid_cache_path() const = 0;
   // The running kernel's symbol table (/proc/kallsyms); empty when unreadable.
   virtual std::string kallsyms() const = 0;
+  // Where libdebuginfod keeps what it fetched: $DEBUGINFOD_CACHE_PATH, else
+  // $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client; empty without HOME.
+  virtual std::string debuginfod_client_cache() const = 0;
 };
 
 // This machine. Each fact is read from the system the first time it is asked for.
@@ -46,6 +49,7 @@ class LiveHost : public Host {
   std::string buildid_cache() const override;
   std::string buildid_cache_path() const override;
   std::string kallsyms() const override;
+  std::string debuginfod_client_cache() const override;
 
  private:
   mutable std::optional<std::string> hostname_;

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/map_kind.h"
 #include "inspect/buildid_list.h"
@@ -126,31 +126,50 @@ bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id) {
   return got.ok() && *got == id;
 }
 
-absl::StatusOr<std::vector<Binary>> find_binaries(io::Input& in, const resolve::Host& host,
-                                                  const FindOptions& options) {
-  auto dsos = inspect::list_build_ids(in, {.hits = options.hits_only, .every_source = true});
-  if (!dsos.ok()) return dsos.status();
+absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
+                                    const FindOptions& options) {
+  auto listing = inspect::list_build_ids(
+      in, {.hits = options.hits_only, .every_source = true, .count_samples = true});
+  if (!listing.ok()) return listing.status();
   Prover prover(host, options);
-  absl::flat_hash_set<std::string> seen;
-  std::vector<Binary> out;
-  for (const inspect::DsoBuildId& d : *dsos) {
+  absl::flat_hash_map<std::string, size_t> by_id;  // hex -> index in out.binaries
+  Named out{.samples = listing->samples};
+  for (const inspect::DsoBuildId& d : listing->dsos) {
+    const bool named_file = format::classify(d.name, 0) != format::MapKind::kAnonymous ||
+                            entry_kind_of(d.name) != EntryKind::kElf;
     auto id = BuildId::from_hex(d.build_id);
-    if (!id || !seen.insert(d.build_id).second) continue;
-    Binary b{.id = *id, .name = d.name, .kind = entry_kind_of(d.name)};
+    if (!id) {
+      if (d.samples > 0 && named_file) {
+        out.idless.push_back({.name = d.name,
+                              .kind = entry_kind_of(d.name),
+                              .guest = d.machine != "host",
+                              .missing = "no record of the recording gives it a build-id",
+                              .samples = d.samples});
+      }
+      continue;
+    }
+    if (auto it = by_id.find(d.build_id); it != by_id.end()) {
+      out.binaries[it->second].samples += d.samples;
+      continue;
+    }
+    Binary b{.id = *id, .name = d.name, .kind = entry_kind_of(d.name), .samples = d.samples};
     if (d.machine != "host") {
       b.guest = true;
       b.missing = absl::StrCat("a DSO of ", d.machine, ": its files are not on this host");
-    } else if (b.kind == EntryKind::kElf &&
-               format::classify(d.name, 0) == format::MapKind::kAnonymous) {
+    } else if (!named_file) {
       continue;  // [vsyscall], a module known only as "[name]", //anon: no file to look for
     } else if (!cache_entry(b.name, b.id, b.kind)) {
       b.missing = "its name cannot be a path in a build-id cache";
     } else if (options.prove) {
       prover.prove(b);
     }
-    out.push_back(b);
+    by_id.emplace(d.build_id, out.binaries.size());
+    out.binaries.push_back(b);
     if (options.prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
-      if (auto v = prover.vmlinux(b)) out.push_back(*v);
+      if (auto v = prover.vmlinux(b)) {
+        v->samples = 0;  // the kallsyms entry speaks for the kernel's samples
+        out.binaries.push_back(*v);
+      }
     }
   }
   return out;

@@ -29,6 +29,16 @@ struct Binary {
   std::string path;      // kFile: the file (a module may be compressed)
   std::string evidence;  // how it was proven
   std::string missing;
+  uint64_t samples = 0;  // samples whose ip falls in it (in any DSO of its id)
+};
+
+// What a recording names by build-id, and what its samples hit without naming it so.
+struct Named {
+  std::vector<Binary> binaries;  // one per build-id
+  // Files that samples hit but that no record gives a build-id (their `id` is empty): no copy of
+  // them can be proven, and reports show their addresses raw.
+  std::vector<Binary> idless;
+  uint64_t samples = 0;  // in the recording
 };
 
 struct FindOptions {
@@ -41,8 +51,8 @@ struct FindOptions {
 
 // One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
 // kallsyms. DSOs of guest machines are listed as missing.
-absl::StatusOr<std::vector<Binary>> find_binaries(io::Input& in, const resolve::Host& host,
-                                                  const FindOptions& options);
+absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
+                                    const FindOptions& options);
 
 // The bytes that go into a cache or bundle for `b` (a module decompressed).
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,

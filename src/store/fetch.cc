@@ -1,13 +1,19 @@
 #include "store/fetch.h"
 
 #include <elfutils/debuginfod.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "store/cache_store.h"
 #include "store/loaded_library.h"
@@ -22,6 +28,7 @@ struct Debuginfod {
   decltype(&debuginfod_end) end = nullptr;
   decltype(&debuginfod_find_executable) find_executable = nullptr;
   decltype(&debuginfod_find_debuginfo) find_debuginfo = nullptr;
+  decltype(&debuginfod_set_verbose_fd) set_verbose_fd = nullptr;
 };
 
 absl::StatusOr<Debuginfod> load_debuginfod() {
@@ -30,7 +37,8 @@ absl::StatusOr<Debuginfod> load_debuginfod() {
   Debuginfod api;
   if (!lib->bind("debuginfod_begin", api.begin) || !lib->bind("debuginfod_end", api.end) ||
       !lib->bind("debuginfod_find_executable", api.find_executable) ||
-      !lib->bind("debuginfod_find_debuginfo", api.find_debuginfo)) {
+      !lib->bind("debuginfod_find_debuginfo", api.find_debuginfo) ||
+      !lib->bind("debuginfod_set_verbose_fd", api.set_verbose_fd)) {
     return absl::FailedPreconditionError("libdebuginfod.so.1 lacks the client functions");
   }
   return api;
@@ -46,8 +54,68 @@ bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
   return image && has_build_id(**image, b.id);
 }
 
-Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, const std::string& cache,
-                  const Binary& b, EntryKind kind) {
+// The errors with which libdebuginfod says that no server could be asked, as opposed to -ENOENT,
+// the servers' answer that they do not have the file.
+bool unreachable(int error) {
+  switch (error) {
+    case ECONNREFUSED:
+    case ECONNRESET:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ETIME:
+    case ETIMEDOUT:
+    case EAGAIN:
+    case EIO:
+    case ENOSYS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What libdebuginfod's verbose stream tells of one lookup. It answers -ENOENT alike for "no server
+// has it", for an HTTP 5xx, and for a miss it remembers from an earlier lookup without asking
+// anyone; only its transcript tells them apart ("url N ..." for each server asked, curl's "The
+// requested URL returned error: CODE" for each HTTP error).
+struct Transcript {
+  bool asked = false;
+  bool answered_no = false;  // a server answered with a 4xx: it does not have the file
+  int server_error = 0;      // the last 5xx
+};
+
+Transcript read_transcript(int fd) {
+  Transcript t;
+  std::string text;
+  char buf[4096];
+  ::lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  constexpr absl::string_view kError = "returned error: ";
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, "url ")) t.asked = true;
+    const size_t at = line.find(kError);
+    int code = 0;
+    if (at == absl::string_view::npos ||
+        !absl::SimpleAtoi(line.substr(at + kError.size(), 3), &code)) {
+      continue;
+    }
+    if (code >= 500) {
+      t.server_error = code;
+    } else {
+      t.answered_no = true;
+    }
+  }
+  return t;
+}
+
+bool regular_nonempty(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+// `transcript` is the client's verbose stream, a memory file emptied before each lookup.
+Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcript,
+                  const FetchOptions& options, const Binary& b, EntryKind kind) {
+  const std::string& cache = options.cache;
   const std::string what = kind == EntryKind::kDebug     ? "debuginfo"
                            : kind == EntryKind::kVmlinux ? "vmlinux"
                                                          : "executable";
@@ -56,15 +124,29 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, const std::s
     f.outcome = "present";
     return f;
   }
+  // libdebuginfod answers from its own cache without asking a server: that is no fetch.
+  const bool had = !options.client_cache.empty() &&
+                   regular_nonempty(absl::StrCat(options.client_cache, "/", b.id.hex(), "/",
+                                                 kind == EntryKind::kDebug ? "debuginfo"
+                                                                           : "executable"));
+  if (transcript >= 0 && ::ftruncate(transcript, 0) == 0) ::lseek(transcript, 0, SEEK_SET);
   char* where = nullptr;
   const int fd = kind == EntryKind::kDebug
                      ? api.find_debuginfo(client, b.id.bytes.data(), b.id.size, &where)
                      : api.find_executable(client, b.id.bytes.data(), b.id.size, &where);
-  if (fd < 0) {
-    f.outcome = fd == -ENOENT ? "missing" : "failed";
-    f.detail = fd == -ENOENT ? "no server has it" : std::strerror(-fd);
-    return f;
+  const Transcript told = transcript >= 0 ? read_transcript(transcript) : Transcript{.asked = true};
+  f.asked = told.asked;
+  if (fd == -ENOENT && !told.asked) {
+    f.outcome = "missing";
+    f.detail = "libdebuginfod remembers an earlier miss in its client cache; no server was asked";
+  } else if (fd == -ENOENT && told.server_error != 0 && !told.answered_no) {
+    f.outcome = "unreachable";
+    f.detail = absl::StrCat("the servers answered HTTP ", told.server_error);
+  } else if (fd < 0) {
+    f.outcome = fd == -ENOENT ? "missing" : unreachable(-fd) ? "unreachable" : "failed";
+    f.detail = fd == -ENOENT ? "the servers do not have it" : std::strerror(-fd);
   }
+  if (fd < 0) return f;
   auto image = llvm::MemoryBuffer::getOpenFile(fd, where != nullptr ? where : b.name,
                                                /*FileSize=*/-1, /*RequiresNullTerminator=*/false);
   ::close(fd);
@@ -94,8 +176,9 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, const std::s
     f.detail = std::string(stored.status().message());
     return f;
   }
-  f.outcome = "fetched";
-  f.detail = absl::StrCat((*image)->getBufferSize(), " bytes");
+  f.outcome = had ? "cached" : "fetched";
+  f.detail = absl::StrCat((*image)->getBufferSize(), " bytes",
+                          had ? " from libdebuginfod's client cache" : "");
   return f;
 }
 
@@ -113,6 +196,11 @@ absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& n
   ::setenv("DEBUGINFOD_URLS", options.urls.c_str(), 1);
   std::unique_ptr<debuginfod_client, decltype(api->end)> client(api->begin(), api->end);
   if (!client) return absl::InternalError("cannot start a debuginfod client");
+  const int transcript = ::memfd_create("pdfix-debuginfod", MFD_CLOEXEC);
+  if (transcript >= 0) api->set_verbose_fd(client.get(), transcript);
+  absl::Cleanup close_transcript = [transcript] {
+    if (transcript >= 0) ::close(transcript);
+  };
   std::vector<Fetched> out;
   for (size_t i = 0; i < named.size(); ++i) {
     const Binary& b = named[i];
@@ -120,11 +208,11 @@ absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& n
     if (b.kind == EntryKind::kKallsyms && in_cache(options.cache, b, b.kind)) {
       out.push_back({b.id.hex(), b.name, "kallsyms", "present", ""});
     } else if (b.kind == EntryKind::kKallsyms) {
-      out.push_back(fetch_one(*api, client.get(), options.cache, b, EntryKind::kVmlinux));
+      out.push_back(fetch_one(*api, client.get(), transcript, options, b, EntryKind::kVmlinux));
     } else {
-      out.push_back(fetch_one(*api, client.get(), options.cache, b, b.kind));
+      out.push_back(fetch_one(*api, client.get(), transcript, options, b, b.kind));
       if (options.debuginfo && b.kind == EntryKind::kElf) {
-        out.push_back(fetch_one(*api, client.get(), options.cache, b, EntryKind::kDebug));
+        out.push_back(fetch_one(*api, client.get(), transcript, options, b, EntryKind::kDebug));
       }
     }
     if (options.progress) options.progress(i + 1, named.size());

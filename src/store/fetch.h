@@ -13,8 +13,9 @@
 namespace pdfix::store {
 
 struct FetchOptions {
-  std::string cache;  // perf's build-id cache to fill
-  std::string urls;   // space-separated server URLs
+  std::string cache;         // perf's build-id cache to fill
+  std::string client_cache;  // libdebuginfod's own (Host::debuginfod_client_cache)
+  std::string urls;          // space-separated server URLs
   bool debuginfo = false;
   std::function<void(size_t done, size_t total)> progress;
 };
@@ -23,8 +24,13 @@ struct Fetched {
   std::string build_id;
   std::string name;
   std::string what;     // "executable", "debuginfo", "vmlinux"
-  std::string outcome;  // "present", "fetched", "missing", "failed"
+  // "present": already in perf's cache; "fetched": sent by a server; "cached": from
+  // libdebuginfod's client cache, no server asked; "missing": the servers answered that they do
+  // not have it; "unreachable": no server could be asked (refused, unresolved, timed out, HTTP
+  // 5xx); "failed": what arrived was wrong or could not be stored.
+  std::string outcome;
   std::string detail;
+  bool asked = false;  // a server was asked (not so for present, cached and remembered misses)
 };
 
 // One row per binary and kind of file asked for. Kernels are asked for their vmlinux (no server

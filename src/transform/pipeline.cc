@@ -309,6 +309,7 @@ struct Outputs {
 absl::StatusOr<Outputs> create_outputs(const io::Input& in, const std::string& out_path,
                                        bool as_directory, io::Output::Mode mode,
                                        mode_t permissions) {
+  if (auto s = io::refuse_input_as_output(in, out_path); !s.ok()) return s;
   Outputs outs;
   if (!as_directory) {
     auto out = io::Output::create(out_path, mode, permissions);
@@ -320,13 +321,6 @@ absl::StatusOr<Outputs> create_outputs(const io::Input& in, const std::string& o
     return absl::InvalidArgumentError(
         "a directory recording is written as a directory, not to stdout: give --single-file to "
         "write one perf.data");
-  }
-  struct stat in_st{};
-  struct stat out_st{};
-  if (stat(in.name.c_str(), &in_st) == 0 && stat(out_path.c_str(), &out_st) == 0 &&
-      in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(out_path, " is the input; pdfix never writes its input"));
   }
   auto dir = io::OutputDirectory::create(out_path);
   if (!dir.ok()) return dir.status();

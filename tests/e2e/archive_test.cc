@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "e2e/harness.h"
 #include "llvm/Support/JSON.h"
@@ -142,12 +143,12 @@ TEST_F(ArchiveTest, StoreFillsTheCachePerfReads) {
   RunResult r =
       sh(env_ + pdfix() + " store --json --buildid-dir " + quote(cache) + " " + quote(fixed()));
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto first = parse_object(r.err);
+  const auto first = parse_object(r.out);
   EXPECT_GE(int_of(first, "added"), 3);  // at least the program, its library and the kernel
   // Again: everything is there already.
   r = sh(env_ + pdfix() + " store --json --buildid-dir " + quote(cache) + " " + quote(fixed()));
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto second = parse_object(r.err);
+  const auto second = parse_object(r.out);
   EXPECT_EQ(int_of(second, "added"), 0);
   EXPECT_EQ(int_of(second, "already_present"), int_of(first, "added"));
   // Two at once into a new cache: both succeed and the cache is whole.
@@ -168,7 +169,26 @@ TEST_F(ArchiveTest, StoreFillsTheCachePerfReads) {
   r = sh(env_ + pdfix() + " store --json --buildid-dir " + quote(dir_ + "/late") + " " +
          quote(fixed()));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(int_of(parse_object(r.err), "missing"), 2);
+  const auto late = parse_object(r.out);
+  EXPECT_EQ(int_of(late, "missing"), 2);
+  // Both are hit: each is named with its share of the samples, and --strict makes that exit 3.
+  const auto* unresolved = late.getArray("unresolved");
+  ASSERT_NE(unresolved, nullptr) << r.out;
+  std::set<std::string> names;
+  double share = 0;
+  for (const auto& row : *unresolved) {
+    names.insert(fs::path(row.getAsObject()->getString("name")->str()).filename());
+    share += row.getAsObject()->getNumber("share").value_or(0);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"app", "libwork.so"})) << r.out;
+  EXPECT_GT(share, 50.0) << r.out;  // the program spins in them
+  EXPECT_NEAR(late.getNumber("unresolved_share").value_or(0), share, 0.01) << r.out;
+  r = sh(env_ + pdfix() + " store --strict --buildid-dir " + quote(dir_ + "/late") + " " +
+         quote(fixed()));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("2 binaries that samples hit will not resolve"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("libwork.so: the file there has another build-id"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(ArchiveTest, FixArchiveIsFixThenArchive) {
@@ -176,7 +196,7 @@ TEST_F(ArchiveTest, FixArchiveIsFixThenArchive) {
   RunResult r = sh(env_ + pdfix() + " fix --json --archive " + quote(bundle) + " " +
                    quote(dir_ + "/in.data") + " " + quote(dir_ + "/out.data"));
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto summary = parse_object(r.err);
+  const auto summary = parse_object(r.out);
   const auto* kept = summary.getObject("archive");
   ASSERT_NE(kept, nullptr) << r.err;
   EXPECT_EQ(int_of(*kept, "missing"), 0);
@@ -246,9 +266,22 @@ TEST_F(ArchiveTest, FetchFromDebuginfodServingBundles) {
   EXPECT_GE(counts->getInteger("fetched").value_or(0), 2) << r.out;
   EXPECT_EQ(report(fixed(), cache), reference_);
   // Again: nothing to fetch.
-  r = sh(env_ + client + pdfix() + " fetch --buildid-dir " + quote(cache) + " --debuginfod " + url +
-         " " + quote(fixed()));
-  EXPECT_NE(r.out.find(" 0 fetched"), std::string::npos) << r.out;
+  const std::string again = env_ + client + pdfix() + " fetch --buildid-dir " + quote(cache) +
+                            " --debuginfod " + url + " " + quote(fixed());
+  r = sh(again);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");  // the summary is stderr's
+  EXPECT_NE(r.err.find(" 0 fetched"), std::string::npos) << r.err;
+  // An empty build-id cache again, the server gone: libdebuginfod's own client cache still has
+  // the files. They are stored, and said to come from there, not fetched.
+  fs::remove_all(cache);
+  r = sh(again);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(" 0 fetched, " + std::to_string(counts->getInteger("fetched").value_or(0)) +
+                       " from libdebuginfod's cache"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(report(fixed(), cache), reference_);
 }
 
 // From here on, no recording of this machine is needed.
@@ -262,7 +295,7 @@ TEST(ArchiveInput, ForeignRecordingListsEveryIdMissing) {
   const std::string in = foreign("quipper/perf.data.callgraph-3.4");
   RunResult r = sh(pdfix() + " archive --json " + quote(in) + " " + quote(dir + "/b.tar.zst"));
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto summary = parse_object(r.err);
+  const auto summary = parse_object(r.out);
   EXPECT_EQ(int_of(summary, "kept"), 0);
   // perf's own list of the recording's ids, each one missing.
   RunResult perf = sh("perf buildid-list -i " + quote(in) + " | cut -c1-40 | sort -u");
@@ -393,27 +426,108 @@ with tarfile.open(out, "w") as t:
   fs::remove_all(dir);
 }
 
+// Each row's outcome, and the set of them.
+std::set<std::string> outcomes(const llvm::json::Object& result) {
+  std::set<std::string> out;
+  if (const auto* rows = result.getArray("binaries")) {
+    for (const auto& row : *rows) out.insert(row.getAsObject()->getString("outcome")->str());
+  }
+  return out;
+}
+
+// A server on 127.0.0.1 that answers every request with `code`, stopped with the test.
+class StubServer {
+ public:
+  explicit StubServer(int code) {
+    RunResult r = sh(
+        "python3 -c '\n"
+        "import http.server, sys\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(" +
+        std::to_string(code) +
+        "); self.end_headers()\n"
+        "    def log_message(self, *a): pass\n"
+        "s = http.server.HTTPServer((\"127.0.0.1\", 0), H)\n"
+        "print(s.server_address[1], flush=True)\n"
+        "s.serve_forever()' > " +
+        quote(port_file_) + " 2>&1 & echo $!; for i in $(seq 100); do [ -s " + quote(port_file_) +
+        " ] && exit 0; sleep 0.05; done; exit 1");
+    EXPECT_EQ(r.status, 0) << r.err;
+    pid_ = r.out.substr(0, r.out.find('\n'));
+    std::ifstream f(port_file_);
+    std::string port;
+    f >> port;
+    url = "http://127.0.0.1:" + port;
+  }
+  ~StubServer() {
+    sh("kill " + pid_);
+    fs::remove(port_file_);
+  }
+  StubServer(const StubServer&) = delete;
+  StubServer& operator=(const StubServer&) = delete;
+  std::string url;
+
+ private:
+  std::string port_file_ = temp_dir() + "/port";
+  std::string pid_;
+};
+
+// What fetch says and its exit status tell "the servers do not have it" from "no server could be
+// asked" (refused, HTTP 5xx) and from "libdebuginfod remembered a miss and asked nobody".
 TEST(FetchInput, ServersThatAreDownOrAbsent) {
   const std::string dir = temp_dir();
   const std::string in = foreign("quipper/perf.data.callgraph-3.4");
+  const std::string cache = quote(dir + "/c");
   // No server at all is a usage error.
-  RunResult r = sh("env -u DEBUGINFOD_URLS " + pdfix() + " fetch --buildid-dir " +
-                   quote(dir + "/c") + " " + quote(in));
+  RunResult r =
+      sh("env -u DEBUGINFOD_URLS " + pdfix() + " fetch --buildid-dir " + cache + " " + quote(in));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("DEBUGINFOD_URLS"), std::string::npos) << r.err;
-  // A server that does not answer: every id reported, none stored, and that is not an error.
-  r = sh("DEBUGINFOD_CACHE_PATH=" + quote(dir + "/client") + " " + pdfix() +
-         " fetch --json --buildid-dir " + quote(dir + "/c") + " --debuginfod http://127.0.0.1:9 " +
-         quote(in));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto result = parse_object(r.out);
-  const auto* rows = result.getArray("binaries");
-  ASSERT_NE(rows, nullptr);
-  EXPECT_GE(rows->size(), 10U);
-  for (const auto& row : *rows) {
-    const auto outcome = row.getAsObject()->getString("outcome");
-    EXPECT_TRUE(outcome == "missing" || outcome == "failed") << r.out;
+  auto fetch = [&](const std::string& client, const std::string& urls, const std::string& flags) {
+    return sh("DEBUGINFOD_CACHE_PATH=" + quote(dir + "/" + client) + " " + pdfix() + " fetch " +
+              flags + " --buildid-dir " + cache + " --debuginfod " + quote(urls) + " " + quote(in));
+  };
+  // Nothing listens: no server could be asked, which is no fetch done.
+  r = fetch("refused", "http://127.0.0.1:9", "--json");
+  EXPECT_EQ(r.status, 2) << r.err;
+  auto result = parse_object(r.out);
+  EXPECT_GE(result.getArray("binaries")->size(), 10U);
+  EXPECT_EQ(outcomes(result), std::set<std::string>{"unreachable"}) << r.out;
+  r = fetch("refused", "http://127.0.0.1:9", "");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("0 missing, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no server could be asked"), std::string::npos) << r.err;
+  {
+    // A server in trouble (HTTP 503): libdebuginfod says "not found", but it was not asked.
+    StubServer down(503);
+    r = fetch("503", down.url, "--json");
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(outcomes(parse_object(r.out)), std::set<std::string>{"unreachable"}) << r.out;
+    EXPECT_NE(r.out.find("HTTP 503"), std::string::npos) << r.out;
   }
+  {
+    // A server that answers that it has none: done, and every id is missing; --strict says so in
+    // the status.
+    StubServer empty(404);
+    r = fetch("404", empty.url, "--json");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(outcomes(parse_object(r.out)), std::set<std::string>{"missing"}) << r.out;
+    r = fetch("404-strict", empty.url, "--strict");
+    EXPECT_EQ(r.status, 3) << r.err;
+    // A server down now and a server that answers: the answer counts.
+    r = fetch("both", "http://127.0.0.1:9 " + empty.url, "--json");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(outcomes(parse_object(r.out)), std::set<std::string>{"missing"}) << r.out;
+  }
+  // The 404 server gone, libdebuginfod answers from its memory of the misses: nobody was asked,
+  // and the summary says so.
+  r = fetch("404", "http://127.0.0.1:9", "");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("remembers an earlier miss in its client cache; no server was asked"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(dir + "/c/.build-id"));
   fs::remove_all(dir);
 }

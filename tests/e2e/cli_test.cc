@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "e2e/harness.h"
 #include "fixture/perf_data_builder.h"
@@ -18,7 +20,7 @@ std::string sample_file() {
 TEST(Cli, HelpReadsLikeAManPage) {
   for (const char* verb : {"", "copy ", "info ", "dump ", "inject ", "fix ", "fix-module-sizes ",
                            "tag-kernel ", "repair-build-ids ", "buildid-list ", "check ",
-                           "archive ", "unpack ", "store ", "fetch "}) {
+                           "archive ", "unpack ", "store ", "fetch ", "compat ", "man "}) {
     RunResult r = sh(pdfix() + " " + verb + "--help");
     EXPECT_EQ(r.status, 0) << verb;
     EXPECT_NE(r.out.find("SYNOPSIS"), std::string::npos) << verb;
@@ -158,14 +160,138 @@ TEST(Cli, OutputsAreReadableByTheirOwnerOnly) {
   fs::remove_all(dir);
 }
 
-TEST(Cli, OutputOverTheInputPathIsSafe) {
-  // The temp file + rename means even OUT == IN never reads a half-written input.
+// OUT that is IN by any name is refused before anything is read or written, and IN keeps every
+// byte: the same path, a hard link, a symbolic link, /proc/self/fd, stdout redirected onto it.
+TEST(Cli, AnOutputThatIsTheInputIsRefused) {
   const std::string dir = temp_dir();
-  const std::string f = dir + "/same.data";
-  fs::copy_file(sample_file(), f);
-  RunResult r = sh(pdfix() + " copy " + f + " " + f);
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(same_file(sample_file(), f));
+  const std::string in = dir + "/in.data";
+  fs::copy_file(sample_file(), in);
+  fs::create_hard_link(in, dir + "/hard.data");
+  fs::create_symlink("in.data", dir + "/soft.data");
+  const std::vector<std::string> outs = {in, dir + "/hard.data", dir + "/soft.data",
+                                         "/proc/self/fd/3 3<" + in, "- 1<>" + in};
+  for (const char* verb : {"copy", "fix", "inject --buildids", "compat --for 6.1"}) {
+    for (const std::string& out : outs) {
+      RunResult r = sh(pdfix() + " " + verb + " " + in + " " + out);
+      EXPECT_EQ(r.status, 2) << verb << " " << out;
+      EXPECT_NE(r.err.find("pdfix never writes its input"), std::string::npos) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_TRUE(same_file(sample_file(), in)) << verb << " " << out << " wrote its input";
+    }
+  }
+  // The bundle too, and stdin read from the file that OUT names.
+  for (const std::string& cmd : {"archive " + in + " " + dir + "/hard.data",
+                                 "fix --archive " + in + " " + in + " " + dir + "/out.data",
+                                 "copy - " + in + " < " + in}) {
+    RunResult r = sh(pdfix() + " " + cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find("pdfix never writes its input"), std::string::npos) << r.err;
+    EXPECT_TRUE(same_file(sample_file(), in)) << cmd << " wrote its input";
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out.data"));
+  // Nothing else was left beside them.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 3);
+  fs::remove_all(dir);
+}
+
+// -q silences what an action says on stderr, keeps errors, and leaves reports alone.
+TEST(Cli, QuietKeepsErrorsOnly) {
+  const std::string dir = temp_dir();
+  for (const std::string& verb : {"fix", "inject --buildids", "fix-module-sizes", "tag-kernel"}) {
+    RunResult loud = sh(pdfix() + " " + verb + " " + sample_file() + " " + dir + "/a.data");
+    ASSERT_EQ(loud.status, 0) << loud.err;
+    EXPECT_FALSE(loud.err.empty()) << verb;
+    RunResult quiet = sh(pdfix() + " " + verb + " -q " + sample_file() + " " + dir + "/b.data");
+    ASSERT_EQ(quiet.status, 0) << quiet.err;
+    EXPECT_EQ(quiet.err, "") << verb;
+    EXPECT_EQ(quiet.out, "") << verb;
+    EXPECT_TRUE(same_file(dir + "/a.data", dir + "/b.data")) << verb;
+  }
+  RunResult bad = sh(pdfix() + " fix -q /nonexistent " + dir + "/c.data");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("/nonexistent"), std::string::npos) << bad.err;
+  // The summary goes to stderr, --json to stdout, or to stderr when stdout carries OUT.
+  RunResult json = sh(pdfix() + " fix --json " + sample_file() + " " + dir + "/d.data");
+  EXPECT_TRUE(json.out.starts_with("{")) << json.out;
+  EXPECT_EQ(json.err, "");
+  json = sh(pdfix() + " fix --json " + sample_file() + " - > " + dir + "/e.data");
+  EXPECT_TRUE(json.err.starts_with("{")) << json.err;
+  EXPECT_TRUE(same_file(dir + "/d.data", dir + "/e.data"));
+  // check -q prints nothing: its status is the answer.
+  RunResult check = sh(pdfix() + " check -q " + sample_file());
+  EXPECT_EQ(check.out + check.err, "");
+  EXPECT_EQ(check.status, sh(pdfix() + " check " + sample_file()).status);
+  fs::remove_all(dir);
+}
+
+// Help shows the value's name, never the parser's labels, and ranges in words.
+TEST(Cli, HelpHasNoParserLabels) {
+  for (const char* verb : {"fix", "copy", "archive", "store", "fetch", "check", "unpack",
+                           "inject", "compat", "fix-module-sizes", "buildid-list", "info"}) {
+    RunResult r = sh(pdfix() + " " + verb + " --help");
+    ASSERT_EQ(r.status, 0) << verb;
+    for (const char* label : {":DIR", ":INT", ":FILE", ":TEXT", "in [", "REQUIRED", ":{"}) {
+      EXPECT_EQ(r.out.find(label), std::string::npos) << verb << " shows " << label << "\n"
+                                                       << r.out;
+    }
+  }
+  RunResult fix = sh(pdfix() + " fix --help");
+  EXPECT_NE(fix.out.find("--sysroot DIR "), std::string::npos) << fix.out;
+  EXPECT_NE(fix.out.find("--zstd-level N "), std::string::npos) << fix.out;
+  EXPECT_NE(fix.out.find("1 to 19"), std::string::npos) << fix.out;
+  // Every verb's EXIT STATUS has 0 and 2 with their one meaning.
+  EXPECT_NE(fix.out.find("0  done."), std::string::npos) << fix.out;
+  EXPECT_NE(fix.out.find("2  not done:"), std::string::npos) << fix.out;
+  EXPECT_NE(fix.out.find("3  done, but not all there: with --archive or --store"),
+            std::string::npos)
+      << fix.out;
+}
+
+// --for takes the perf versions pdfix knows, and says which in one line.
+TEST(Cli, ForTakesOnlyKnownVersions) {
+  const std::string dir = temp_dir();
+  for (const char* version : {"99", "6.40", "abc", "2.6", "7.9"}) {
+    RunResult r = sh(pdfix() + " compat --for " + version + " " + sample_file() + " " + dir +
+                     "/out.data");
+    EXPECT_EQ(r.status, 2) << version;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.find("--for: --for"), std::string::npos) << r.err;
+    if (std::string(version) != "2.6") {
+      EXPECT_NE(r.err.find("known: 3.13 to 3.19, 4.0 to 4.20, 5.0 to 5.19, 6.0 to 6.19"),
+                std::string::npos)
+          << r.err;
+    }
+    EXPECT_FALSE(fs::exists(dir + "/out.data"));
+  }
+  for (const char* version : {"6.1", "5.10.0-21-amd64", "4.20", "7.0", "oldest"}) {
+    RunResult r = sh(pdfix() + " compat --for " + version + " " + sample_file() + " " + dir +
+                     "/ok.data");
+    EXPECT_EQ(r.status, 0) << version << ": " << r.err;
+  }
+  fs::remove_all(dir);
+}
+
+// pdfix.1 is built from the same pages as --help, renders with man, and is installed.
+TEST(Cli, ManPageIsBuiltRenderedAndInstalled) {
+  const std::string page = fs::path(PDFIX_BINARY).parent_path() / "pdfix.1";
+  ASSERT_TRUE(fs::exists(page)) << page;
+  RunResult man = sh("MANWIDTH=100 man -l " + quote(page) + " 2>&1 | col -b");
+  ASSERT_EQ(man.status, 0) << man.out;
+  for (const char* text : {"pdfix - repair and enrich perf.data", "EXIT STATUS", "pdfix fix",
+                           "pdfix archive", "pdfix check", "--known-build-ids LIST",
+                           "fix would repair something", "not done: bad usage"}) {
+    EXPECT_NE(man.out.find(text), std::string::npos) << text << "\n" << man.out;
+  }
+  EXPECT_EQ(man.out.find("\\f"), std::string::npos) << "raw roff escapes";
+  // The page is what `pdfix man` prints now: one source.
+  RunResult now = sh(pdfix() + " man | cmp - " + quote(page));
+  EXPECT_EQ(now.status, 0) << now.out << now.err;
+  const std::string dir = temp_dir();
+  RunResult install = sh("cmake --install " + quote(fs::path(PDFIX_BINARY).parent_path()) +
+                         " --prefix " + quote(dir));
+  ASSERT_EQ(install.status, 0) << install.out << install.err;
+  EXPECT_TRUE(fs::exists(dir + "/bin/pdfix"));
+  EXPECT_TRUE(same_file(page, dir + "/share/man/man1/pdfix.1"));
   fs::remove_all(dir);
 }
 

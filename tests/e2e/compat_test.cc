@@ -211,7 +211,7 @@ TEST(Compat, FixForTakesTheSameOption) {
   const std::string out = temp_dir() + "/fixed.data";
   RunResult r = sh(pdfix() + " fix --for 6.1 --json " + quote(in) + " " + quote(out));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("\"compat\""), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("\"compat\""), std::string::npos) << r.out;
   EXPECT_FALSE(perf_stats(out).empty());
 }
 

@@ -208,7 +208,7 @@ TEST_F(InjectTest, ABinaryReplacedAfterRecordingIsNotGivenTheNewId) {
   ASSERT_NE(old_id, new_id);
   RunResult r = sh(pdfix() + " inject --buildids --json " + in + " " + dir_ + "/out.data");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("inode differs"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("inode differs"), std::string::npos) << r.out;
   expect_app_without_id(dir_ + "/out.data", dir_ + "/app/app", dir_ + "/app/libwork.so");
 }
 
@@ -225,7 +225,7 @@ TEST_F(InjectTest, ABinaryRewrittenInPlaceAfterRecordingIsNotGivenTheNewId) {
   ASSERT_NE(readelf_id(app), old_id);
   RunResult r = sh(pdfix() + " fix --json " + in + " " + dir_ + "/out.data");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("modified after the recording"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("modified after the recording"), std::string::npos) << r.out;
   expect_app_without_id(dir_ + "/out.data", app, dir_ + "/app/libwork.so");
 }
 
@@ -393,7 +393,7 @@ TEST_F(InjectTest, FixJsonHasEachPassUnderItsNameWithPerfsCounts) {
       "print(sorted(d)); i=d['inject']; "
       "print(i['upgraded'], i['had_build_id'], i['left_alone'], i['table_entries_added']); "
       "print(d['module_sizes']['module_maps'], len(d['module_sizes']['changed']))";
-  std::ofstream(dir_ + "/fix.json") << r.err;
+  std::ofstream(dir_ + "/fix.json") << r.out;
   RunResult p = sh("python3 -c " + quote(script) + " " + dir_ + "/fix.json");
   ASSERT_EQ(p.status, 0) << p.err << r.err;
   std::istringstream lines(p.out);

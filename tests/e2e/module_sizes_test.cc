@@ -259,10 +259,10 @@ TEST_F(FixModuleSizesTest, OverlapIsClampedToTheNextModule) {
     EXPECT_EQ(maps[1].len, 0x3000u);
     EXPECT_NE(r.err.find("overlaps the next module, b"), std::string::npos) << r.err;
   }
-  // The same report for scripts, on stderr.
+  // The same report for scripts, on stdout.
   RunResult json =
       sh(pdfix() + " fix-module-sizes --json " + quote(in) + " " + quote(dir_ + "/json.data") +
-         " 2>&1 >/dev/null | python3 -c 'import json, sys; r = json.load(sys.stdin); "
+         " | python3 -c 'import json, sys; r = json.load(sys.stdin); "
          "c = r[\"changed\"][0]; print(r[\"module_maps\"], c[\"filename\"], "
          "c[\"start\"], c[\"old_len\"], c[\"new_len\"])'");
   EXPECT_EQ(json.out, "2 /lib/modules/6.5.0/kernel/a.ko 0xffffffffc0000000 0x9000 0x8000\n")
