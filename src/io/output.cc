@@ -309,6 +309,12 @@ absl::Status Output::patch(uint64_t offset, std::span<const uint8_t> bytes) {
 absl::Status Output::commit() {
   if (auto s = flush(); !s.ok()) return s;
   if (auto s = drain(); !s.ok()) return s;
+  if (mtime_ && (!temp_.empty() || where_.truncate_on_abort)) {
+    const struct timespec times[2] = {{.tv_sec = 0, .tv_nsec = UTIME_OMIT}, *mtime_};
+    if (futimens(fd_, times) != 0) {
+      return errno_status(absl::StrCat("cannot set the modification time of ", target_));
+    }
+  }
   if (where_.spool_to >= 0) {
     // The temporary file holds the finished perf.data; now it may go out.
     if (auto s = send_spool(); !s.ok()) return s;

@@ -21,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -69,6 +70,9 @@ class Output {
   // Overwrites bytes already written (kSeekable only).
   absl::Status patch(uint64_t offset, std::span<const uint8_t> bytes);
   uint64_t position() const { return pos_; }
+  // The modification time the finished file gets (a file's, not a pipe's): the input's, for the
+  // trust rules read a recording's end from it, and pdfix's output is that recording still.
+  void keep_modification_time(const struct timespec& mtime) { mtime_ = mtime; }
   absl::Status commit();
 
  private:
@@ -114,6 +118,7 @@ class Output {
   Where where_;
   bool committed_ = false;
   uint64_t pos_ = 0;
+  std::optional<struct timespec> mtime_;
   Job job_;  // what the caller is gathering
 
   // Decided by the first run there is to clone, on the worker; a refusal is final for this

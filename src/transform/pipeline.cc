@@ -394,6 +394,12 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
   for (auto& w : writers) {
     if (auto s = w->finish(edits); !s.ok()) return s;
   }
+  // The output is the recording still: it keeps the time the recording ended, which the trust
+  // rules read (a file modified after it is not the one mapped), so that fix of fix's output,
+  // after the binaries changed, proves no new file.
+  if (in.mapped != nullptr && fstat(in.mapped->fd(), &st) == 0) {
+    for (auto& f : outs->files) f->keep_modification_time(st.st_mtim);
+  }
   if (auto s = outs->commit(); !s.ok()) return s;
   return chain;
 }

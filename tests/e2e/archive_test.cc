@@ -123,6 +123,58 @@ TEST_F(ArchiveTest, UnpackedBundleReportsAsBeforeTheRebuild) {
   EXPECT_EQ(report(dir_ + "/p/perf.data", dir_ + "/p/.debug"), report(fixed(), ""));
 }
 
+// The exit status says whether the job was done, on a real perf record -B recording: check says
+// fix has work (1), then that it is ready (0), then, once the binaries changed before fix ran,
+// that something stays unanalysable (3); archive of the raw recording bundles nothing that
+// resolves, says so with each file's share of the samples, and exits 3.
+TEST_F(ArchiveTest, StatusesSayWhetherTheRecordingCanBeAnalysed) {
+  const std::string raw = dir_ + "/in.data";
+  RunResult r = sh(env_ + pdfix() + " check " + quote(raw));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("not ready to archive; pdfix fix repairs what was found"), std::string::npos)
+      << r.out;
+  r = sh(env_ + pdfix() + " check " + quote(fixed()));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("ready to archive"), std::string::npos) << r.out;
+
+  r = sh(env_ + pdfix() + " archive " + quote(raw) + " " + quote(dir_ + "/raw.tar.zst"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("run pdfix fix first (or pdfix fix --archive)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("0 binaries in"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("100.0% of"), std::string::npos) << r.err;
+  for (const char* name : {"/app: no record", "/libwork.so: no record", "[kernel.kallsyms]"}) {
+    EXPECT_NE(r.err.find(name), std::string::npos) << name << "\n" << r.err;
+  }
+  EXPECT_TRUE(fs::exists(dir_ + "/raw.tar.zst"));  // written, for what it is worth
+  r = sh(env_ + pdfix() + " archive --json " + quote(raw) + " " + quote(dir_ + "/raw2.tar.zst"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NEAR(parse_object(r.out).getNumber("unresolved_share").value_or(0), 100.0, 0.01)
+      << r.out;
+
+  // The binaries replaced before fix ran: fix proves no id for them, and check says so.
+  build_app(dir_ + "/app", "2");
+  r = sh(env_ + pdfix() + " check " + quote(raw));
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find("libwork.so: samples hit it, but no map of it carries a build-id, and fix "
+                       "proves none"),
+            std::string::npos)
+      << r.out;
+  r = sh(env_ + pdfix() + " fix --archive " + quote(dir_ + "/late.tar.zst") + " " + quote(raw) +
+         " " + quote(dir_ + "/late.data"));
+  EXPECT_EQ(r.status, 0) << r.err;  // done: what could be kept was, and the rest is named
+  EXPECT_NE(r.err.find("2 binaries that samples hit will not resolve"), std::string::npos)
+      << r.err;
+  r = sh(env_ + pdfix() + " fix --strict --archive " + quote(dir_ + "/late2.tar.zst") + " " +
+         quote(raw) + " " + quote(dir_ + "/late2.data"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  // fix's output keeps the recording's end time: checked (or fixed) again after the binaries
+  // changed, it still proves nothing about the new files.
+  EXPECT_EQ(fs::last_write_time(dir_ + "/late.data"), fs::last_write_time(raw));
+  r = sh(env_ + pdfix() + " check " + quote(dir_ + "/late.data"));
+  EXPECT_EQ(r.status, 3) << r.out;
+}
+
 TEST_F(ArchiveTest, UnpackMergesIntoACache) {
   const std::string bundle = dir_ + "/rec.tar.zst";
   archive(bundle);

@@ -197,7 +197,7 @@ TEST(Cli, AnOutputThatIsTheInputIsRefused) {
 // -q silences what an action says on stderr, keeps errors, and leaves reports alone.
 TEST(Cli, QuietKeepsErrorsOnly) {
   const std::string dir = temp_dir();
-  for (const std::string& verb : {"fix", "inject --buildids", "fix-module-sizes", "tag-kernel"}) {
+  for (const char* verb : {"fix", "inject --buildids", "fix-module-sizes", "tag-kernel"}) {
     RunResult loud = sh(pdfix() + " " + verb + " " + sample_file() + " " + dir + "/a.data");
     ASSERT_EQ(loud.status, 0) << loud.err;
     EXPECT_FALSE(loud.err.empty()) << verb;
