@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything pdfix needs from Debian's packages and builds it into build/.
-# Safe to run again: apt-get skips what is installed and the build is incremental.
+# Installs everything pdfix needs from Debian's packages and builds it into build/: every target,
+# or only those named (bash scripts/setup.sh pdfix). Safe to run again: apt-get skips what is
+# installed and the build is incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,4 +25,4 @@ echo "== building pdfix into build/" >&2
 # PDFIX_WERROR=ON (scripts/test.sh, CI) makes every warning an error.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPDFIX_WERROR="${PDFIX_WERROR:-OFF}" \
   >/dev/null
-cmake --build build
+if [ $# -gt 0 ]; then cmake --build build --target "$@"; else cmake --build build; fi
