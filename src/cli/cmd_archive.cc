@@ -47,7 +47,8 @@ complete, mode 0600. The summary goes to stderr; --json to stdout.)",
                   "A copy of the recording host's root: binaries are looked up there.")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
-  cmd->add_flag("--json", a->json, "The summary as one JSON object on stdout (on stderr when BUNDLE is '-').");
+  cmd->add_flag("--json", a->json,
+                "The summary as one JSON object on stdout (on stderr when BUNDLE is '-').");
   cmd->add_flag("-v,--verbose", a->keep.verbose, "List every binary kept, with its evidence.");
   add_keep_options(*cmd, a->keep, /*bundle_options=*/true);
   return {cmd, [a, &host] {

@@ -41,8 +41,9 @@ no error that fix could repair. IN may be '-' for stdin.
 The last line and the exit status give the verdict: ready to archive (0), pdfix fix repairs
 what was found (1), or something stays after fix (3). Notes on what older perf versions
 refuse do not count against it (see pdfix compat). -q prints nothing: the status tells.)",
-       exit_status({{kExitFixable, "pdfix fix would repair what was found (and leave nothing "
-                                    "unrecoverable)."},
+       exit_status({{kExitFixable,
+                     "pdfix fix would repair what was found (and leave nothing "
+                     "unrecoverable)."},
                     {kExitIncomplete,
                      "something stays wrong or unanalysable after pdfix fix: an error no pass "
                      "repairs, or a file that samples hit whose build-id fix cannot prove."}})});

@@ -70,8 +70,9 @@ cache ($DEBUGINFOD_CACHE_PATH, default ~/.cache/debuginfod_client). Files that s
 but that no record names by build-id cannot be fetched; they are counted apart.
 
 The summary goes to stderr; --json prints one object on stdout. IN may be '-' for stdin.)",
-       exit_status({{kExitError, "Also when no server could be asked at all (every lookup "
-                                  "unreachable), or none was given."},
+       exit_status({{kExitError,
+                     "Also when no server could be asked at all (every lookup "
+                     "unreachable), or none was given."},
                     {kExitIncomplete,
                      "with --strict, a binary stays missing, unreachable or failed, or a file that "
                      "samples hit has no build-id."}})});
@@ -104,20 +105,19 @@ The summary goes to stderr; --json prints one object on stdout. IN may be '-' fo
             Summary say(a->quiet);
             Progress progress("fetch");
             auto fetched = store::fetch_binaries(
-                named->binaries,
-                {.cache = cache,
-                 .client_cache = host.debuginfod_client_cache(),
-                 .urls = urls,
-                 .debuginfo = a->debuginfo,
-                 .progress = a->quiet ? nullptr : progress.callback()});
+                named->binaries, {.cache = cache,
+                                  .client_cache = host.debuginfod_client_cache(),
+                                  .urls = urls,
+                                  .debuginfo = a->debuginfo,
+                                  .progress = a->quiet ? nullptr : progress.callback()});
             if (!fetched.ok()) return fail(fetched.status());
             Tally t = tally(*fetched);
             uint64_t idless_samples = 0;
             for (const store::Binary& b : named->idless) idless_samples += b.samples;
-            const double idless_share =
-                named->samples == 0 ? 0.0
-                                    : 100.0 * static_cast<double>(idless_samples) /
-                                          static_cast<double>(named->samples);
+            const double idless_share = named->samples == 0
+                                            ? 0.0
+                                            : 100.0 * static_cast<double>(idless_samples) /
+                                                  static_cast<double>(named->samples);
             int status = kExitOk;
             if (t.asked > 0 && t.counts["unreachable"] == t.asked) {
               status = kExitError;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "cli/progress.h"
@@ -73,8 +74,8 @@ std::vector<const store::Binary*> unresolved_hits(const store::Named& named) {
     if (!resolves(b) && b.samples > 0) out.push_back(&b);
   }
   for (const store::Binary& b : named.idless) out.push_back(&b);
-  std::stable_sort(out.begin(), out.end(), [](const store::Binary* a, const store::Binary* b) {
-    return a->samples > b->samples;
+  std::sort(out.begin(), out.end(), [](const store::Binary* a, const store::Binary* b) {
+    return std::tie(b->samples, a->name) < std::tie(a->samples, b->name);
   });
   return out;
 }
@@ -105,11 +106,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
-  auto kept = archive ? store::archive_recording(*in, binaries, host, target.bundle,
-                                                 args.zstd_level,
-                                                 say.quiet() ? nullptr : progress.callback())
-                      : store::store_binaries(binaries, host, target.cache,
-                                              say.quiet() ? nullptr : progress.callback());
+  auto kept = archive
+                  ? store::archive_recording(*in, binaries, host, target.bundle, args.zstd_level,
+                                             say.quiet() ? nullptr : progress.callback())
+                  : store::store_binaries(binaries, host, target.cache,
+                                          say.quiet() ? nullptr : progress.callback());
   if (!kept.ok()) return fail(kept.status());
 
   const size_t missing = std::count_if(binaries.begin(), binaries.end(),
@@ -119,11 +120,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   for (const store::Binary* b : unresolved) unresolved_samples += b->samples;
   // Samples that hit files, and not one of them named by a build-id: nothing can be resolved.
   const bool no_ids = binaries.empty() && !named->idless.empty();
-  const int status =
-      no_ids || (args.strict && !unresolved.empty()) ? kExitIncomplete : kExitOk;
-  const std::string fix_first =
-      archive ? "run pdfix fix first (or pdfix fix --archive)"
-              : "run pdfix fix first (or pdfix fix --store)";
+  const int status = no_ids || (args.strict && !unresolved.empty()) ? kExitIncomplete : kExitOk;
+  const std::string fix_first = archive ? "run pdfix fix first (or pdfix fix --archive)"
+                                        : "run pdfix fix first (or pdfix fix --store)";
 
   if (json != nullptr) {
     llvm::json::Array rows;
@@ -142,12 +141,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     }
     llvm::json::Array unresolved_rows;
     for (const store::Binary* b : unresolved) {
-      unresolved_rows.push_back(
-          llvm::json::Object{{"build_id", b->id.size == 0 ? "" : b->id.hex()},
-                             {"name", format::escape_invalid_utf8(b->name)},
-                             {"reason", b->missing},
-                             {"samples", static_cast<int64_t>(b->samples)},
-                             {"share", share(b->samples, named->samples)}});
+      unresolved_rows.push_back(llvm::json::Object{{"build_id", b->id.size == 0 ? "" : b->id.hex()},
+                                                   {"name", format::escape_invalid_utf8(b->name)},
+                                                   {"reason", b->missing},
+                                                   {"samples", static_cast<int64_t>(b->samples)},
+                                                   {"share", share(b->samples, named->samples)}});
     }
     (*json)["binaries"] = std::move(rows);
     (*json)["kept"] = static_cast<int64_t>(archive ? kept->added : kept->added + kept->present);
@@ -180,9 +178,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                           named->samples);
   } else {
     os << absl::StrFormat(
-        "; %d binaries that samples hit will not resolve: %.1f%% of %d samples stay raw "
-        "addresses\n",
-        unresolved.size(), share(unresolved_samples, named->samples), named->samples);
+        "; %d %s that samples hit will not resolve: %.1f%% of %d samples stay raw addresses\n",
+        unresolved.size(), unresolved.size() == 1 ? "binary" : "binaries",
+        share(unresolved_samples, named->samples), named->samples);
   }
   for (const store::Binary* b : unresolved) {
     os << absl::StrFormat("  %-10s %-40s %s: %s (%.1f%% of samples)\n", "unresolved",

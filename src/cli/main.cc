@@ -103,8 +103,9 @@ int run(int argc, char** argv) {
   verbs.push_back(add_unpack(app));
   verbs.push_back(add_store(app, host));
   verbs.push_back(add_fetch(app, host));
-  CLI::App* version = add_command(
-      app, "version", {"pdfix version", "print pdfix's version", "pdfix version", "", exit_status()});
+  CLI::App* version =
+      add_command(app, "version",
+                  {"pdfix version", "print pdfix's version", "pdfix version", "", exit_status()});
   verbs.push_back({version, [] {
                      std::cout << "pdfix " << PDFIX_VERSION << "\n";
                      return kExitOk;

@@ -72,15 +72,14 @@ std::string roff_text(const std::string& text) {
   std::string out;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     std::string l = absl::StrReplaceAll(line, {{"\\", "\\e"}});
-    if (!l.empty() && (l.front() == '.' || l.front() == '\'')) l = "\\&" + l;
+    if (!l.empty() && (l.front() == '.' || l.front() == '\'')) l.insert(0, "\\&");
     absl::StrAppend(&out, l, "\n");
   }
   return out;
 }
 
-// A page's sections: `heading` is .SH for the root, .SS under VERBS for a verb.
+// A page's sections: .SH sections for the root; for a verb, one .SS under VERBS with paragraphs.
 std::string roff_sections(const CLI::App& app, const Page& page, bool verb) {
-  const std::string head = verb ? ".SS " : ".SH ";
   std::string out;
   if (verb) {
     absl::StrAppend(&out, ".SS ", page.name, "\n", roff_text(page.summary), ".PP\n");
@@ -97,7 +96,9 @@ std::string roff_sections(const CLI::App& app, const Page& page, bool verb) {
     absl::StrAppend(&options, ".TP\n.B ", roff_text(option_names(opt)),
                     roff_text(opt->get_description()));
   }
-  if (!options.empty()) absl::StrAppend(&out, verb ? ".PP\nOptions:\n" : head + "OPTIONS\n", options);
+  if (!options.empty()) {
+    absl::StrAppend(&out, verb ? ".PP\nOptions:\n" : ".SH OPTIONS\n", options);
+  }
   absl::StrAppend(&out, verb ? ".PP\nExit status:\n" : ".SH \"EXIT STATUS\"\n", ".nf\n",
                   roff_text(page.exit_status), ".fi\n");
   return out;
@@ -135,9 +136,9 @@ std::string ManPage::make_help(const CLI::App* app, std::string /*name*/,
 std::string roff_manual(const CLI::App& root, const std::string& version) {
   const Page* page = page_of(root);
   if (page == nullptr) return "";
-  std::string out = absl::StrCat(".TH PDFIX 1 \"\" \"pdfix ", version,
-                                 "\" \"User Commands\"\n.SH NAME\npdfix \\- ",
-                                 roff_text(page->summary));
+  std::string out =
+      absl::StrCat(".TH PDFIX 1 \"\" \"pdfix ", version,
+                   "\" \"User Commands\"\n.SH NAME\npdfix \\- ", roff_text(page->summary));
   absl::StrAppend(&out, roff_sections(root, *page, /*verb=*/false));
   absl::StrAppend(&out, ".SH VERBS\n");
   for (const CLI::App* sub : root.get_subcommands({})) {

@@ -113,9 +113,8 @@ absl::StatusOr<ReaderProfile> reader_profile(std::string_view text) {
     }
     // A kernel release ("5.10.0-21-amd64") names its perf by its first two numbers.
     if (ec != std::errc() || p == begin || (p != end && *p != '.' && *p != '-')) {
-      return absl::InvalidArgumentError(absl::StrCat("'", std::string(text),
-                                                     "' is no perf version; known: ",
-                                                     known_versions()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", std::string(text), "' is no perf version; known: ", known_versions()));
     }
     if (v < kOldest) {
       return absl::InvalidArgumentError(

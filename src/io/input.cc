@@ -221,9 +221,9 @@ absl::Status refuse_input_as_output(const Input& in, const std::string& out_path
   const std::string out = to_stdout ? "stdout" : out_path;
   for (const Input::FileId& f : in.files) {
     if (f == file_id(st)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          out, " is ", in.name, " (device ", major(st.st_dev), ":", minor(st.st_dev), ", inode ",
-          st.st_ino, "): pdfix never writes its input; give another OUT"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(out, " is ", in.name, " (device ", major(st.st_dev), ":", minor(st.st_dev),
+                       ", inode ", st.st_ino, "): pdfix never writes its input; give another OUT"));
     }
   }
   return absl::OkStatus();

@@ -125,10 +125,10 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
     return f;
   }
   // libdebuginfod answers from its own cache without asking a server: that is no fetch.
-  const bool had = !options.client_cache.empty() &&
-                   regular_nonempty(absl::StrCat(options.client_cache, "/", b.id.hex(), "/",
-                                                 kind == EntryKind::kDebug ? "debuginfo"
-                                                                           : "executable"));
+  const bool had =
+      !options.client_cache.empty() &&
+      regular_nonempty(absl::StrCat(options.client_cache, "/", b.id.hex(), "/",
+                                    kind == EntryKind::kDebug ? "debuginfo" : "executable"));
   if (transcript >= 0 && ::ftruncate(transcript, 0) == 0) ::lseek(transcript, 0, SEEK_SET);
   char* where = nullptr;
   const int fd = kind == EntryKind::kDebug

@@ -23,7 +23,7 @@ struct FetchOptions {
 struct Fetched {
   std::string build_id;
   std::string name;
-  std::string what;     // "executable", "debuginfo", "vmlinux"
+  std::string what;  // "executable", "debuginfo", "vmlinux"
   // "present": already in perf's cache; "fetched": sent by a server; "cached": from
   // libdebuginfod's client cache, no server asked; "missing": the servers answered that they do
   // not have it; "unreachable": no server could be asked (refused, unresolved, timed out, HTTP

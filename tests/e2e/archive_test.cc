@@ -139,8 +139,7 @@ TEST_F(ArchiveTest, StatusesSayWhetherTheRecordingCanBeAnalysed) {
 
   r = sh(env_ + pdfix() + " archive " + quote(raw) + " " + quote(dir_ + "/raw.tar.zst"));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("run pdfix fix first (or pdfix fix --archive)"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("run pdfix fix first (or pdfix fix --archive)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("0 binaries in"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("100.0% of"), std::string::npos) << r.err;
   for (const char* name : {"/app: no record", "/libwork.so: no record", "[kernel.kallsyms]"}) {
@@ -149,8 +148,7 @@ TEST_F(ArchiveTest, StatusesSayWhetherTheRecordingCanBeAnalysed) {
   EXPECT_TRUE(fs::exists(dir_ + "/raw.tar.zst"));  // written, for what it is worth
   r = sh(env_ + pdfix() + " archive --json " + quote(raw) + " " + quote(dir_ + "/raw2.tar.zst"));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NEAR(parse_object(r.out).getNumber("unresolved_share").value_or(0), 100.0, 0.01)
-      << r.out;
+  EXPECT_NEAR(parse_object(r.out).getNumber("unresolved_share").value_or(0), 100.0, 0.01) << r.out;
 
   // The binaries replaced before fix ran: fix proves no id for them, and check says so.
   build_app(dir_ + "/app", "2");
@@ -163,8 +161,7 @@ TEST_F(ArchiveTest, StatusesSayWhetherTheRecordingCanBeAnalysed) {
   r = sh(env_ + pdfix() + " fix --archive " + quote(dir_ + "/late.tar.zst") + " " + quote(raw) +
          " " + quote(dir_ + "/late.data"));
   EXPECT_EQ(r.status, 0) << r.err;  // done: what could be kept was, and the rest is named
-  EXPECT_NE(r.err.find("2 binaries that samples hit will not resolve"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("2 binaries that samples hit will not resolve"), std::string::npos) << r.err;
   r = sh(env_ + pdfix() + " fix --strict --archive " + quote(dir_ + "/late2.tar.zst") + " " +
          quote(raw) + " " + quote(dir_ + "/late2.data"));
   EXPECT_EQ(r.status, 3) << r.err;
@@ -491,20 +488,20 @@ std::set<std::string> outcomes(const llvm::json::Object& result) {
 class StubServer {
  public:
   explicit StubServer(int code) {
-    RunResult r = sh(
-        "python3 -c '\n"
-        "import http.server, sys\n"
-        "class H(http.server.BaseHTTPRequestHandler):\n"
-        "    def do_GET(self):\n"
-        "        self.send_response(" +
-        std::to_string(code) +
-        "); self.end_headers()\n"
-        "    def log_message(self, *a): pass\n"
-        "s = http.server.HTTPServer((\"127.0.0.1\", 0), H)\n"
-        "print(s.server_address[1], flush=True)\n"
-        "s.serve_forever()' > " +
-        quote(port_file_) + " 2>&1 & echo $!; for i in $(seq 100); do [ -s " + quote(port_file_) +
-        " ] && exit 0; sleep 0.05; done; exit 1");
+    RunResult r =
+        sh("python3 -c '\n"
+           "import http.server, sys\n"
+           "class H(http.server.BaseHTTPRequestHandler):\n"
+           "    def do_GET(self):\n"
+           "        self.send_response(" +
+           std::to_string(code) +
+           "); self.end_headers()\n"
+           "    def log_message(self, *a): pass\n"
+           "s = http.server.HTTPServer((\"127.0.0.1\", 0), H)\n"
+           "print(s.server_address[1], flush=True)\n"
+           "s.serve_forever()' > " +
+           quote(port_file_) + " 2>&1 & echo $!; for i in $(seq 100); do [ -s " +
+           quote(port_file_) + " ] && exit 0; sleep 0.05; done; exit 1");
     EXPECT_EQ(r.status, 0) << r.err;
     pid_ = r.out.substr(0, r.out.find('\n'));
     std::ifstream f(port_file_);

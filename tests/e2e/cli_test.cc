@@ -180,9 +180,9 @@ TEST(Cli, AnOutputThatIsTheInputIsRefused) {
     }
   }
   // The bundle too, and stdin read from the file that OUT names.
-  for (const std::string& cmd : {"archive " + in + " " + dir + "/hard.data",
-                                 "fix --archive " + in + " " + in + " " + dir + "/out.data",
-                                 "copy - " + in + " < " + in}) {
+  for (const std::string& cmd :
+       {"archive " + in + " " + dir + "/hard.data",
+        "fix --archive " + in + " " + in + " " + dir + "/out.data", "copy - " + in + " < " + in}) {
     RunResult r = sh(pdfix() + " " + cmd);
     EXPECT_EQ(r.status, 2) << cmd;
     EXPECT_NE(r.err.find("pdfix never writes its input"), std::string::npos) << r.err;
@@ -226,13 +226,13 @@ TEST(Cli, QuietKeepsErrorsOnly) {
 
 // Help shows the value's name, never the parser's labels, and ranges in words.
 TEST(Cli, HelpHasNoParserLabels) {
-  for (const char* verb : {"fix", "copy", "archive", "store", "fetch", "check", "unpack",
-                           "inject", "compat", "fix-module-sizes", "buildid-list", "info"}) {
+  for (const char* verb : {"fix", "copy", "archive", "store", "fetch", "check", "unpack", "inject",
+                           "compat", "fix-module-sizes", "buildid-list", "info"}) {
     RunResult r = sh(pdfix() + " " + verb + " --help");
     ASSERT_EQ(r.status, 0) << verb;
     for (const char* label : {":DIR", ":INT", ":FILE", ":TEXT", "in [", "REQUIRED", ":{"}) {
       EXPECT_EQ(r.out.find(label), std::string::npos) << verb << " shows " << label << "\n"
-                                                       << r.out;
+                                                      << r.out;
     }
   }
   RunResult fix = sh(pdfix() + " fix --help");
@@ -251,8 +251,8 @@ TEST(Cli, HelpHasNoParserLabels) {
 TEST(Cli, ForTakesOnlyKnownVersions) {
   const std::string dir = temp_dir();
   for (const char* version : {"99", "6.40", "abc", "2.6", "7.9"}) {
-    RunResult r = sh(pdfix() + " compat --for " + version + " " + sample_file() + " " + dir +
-                     "/out.data");
+    RunResult r =
+        sh(pdfix() + " compat --for " + version + " " + sample_file() + " " + dir + "/out.data");
     EXPECT_EQ(r.status, 2) << version;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.find("--for: --for"), std::string::npos) << r.err;
@@ -264,8 +264,8 @@ TEST(Cli, ForTakesOnlyKnownVersions) {
     EXPECT_FALSE(fs::exists(dir + "/out.data"));
   }
   for (const char* version : {"6.1", "5.10.0-21-amd64", "4.20", "7.0", "oldest"}) {
-    RunResult r = sh(pdfix() + " compat --for " + version + " " + sample_file() + " " + dir +
-                     "/ok.data");
+    RunResult r =
+        sh(pdfix() + " compat --for " + version + " " + sample_file() + " " + dir + "/ok.data");
     EXPECT_EQ(r.status, 0) << version << ": " << r.err;
   }
   fs::remove_all(dir);
