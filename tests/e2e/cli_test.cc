@@ -242,7 +242,7 @@ TEST(Cli, HelpHasNoParserLabels) {
   // Every verb's EXIT STATUS has 0 and 2 with their one meaning.
   EXPECT_NE(fix.out.find("0  done."), std::string::npos) << fix.out;
   EXPECT_NE(fix.out.find("2  not done:"), std::string::npos) << fix.out;
-  EXPECT_NE(fix.out.find("3  done, but not all there: with --archive or --store"),
+  EXPECT_NE(fix.out.find("3  done, but not all there: (with --archive or --store) with --strict"),
             std::string::npos)
       << fix.out;
 }
