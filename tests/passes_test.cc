@@ -134,7 +134,7 @@ class PassTest : public ::testing::TestWithParam<Shape> {
     const std::string in_path = testing::write_temp(input);
     auto in = io::open_input(in_path);
     EXPECT_TRUE(in.ok());
-    const passes::Common common{"", std::nullopt, std::nullopt, &host_};
+    const passes::Common common{.host = &host_};
     auto chain = transform::run_pipeline(*in, in_path + ".out",
                                          [&] {
                                            transform::PassChain c;
@@ -158,7 +158,7 @@ class PassTest : public ::testing::TestWithParam<Shape> {
   // `pdfix check` of the recording at `path`: the errors, each as "<fixing verb>: <what>".
   std::vector<std::string> check_errors(const std::string& path) {
     auto kinds = passes::repair_kinds();
-    const passes::Common common{"", std::nullopt, std::nullopt, &host_};
+    const passes::Common common{.host = &host_};
     transform::PassChain chain;
     std::vector<std::string> fixers;
     for (auto& k : kinds) {

@@ -5,11 +5,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <regex>
+#include <set>
 
 #include "absl/status/status.h"
 #include "fixture/fake_host.h"
@@ -334,6 +336,63 @@ TEST_F(ResolveFiles, TheMappedInodeOrNothing) {
   const Resolution& res = again.resolve(q, rec.view());
   EXPECT_FALSE(res.id.has_value());
   EXPECT_NE(res.reason.find("inode differs"), std::string::npos) << res.reason;
+}
+
+// A chroot's or container's file at a path where the host has another: the map's inode is found
+// under a --search root, or under the root of its process while that process lives and is the
+// one recorded; the host's file and perf's table entry from it prove nothing for the map.
+TEST_F(ResolveFiles, ContainerFilesAreProvenUnderTheirOwnRoot) {
+  testing::FakeHost host;
+  Recording rec = this_boot(host);
+  rec.ended_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count() +
+                 60 * kSecond;
+  // The container's /prog is another binary than the host's file at dir_/prog.
+  const std::string root = dir_ + "/root";
+  fs::create_directories(root + dir_);
+  fs::copy_file("/usr/bin/false", root + dir_ + "/prog");
+  const std::string inside = readelf_build_id(root + dir_ + "/prog");
+  ASSERT_NE(inside, expected_);
+  MapQuery q = user_map(root + dir_ + "/prog", true);
+  q.filename = dir_ + "/prog";
+  q.pid = 42;
+  // perf read the host's file at the path for its table.
+  rec.add(dir_ + "/prog", expected_);
+
+  Resolver plain({}, host);
+  const Resolution& none = plain.resolve(q, rec.view());
+  EXPECT_FALSE(none.id.has_value()) << none.source;
+  EXPECT_EQ(plain.unproven_table_ids(),
+            (std::set<std::pair<std::string, std::string>>{{dir_ + "/prog", expected_}}));
+
+  // A copy of the container's file is another inode: no proof.
+  fs::create_directories(dir_ + "/copied" + dir_);
+  fs::copy_file(root + dir_ + "/prog", dir_ + "/copied" + dir_ + "/prog");
+  Resolver copied({.search = {dir_ + "/copied"}}, host);
+  EXPECT_FALSE(copied.resolve(q, rec.view()).id.has_value());
+
+  Resolver searched({.search = {dir_ + "/elsewhere", root}}, host);
+  const Resolution& found = searched.resolve(q, rec.view());
+  EXPECT_EQ(hex_of(found.id), inside) << found.reason;
+  EXPECT_EQ(found.source, "--search " + root);
+
+  // The process lives, and started before the recording ended: its root is searched.
+  host.processes[42] = {root, *rec.ended_at - kSecond};
+  Resolver live({}, host);
+  EXPECT_EQ(hex_of(live.resolve(q, rec.view()).id), inside);
+  EXPECT_EQ(live.resolve(q, rec.view()).source, "/proc/42/root");
+  // A pid reused since: the process under that pid now started after the recording ended.
+  host.processes[42] = {root, *rec.ended_at + kSecond};
+  Resolver reused({}, host);
+  EXPECT_FALSE(reused.resolve(q, rec.view()).id.has_value());
+
+  // Every root that holds the inode proves the same file: they agree.
+  host.processes[42] = {root, *rec.ended_at - kSecond};
+  fs::create_directories(dir_ + "/copy" + dir_);
+  fs::create_hard_link(root + dir_ + "/prog", dir_ + "/copy" + dir_ + "/prog");
+  Resolver agree({.search = {dir_ + "/copy"}}, host);
+  EXPECT_EQ(hex_of(agree.resolve(q, rec.view()).id), inside);
 }
 
 TEST_F(ResolveFiles, ModifiedAfterTheRecordingIsStale) {

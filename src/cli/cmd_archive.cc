@@ -16,14 +16,14 @@ Verb add_archive(CLI::App& app, const resolve::Host& host) {
   CLI::App* cmd = add_command(
       app, "archive",
       {"pdfix archive", "a recording and the binaries its build-ids name, in one bundle",
-       "pdfix archive [--hits] [--strict] [--sysroot DIR] [--json] IN BUNDLE",
+       "pdfix archive [--hits] [--strict] [--sysroot DIR] [--search DIR]... [--json] IN BUNDLE",
        R"(Writes BUNDLE, one zstd-compressed tar: IN as perf.data, and as .debug every binary
 that IN's build-ids name (build-id table, HEADER_BUILD_ID and MMAP2 records), laid out as
 perf's build-id cache. Run it on the host that made the recording, after `pdfix fix`, so
 that every map carries its id.
 
 A binary goes in only when a copy is proven to be it: a file whose own build-id is the one
-named (at the mapped path, under --sysroot, or in perf's build-id cache), the running
+named (at the mapped path, under --sysroot or a --search root, or in perf's build-id cache), the running
 kernel's /proc/kallsyms when the running kernel has the kernel's id (and a vmlinux with
 that id, from where distributions install one, as [kernel.kallsyms]/ID/vmlinux), this
 process's vdso when it has the vdso's id. Modules are stored decompressed. One copy per

@@ -11,6 +11,7 @@ Verb add_check(CLI::App& app, const resolve::Host& host) {
   struct Args {
     std::string in;
     std::string sysroot;
+    std::vector<std::string> search;
     bool json = false;
     bool quiet = false;
     // The command line fills in the kinds' configs, as it does for `fix`.
@@ -52,6 +53,7 @@ refuse do not count against it (see pdfix compat). -q prints nothing: the status
                   "A copy of the recording host's root: files and modules are looked up there.")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
+  add_search_option(*cmd, a->search);
   cmd->add_flag("--json", a->json,
                 "One JSON object on stdout: {errors, notes, findings: [{severity, file, offset, "
                 "record, what, fixed_by, count, unrecoverable}], verdict}.");
@@ -68,7 +70,7 @@ refuse do not count against it (see pdfix compat). -q prints nothing: the status
               const std::string sw = k->required_switch();
               fixers.push_back(sw.empty() ? k->verb() : k->verb() + " " + sw);
             }
-            const passes::Common common = common_for(*in, a->sysroot, host);
+            const passes::Common common = common_for(*in, a->sysroot, a->search, host);
             auto report = inspect::check(*in, chain_of(kinds, common)(), fixers);
             if (!report.ok()) return fail(report.status());
             if (a->json) {

@@ -29,6 +29,7 @@ struct Args {
   std::string in;
   std::string out;
   std::string sysroot;
+  std::vector<std::string> search;
   bool json = false;
   bool verbose = false;
   bool quiet = false;
@@ -47,6 +48,7 @@ void add_common(CLI::App& cmd, Args& a) {
                  "A copy of the recording host's root: files and modules are looked up there.")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
+  add_search_option(cmd, a.search);
   cmd.add_flag("--json", a.json,
                "The summary as one JSON object on stdout (on stderr when OUT is '-').");
   cmd.add_flag("-v,--verbose", a.verbose, "List every map in the summary, with its evidence.");
@@ -61,7 +63,7 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   if (!a.archive.empty()) {
     if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
   }
-  const passes::Common common = common_for(*in, a.sysroot, host);
+  const passes::Common common = common_for(*in, a.sysroot, a.search, host);
   const transform::MakeChain make = chain_of(kinds, common);
   Summary say(a.quiet);
   Progress progress(verb);
@@ -77,8 +79,11 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   std::optional<KeepTarget> target;
   if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
   if (a.store) target = KeepTarget{.cache = default_cache(host)};
-  const KeepArgs keep_args{
-      .sysroot = a.sysroot, .verbose = a.verbose, .quiet = a.quiet, .strict = a.strict};
+  const KeepArgs keep_args{.sysroot = a.sysroot,
+                           .search = a.search,
+                           .verbose = a.verbose,
+                           .quiet = a.quiet,
+                           .strict = a.strict};
   if (!a.json) {
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
     return target ? keep(a.out, *target, keep_args, host, nullptr) : kExitOk;

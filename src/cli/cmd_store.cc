@@ -16,7 +16,8 @@ Verb add_store(CLI::App& app, const resolve::Host& host) {
   CLI::App* cmd = add_command(
       app, "store",
       {"pdfix store", "the binaries a recording names, into perf's build-id cache",
-       "pdfix store [--buildid-dir DIR] [--hits] [--strict] [--sysroot DIR] [--json] IN",
+       "pdfix store [--buildid-dir DIR] [--hits] [--strict] [--sysroot DIR] [--search DIR]... "
+       "[--json] IN",
        R"(Adds every binary that IN's build-ids name to a build-id cache, in perf's own layout
 (DIR/<path>/<id>/elf, [kernel.kallsyms]/<id>/kallsyms, [vdso]/<id>/vdso and the
 .build-id/xx/... links), as `perf buildid-cache -a` would, so that `perf report` finds them

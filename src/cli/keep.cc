@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_format.h"
+#include "cli/pass_options.h"
 #include "cli/progress.h"
 #include "cli/verb.h"
 #include "format/utf8.h"
@@ -49,6 +50,7 @@ void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options) {
   cmd.add_flag("--strict", args.strict,
                "Exit 3 when a binary that samples hit will not resolve from what was kept.");
   add_quiet_flag(cmd, args.quiet);
+  add_search_option(cmd, args.search);
   if (bundle_options) {
     cmd.add_option("--bundle-zstd-level", args.zstd_level,
                    "The bundle's zstd level, 1 to 19 (default 3).")
@@ -99,9 +101,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   if (archive) {
     if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s);
   }
-  auto named = store::find_binaries(
-      *in, host,
-      {.sysroot = args.sysroot, .cache_dir = host.buildid_cache(), .hits_only = args.hits_only});
+  auto named = store::find_binaries(*in, host,
+                                    {.sysroot = args.sysroot,
+                                     .search = args.search,
+                                     .cache_dir = host.buildid_cache(),
+                                     .hits_only = args.hits_only});
   if (!named.ok()) return fail(named.status());
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "llvm/Support/JSON.h"
@@ -13,6 +14,7 @@ namespace pdfix::cli {
 
 struct KeepArgs {
   std::string sysroot;
+  std::vector<std::string> search;  // --search roots: more places to find a named binary
   bool hits_only = false;
   bool verbose = false;
   bool quiet = false;
@@ -21,7 +23,7 @@ struct KeepArgs {
   int zstd_level = 3;
 };
 
-// --hits, --strict (and, with `bundle_options`, --bundle-zstd-level).
+// --hits, --strict, -q, --search (and, with `bundle_options`, --bundle-zstd-level).
 void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options);
 
 // Where a kept binary went: a bundle or a build-id cache.

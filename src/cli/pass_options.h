@@ -25,10 +25,13 @@ class CliOptions : public passes::Options {
   CLI::App& cmd_;
 };
 
-// The settings for a run over `in`: the sysroot, and the recording's time span, which the trust
-// rules compare file and cache times with.
+// The settings for a run over `in`: the sysroot, the --search roots, and the recording's time
+// span, which the trust rules compare file and cache times with.
 passes::Common common_for(const io::Input& in, const std::string& sysroot,
-                          const resolve::Host& host);
+                          const std::vector<std::string>& search, const resolve::Host& host);
+
+// --search DIR, repeatable, onto a verb's command line.
+void add_search_option(CLI::App& cmd, std::vector<std::string>& search);
 
 // A fresh chain of `kinds`, in order, each made from `common` (which must outlive the chains).
 transform::MakeChain chain_of(const std::vector<passes::RepairKind*>& kinds,

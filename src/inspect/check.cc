@@ -309,6 +309,17 @@ class Checker : public transform::DryRunObserver {
       for (BuildIdEntry& e : added_entries(prev, entries)) {
         added.push_back({std::move(e), by, table_offset_, 0});
       }
+      // A user file's entry taken out: perf read this host's file at the path, and no map of the
+      // path was that file.
+      for (const BuildIdEntry& e : added_entries(entries, prev)) {
+        if (format::is_kernel_mode(e.misc)) continue;
+        add(0, {Severity::kError, e.offset == 0 ? table_offset_ : e.offset, "BUILD_ID feature",
+                absl::StrCat("the build-id table gives ", e.filename, " ", format::build_id_hex(e),
+                             ", the id of this host's file at that path, but no map of it is that "
+                             "file (a chroot's or container's file, or one replaced during the "
+                             "run): perf gives its maps another file's id"),
+                by});
+      }
       if (kernel_entries(prev) != kernel_entries(entries) && added_entries(prev, entries).empty()) {
         add(0, {Severity::kError, table_offset_, "BUILD_ID feature",
                 "the kernel's entry is not the first kernel-mode entry: perf takes another entry's "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -131,19 +132,45 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   }
   if (auto st = add_to_table(r, *res.id, false, s, out); !st.ok()) return st;
   ++report_.upgraded;
+  ++report_.upgraded_by_source[res.source];
   note(filename, "upgraded", res.source, res.id->hex());
   return out.emit(rebuilt_.map_with_build_id(r, *res.id, s));
 }
 
+std::vector<uint8_t> InjectBuildIds::without_unproven(std::vector<uint8_t> table,
+                                                      format::Endian endian) {
+  const std::set<std::pair<std::string, std::string>> unproven = resolver_.unproven_table_ids();
+  if (unproven.empty()) return table;
+  auto entries = format::decode_build_id_table({table, endian, 0});
+  if (!entries.ok()) return table;
+  std::vector<uint8_t> kept;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const format::BuildIdEntry& e = (*entries)[i];
+    const uint64_t end = i + 1 < entries->size() ? (*entries)[i + 1].offset : table.size();
+    if (machine_of(e) == format::kHostMachine &&
+        unproven.contains({e.filename, format::build_id_hex(e)})) {
+      report_.table_entries_removed.push_back(e.filename + " " + format::build_id_hex(e));
+      continue;
+    }
+    kept.insert(kept.end(), table.begin() + static_cast<ptrdiff_t>(e.offset),
+                table.begin() + static_cast<ptrdiff_t>(end));
+  }
+  return kept;
+}
+
 absl::Status InjectBuildIds::finish(const transform::Session& s, transform::RecordSink& /*out*/,
                                     transform::FeatureEdits& edits) {
-  if (s.pipe() || new_entries_.empty()) return absl::OkStatus();
-  std::vector<uint8_t> table;
+  if (s.pipe()) return absl::OkStatus();
+  std::vector<uint8_t> original;
   if (auto it = edits.replace.find(format::kFeatBuildId); it != edits.replace.end()) {
-    table = it->second;
+    original = it->second;
   } else if (auto f = s.feature(format::kFeatBuildId)) {
-    table.assign(f->bytes.begin(), f->bytes.end());
+    original.assign(f->bytes.begin(), f->bytes.end());
   }
+  // perf's ids for files that no map of theirs was (read at this host's path for a chroot's or a
+  // container's file, or for a file replaced during the run) leave the table, so that no reader
+  // gives them to the maps.
+  std::vector<uint8_t> table = without_unproven(original, s.endian());
   // An earlier pass may have listed an id already (tag-kernel the kernel's, from its map).
   absl::flat_hash_set<std::string> listed;
   if (auto entries = format::decode_build_id_table({table, s.endian(), 0}); entries.ok()) {
@@ -151,19 +178,22 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
       if (auto id = e.build_id()) listed.insert(table_key(machine_of(e), e.filename, *id));
     }
   }
-  const size_t before = table.size();
   for (const NewEntry& n : new_entries_) {
     if (!listed.insert(n.key).second) continue;
     ++(n.from_record ? report_.table_entries_from_records : report_.table_entries_added);
     table.insert(table.end(), n.bytes.begin(), n.bytes.end());
   }
-  if (table.size() != before) edits.replace[format::kFeatBuildId] = std::move(table);
+  if (table != original) edits.replace[format::kFeatBuildId] = std::move(table);
   return absl::OkStatus();
 }
 
 llvm::json::Object InjectBuildIds::report_json() const {
   llvm::json::Object reasons;
   for (const auto& [why, n] : report_.left_by_reason) reasons[why] = static_cast<int64_t>(n);
+  llvm::json::Object sources;
+  for (const auto& [from, n] : report_.upgraded_by_source) sources[from] = static_cast<int64_t>(n);
+  llvm::json::Array removed;
+  for (const std::string& e : report_.table_entries_removed) removed.push_back(e);
   llvm::json::Array maps;
   for (const auto& m : report_.maps) {
     llvm::json::Object o{{"filename", format::escape_invalid_utf8(m.filename)},
@@ -181,6 +211,8 @@ llvm::json::Object InjectBuildIds::report_json() const {
       {"table_entries_added", static_cast<int64_t>(report_.table_entries_added)},
       {"table_entries_from_records", static_cast<int64_t>(report_.table_entries_from_records)},
       {"table_entries_contradicted", static_cast<int64_t>(report_.table_entries_contradicted)},
+      {"table_entries_removed", std::move(removed)},
+      {"upgraded_by_source", std::move(sources)},
       {"maps", std::move(maps)}};
 }
 
@@ -196,6 +228,13 @@ void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
   if (r.table_entries_contradicted > 0) {
     out << "  " << r.table_entries_contradicted
         << " ids in records not added to the table: another file's, or the table gives another\n";
+  }
+  for (const auto& [from, n] : r.upgraded_by_source) {
+    out << "  upgraded, from " << from << ": " << n << "\n";
+  }
+  for (const std::string& e : r.table_entries_removed) {
+    out << "  build-id table entry removed: " << e
+        << " (this host's file at that path, which no map of it was)\n";
   }
   for (const auto& [why, n] : r.left_by_reason) out << "  left alone, " << why << ": " << n << "\n";
   for (const auto& m : r.maps) {
@@ -254,9 +293,11 @@ build-id table lacks is added to it, so older readers see it too. Records that a
 an id, anonymous maps and files that cannot be identified for certain are left as they were.
 
 A build-id is taken, in this order of trust, from: --known-build-ids; the recording's own
-build-id table; the mapped file (under --sysroot if given, else on this machine, and then only
-if it is the same inode as the one mapped and was not modified after the recording ended);
-perf's build-id cache; for the kernel and its modules, the running kernel's notes, only when
+build-id table (not an id perf read from this host's file at the path when the map is another
+inode: a chroot's or a container's file); the mapped file (under --sysroot if given, else on
+this machine, and then only if it is the same inode as the one mapped and was not modified after
+the recording ended), also under the map's process's root (/proc/PID/root) while it lives and
+under each --search root, all by inode; perf's build-id cache; for the kernel and its modules, the running kernel's notes, only when
 the recording is of this very boot (same release and the same KASLR _text address). A wrong
 build-id is worse than none: in doubt a map is left alone and the summary says why.)";
   }
@@ -271,6 +312,7 @@ build-id is worse than none: in doubt a map is left alone and the summary says w
   std::unique_ptr<Repair> make(const Common& common) const override {
     InjectBuildIdsConfig config = config_;
     config.resolver.sysroot = common.sysroot;
+    config.resolver.search = common.search;
     if (config.resolver.buildid_dir.empty()) {
       config.resolver.buildid_dir = common.host->buildid_cache();
     }

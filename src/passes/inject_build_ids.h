@@ -40,6 +40,9 @@ struct InjectReport {
   // Ids in records that contradict the table or another file's id: not added.
   uint64_t table_entries_contradicted = 0;
   std::map<std::string, uint64_t> left_by_reason;
+  std::map<std::string, uint64_t> upgraded_by_source;  // the file, /proc/PID/root, --search DIR
+  // "path id" of table entries perf filed from this host's file for maps that were another file.
+  std::vector<std::string> table_entries_removed;
   std::vector<Map> maps;  // one per file and outcome, in order of first appearance
 };
 
@@ -67,6 +70,8 @@ class InjectBuildIds : public Repair {
   absl::Status add_to_table(const transform::RecordRef& r, const format::BuildId& id,
                             bool from_record, const transform::Session& s,
                             transform::RecordSink& out);
+  // `table` less the entries the resolver found to be another file's than any map of their path.
+  std::vector<uint8_t> without_unproven(std::vector<uint8_t> table, format::Endian endian);
   void know(uint64_t machine, const std::string& name, const format::BuildId& id);
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,
             const std::string& id);

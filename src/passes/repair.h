@@ -22,6 +22,8 @@ namespace pdfix::passes {
 // Settings more than one pass reads, and the host the passes may take evidence from.
 struct Common {
   std::string sysroot;  // a copy of the recording host's root; empty: none
+  // More roots to find the files of chroots and containers under (--search), proven by inode.
+  std::vector<std::string> search;
   // When the input was created and last written (nanoseconds since the epoch): the recording's
   // time span.
   std::optional<int64_t> recording_started_at;

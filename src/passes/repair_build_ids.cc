@@ -159,6 +159,7 @@ build-id is worse than none: a suspect id is never left.)";
   std::unique_ptr<Repair> make(const Common& common) const override {
     resolve::ResolverConfig config;
     config.sysroot = common.sysroot;
+    config.search = common.search;
     config.buildid_dir = common.host->buildid_cache();
     return std::make_unique<RepairBuildIds>(std::move(config), common);
   }

@@ -147,4 +147,29 @@ std::string LiveHost::debuginfod_client_cache() const {
   return "";
 }
 
+std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
+  // /proc/PID/stat: the 22nd field, after the parenthesised command (which may hold spaces), is
+  // the start time in clock ticks since boot; /proc/stat's btime is the boot, in seconds.
+  std::ifstream stat_file(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  if (!std::getline(stat_file, line)) return std::nullopt;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(line).substr(close + 1), ' ', absl::SkipEmpty());
+  uint64_t ticks = 0;
+  // Fields 3.. follow the command: the start time is the 20th of them.
+  if (fields.size() < 20 || !absl::SimpleAtoi(fields[19], &ticks)) return std::nullopt;
+  std::ifstream proc_stat("/proc/stat");
+  int64_t boot = -1;
+  while (std::getline(proc_stat, line)) {
+    if (line.starts_with("btime ") && absl::SimpleAtoi(line.substr(6), &boot)) break;
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (boot < 0 || hz <= 0) return std::nullopt;
+  constexpr int64_t kNanos = 1'000'000'000;
+  return Process{absl::StrCat("/proc/", pid, "/root"),
+                 boot * kNanos + static_cast<int64_t>(ticks) * (kNanos / hz)};
+}
+
 }  // namespace pdfix::resolve

@@ -35,6 +35,13 @@ class Host {
   // Where libdebuginfod keeps what it fetched: $DEBUGINFOD_CACHE_PATH, else
   // $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client; empty without HOME.
   virtual std::string debuginfod_client_cache() const = 0;
+  // A process that lives now: its root directory as seen from here (/proc/PID/root, which reaches
+  // into its mount namespace or chroot) and when it started, in nanoseconds since the epoch.
+  struct Process {
+    std::string root;
+    int64_t started_at = 0;
+  };
+  virtual std::optional<Process> process(uint32_t pid) const = 0;
 };
 
 // This machine. Each fact is read from the system the first time it is asked for.
@@ -50,6 +57,7 @@ class LiveHost : public Host {
   std::string buildid_cache_path() const override;
   std::string kallsyms() const override;
   std::string debuginfod_client_cache() const override;
+  std::optional<Process> process(uint32_t pid) const override;
 
  private:
   mutable std::optional<std::string> hostname_;

@@ -1,6 +1,8 @@
 #include "resolve/resolver.h"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include <filesystem>
@@ -30,6 +32,14 @@ const Resolution& Resolver::resolve(const MapQuery& q, const RecordingFacts& fac
   auto it = cache_.find(key);
   if (it == cache_.end()) it = cache_.emplace(key, resolve_uncached(q)).first;
   return it->second;
+}
+
+std::set<std::pair<std::string, std::string>> Resolver::unproven_table_ids() const {
+  std::set<std::pair<std::string, std::string>> out;
+  for (const auto& e : unproven_table_ids_) {
+    if (!proving_table_ids_.contains(e)) out.insert(e);
+  }
+  return out;
 }
 
 Resolution Resolver::resolve_uncached(const MapQuery& q) {
@@ -140,16 +150,57 @@ Resolution Resolver::kernel_module(const MapQuery& q) {
 }
 
 Resolution Resolver::user_file(const MapQuery& q) {
-  if (q.filename.ends_with(" (deleted)")) {
-    if (auto r = from_known_or_table(q, MapKind::kFile)) return *r;
-    return {std::nullopt, "", "deleted"};
+  std::optional<Resolution> listed = from_known_or_table(q, MapKind::kFile);
+  if (listed && listed->id && listed->source == "build-id table" &&
+      id_is_host_files_not_the_mapped(q, *listed->id)) {
+    unproven_table_ids_.insert({q.filename, listed->id->hex()});
+    listed.reset();
   }
-  if (auto r = from_known_or_table(q, MapKind::kFile)) return *r;
+  if (listed && listed->id && listed->source == "build-id table") {
+    proving_table_ids_.insert({q.filename, listed->id->hex()});
+  }
+  if (listed) return *listed;
+  if (q.filename.ends_with(" (deleted)")) return {std::nullopt, "", "deleted"};
   Resolution r = config_.sysroot.empty() ? from_file(q.filename, q, /*live=*/true)
                                          : from_file(config_.sysroot + q.filename, q, false);
+  // This machine may see the file under other roots too: the process's own while it lives (its
+  // chroot or mount namespace), and each --search root. Each proves the map only by its inode,
+  // and all that prove it must agree.
+  std::vector<Resolution> proven;
+  if (r.id) proven.push_back(r);
+  if (config_.sysroot.empty() && q.has_inode && this_host()) {
+    // A pid is reused: a process that started after the recording ended is another one.
+    if (auto p = host_.process(q.pid);
+        p && (!facts_.ended_at || p->started_at <= *facts_.ended_at)) {
+      Resolution c = from_root(p->root, q, absl::StrCat("/proc/", q.pid, "/root"));
+      if (c.id) proven.push_back(std::move(c));
+    }
+    for (const std::string& root : config_.search) {
+      Resolution c = from_root(root, q, "--search " + root);
+      if (c.id) proven.push_back(std::move(c));
+    }
+  }
+  for (const Resolution& c : proven) {
+    if (!(*c.id == *proven.front().id)) {
+      return {std::nullopt, "",
+              absl::StrCat("candidates disagree (", proven.front().source, ": ",
+                           proven.front().id->hex(), ", ", c.source, ": ", c.id->hex(), ")")};
+    }
+  }
+  if (!proven.empty()) {
+    // The table's id may be right after all (a copy of the host's file): then it stays listed.
+    proving_table_ids_.insert({q.filename, proven.front().id->hex()});
+    return proven.front();
+  }
   // A file that is gone, or stale, may have left the id it had in the cache.
-  if (r.id || (r.reason != "not found" && !r.reason.starts_with("stale"))) return r;
+  if (r.reason != "not found" && !r.reason.starts_with("stale")) return r;
   if (auto cached = from_buildid_cache(q.filename)) {
+    // perf filled its cache from this host's path too: for a chroot's or a container's map that
+    // is another file's id.
+    if (cached->id && id_is_host_files_not_the_mapped(q, *cached->id)) {
+      return {std::nullopt, "",
+              "the build-id cache's entry is this host's file at that path, not the one mapped"};
+    }
     if (cached->id || r.reason == "not found") return *cached;
   }
   return r;
@@ -199,6 +250,39 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   if (!id.ok()) return {std::nullopt, "", std::string(id.status().message())};
   if (!id->has_value()) return {std::nullopt, "", "no build-id in file"};
   return {*id, live ? "file" : "sysroot", ""};
+}
+
+Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
+                               const std::string& source) {
+  const std::string path = root + q.filename;
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {std::nullopt, "", "not found"};
+  // A map of a file on overlayfs carries the layer file's inode number, with the overlay's device
+  // (6.x kernels) or the layer's (older ones), while overlayfs shows that number with its own
+  // device. So where the candidate is seen through an overlay, or the map's device is an
+  // anonymous one (major 0: an overlay, since unmounted, whose layers are searched), only the
+  // number can match. Everywhere else the device must too.
+  struct statfs fs{};
+  const bool overlay = statfs(path.c_str(), &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
+  const bool same_device = major(st.st_dev) == q.maj && minor(st.st_dev) == q.min;
+  if (st.st_ino != q.ino || (!same_device && !overlay && q.maj != 0)) {
+    return {std::nullopt, "", "stale (the file was replaced: inode differs)"};
+  }
+  if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {
+    return {std::nullopt, "", "stale (modified after the recording)"};
+  }
+  auto id = build_id_of_file(path);
+  if (!id.ok() || !id->has_value()) return {std::nullopt, "", "no build-id in file"};
+  return {*id, source, ""};
+}
+
+bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {
+  if (!config_.sysroot.empty() || !q.has_inode || !this_host()) return false;
+  struct stat st{};
+  if (stat(q.filename.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (st.st_ino == q.ino && major(st.st_dev) == q.maj && minor(st.st_dev) == q.min) return false;
+  auto host_id = build_id_of_file(q.filename);
+  return host_id.ok() && host_id->has_value() && **host_id == id;
 }
 
 std::optional<Resolution> Resolver::from_buildid_cache(const std::string& filename) const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,9 @@ struct ResolverConfig {
   std::map<std::string, BuildId> known;  // by the name map records use
   std::string sysroot;                   // a copy of the recording host's root; empty: this machine
   std::string buildid_dir;               // perf's build-id cache (~/.debug); empty: none
+  // More places a process's files may be seen from here (--search): a container's rootfs, a
+  // chroot, an image layer. A file there proves a map only by being its inode.
+  std::vector<std::string> search;
 };
 
 // What the recording says about where it was made. A view: in pipe mode it grows as the stream
@@ -65,6 +69,9 @@ class Resolver {
   // The answer for one map, given what the recording has told so far. Answers are kept: a file is
   // read once, however many maps name it.
   const Resolution& resolve(const MapQuery& q, const RecordingFacts& facts);
+  // The build-id table's (path, hex id) pairs that were another file's for every map of the path
+  // resolved so far (see id_is_host_files_not_the_mapped): entries to take out of the table.
+  std::set<std::pair<std::string, std::string>> unproven_table_ids() const;
 
  private:
   Resolution resolve_uncached(const MapQuery& q);
@@ -74,6 +81,13 @@ class Resolver {
   Resolution vdso(const MapQuery& q);
   std::optional<Resolution> from_known_or_table(const MapQuery& q, format::MapKind kind) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
+  // The file at `root` + the map's path, if it is the inode that was mapped; `source` names the
+  // root in the answer.
+  Resolution from_root(const std::string& root, const MapQuery& q, const std::string& source);
+  // perf reads a file's id (for its table and its cache) at the path, in its own root: when this
+  // host's file there is not the mapped inode and has that id, the id is that file's, no evidence
+  // for the map (a chroot's or a container's file, or one replaced during the run).
+  bool id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id);
   // perf's cache holds candidates, not proof: only an entry added while this recording was being
   // made (perf record adds every mapped file at its end) is the file that was mapped.
   std::optional<Resolution> from_buildid_cache(const std::string& filename) const;
@@ -86,6 +100,8 @@ class Resolver {
   std::optional<bool> same_boot_;
   // Node-based: passes keep pointers to resolutions while more are added.
   absl::node_hash_map<std::string, Resolution> cache_;
+  std::set<std::pair<std::string, std::string>> unproven_table_ids_;
+  std::set<std::pair<std::string, std::string>> proving_table_ids_;
 };
 
 }  // namespace pdfix::resolve

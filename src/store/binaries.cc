@@ -42,6 +42,12 @@ class Prover {
     if (!b.name.empty() && b.name.front() == '/' && proven_file(where, b.id)) {
       return take(b, where, options_.sysroot.empty() ? "the mapped path" : "under --sysroot");
     }
+    // A chroot's or container's file: its own build-id is the proof, wherever it is found.
+    for (const std::string& root : options_.search) {
+      if (!b.name.empty() && b.name.front() == '/' && proven_file(root + b.name, b.id)) {
+        return take(b, root + b.name, "under --search " + root);
+      }
+    }
     if (from_cache(b)) return;
     b.missing = is_file(where) ? "the file there has another build-id; not in the build-id cache"
                                : "no such file; not in the build-id cache";

@@ -42,7 +42,9 @@ struct Named {
 };
 
 struct FindOptions {
-  std::string sysroot;    // a copy of the recording host's root; empty: this machine
+  std::string sysroot;  // a copy of the recording host's root; empty: this machine
+  // More roots a binary may be found under (--search): a copy there with the id is proof too.
+  std::vector<std::string> search;
   std::string cache_dir;  // perf's build-id cache to take proven copies from; empty: none
   bool hits_only = false;
   // Whether to prove copies at all (fetch only needs the names and ids).

@@ -142,7 +142,8 @@ TEST_F(ArchiveTest, StatusesSayWhetherTheRecordingCanBeAnalysed) {
   EXPECT_NE(r.err.find("run pdfix fix first (or pdfix fix --archive)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("0 binaries in"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("100.0% of"), std::string::npos) << r.err;
-  for (const char* name : {"/app: no record", "/libwork.so: no record", "[kernel.kallsyms]"}) {
+  // (The kernel too, when a sample fell in it: a short run need not have one.)
+  for (const char* name : {"/app: no record", "/libwork.so: no record"}) {
     EXPECT_NE(r.err.find(name), std::string::npos) << name << "\n" << r.err;
   }
   EXPECT_TRUE(fs::exists(dir_ + "/raw.tar.zst"));  // written, for what it is worth

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t choice = size % (kinds.size() + 2);
   pdfix::fuzz::FuzzInput f(data, size, (size / (kinds.size() + 2)) % 2 != 0);
   if (!f.ok()) return 0;
-  const pdfix::passes::Common common{"", std::nullopt, std::nullopt, &host};
+  const pdfix::passes::Common common{.host = &host};
   auto chain = [&] {
     pdfix::transform::PassChain c;
     for (size_t i = 0; i < kinds.size(); ++i) {
