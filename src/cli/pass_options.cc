@@ -29,7 +29,8 @@ void add_search_option(CLI::App& cmd, std::vector<std::string>& search) {
   cmd.add_option("--search", search,
                  "Another root under which the recording's files may be found: a container's "
                  "rootfs, a chroot, an image layer (overlay2's diff/ directories). Repeatable. A "
-                 "file there proves a map only by being the inode that was mapped.")
+                 "file there proves a map only by being the inode that was mapped (archive and "
+                 "store: by having the build-id named).")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR")
       ->allow_extra_args(false)

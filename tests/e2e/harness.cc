@@ -66,15 +66,32 @@ RunResult sh(const std::string& command) {
   return r;
 }
 
+namespace {
+// What the last probe of perf record printed, for the failure message.
+std::string& probe_error() {
+  static std::string error;
+  return error;
+}
+}  // namespace
+
 bool perf_can_record() {
+  // A refusal is for good (paranoid setting, no PMU, a container); a passing failure is not, so
+  // one failed probe is tried again before perf is judged unusable.
   static const bool ok = [] {
-    const std::string dir = temp_dir();
-    RunResult r = sh("perf record -q -o " + dir + "/probe.data -- true");
-    fs::remove_all(dir);
-    return r.status == 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const std::string dir = temp_dir();
+      RunResult r = sh("perf record -q -o " + dir + "/probe.data -- true");
+      fs::remove_all(dir);
+      if (r.status == 0) return true;
+      probe_error() = r.err;
+      sh("sleep 0.5");
+    }
+    return false;
   }();
   return ok;
 }
+
+std::string perf_refusal() { return probe_error(); }
 
 bool perf_required() {
   const char* v = std::getenv("PDFIX_REQUIRE_PERF");

@@ -23,19 +23,22 @@ std::string pdfix();  // the binary under test, quoted
 
 // Whether perf_event_open works here (root, paranoid setting, container).
 bool perf_can_record();
+// What perf record said when it refused (empty when it records).
+std::string perf_refusal();
 // PDFIX_REQUIRE_PERF=1 (scripts/test.sh, CI): a test that needs perf must not skip.
 bool perf_required();
 
 // In a test or SetUp: skips, loudly, where perf cannot record; fails instead when perf is
 // required, so that a green run there means the perf tests ran.
-#define PDFIX_NEEDS_PERF_RECORD()                                                          \
-  do {                                                                                     \
-    if (!::pdfix::e2e::perf_can_record()) {                                                \
-      if (::pdfix::e2e::perf_required()) {                                                 \
-        FAIL() << "perf_event_open is refused here, and PDFIX_REQUIRE_PERF=1 requires it"; \
-      }                                                                                    \
-      GTEST_SKIP() << "*** perf_event_open is refused here: SKIPPED ***";                  \
-    }                                                                                      \
+#define PDFIX_NEEDS_PERF_RECORD()                                                           \
+  do {                                                                                      \
+    if (!::pdfix::e2e::perf_can_record()) {                                                 \
+      if (::pdfix::e2e::perf_required()) {                                                  \
+        FAIL() << "perf_event_open is refused here, and PDFIX_REQUIRE_PERF=1 requires it: " \
+               << ::pdfix::e2e::perf_refusal();                                             \
+      }                                                                                     \
+      GTEST_SKIP() << "*** perf_event_open is refused here: SKIPPED ***";                   \
+    }                                                                                       \
   } while (false)
 // perf report --stats's aggregated counts by record name; empty if perf cannot read the file.
 std::map<std::string, uint64_t> perf_stats(const std::string& path);
