@@ -395,6 +395,29 @@ TEST_F(ResolveFiles, ContainerFilesAreProvenUnderTheirOwnRoot) {
   EXPECT_EQ(hex_of(agree.resolve(q, rec.view()).id), inside);
 }
 
+// A searched layer stands for a map of an overlay by inode number alone (the overlay's device is
+// not the layer's), but only when the map's device is an overlay's, or one no longer mounted:
+// on a mounted btrfs subvolume the same number is another file.
+TEST_F(ResolveFiles, AnInodeNumberAloneProvesOnlyAnOverlaysMap) {
+  testing::FakeHost host;
+  const Recording rec = this_boot(host);
+  const std::string layer = dir_ + "/layer";
+  MapQuery q = user_map(dir_ + "/prog", true);
+  q.filename = "/pdfix-test-absent" + dir_ + "/prog";
+  fs::create_directories(layer + "/pdfix-test-absent" + dir_);
+  fs::create_hard_link(dir_ + "/prog", layer + q.filename);
+  q.maj = 0;
+  q.min = 4242;  // an anonymous device of this machine
+  Resolver gone({.search = {layer}}, host);
+  EXPECT_EQ(hex_of(gone.resolve(q, rec.view()).id), expected_);
+  host.mounts[{0, 4242}] = "overlay";
+  Resolver overlay({.search = {layer}}, host);
+  EXPECT_EQ(hex_of(overlay.resolve(q, rec.view()).id), expected_);
+  host.mounts[{0, 4242}] = "btrfs";
+  Resolver btrfs({.search = {layer}}, host);
+  EXPECT_FALSE(btrfs.resolve(q, rec.view()).id.has_value());
+}
+
 TEST_F(ResolveFiles, ModifiedAfterTheRecordingIsStale) {
   const testing::FakeHost host;
   Recording rec = this_boot(host);

@@ -172,4 +172,19 @@ std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
                  boot * kNanos + static_cast<int64_t>(ticks) * (kNanos / hz)};
 }
 
+std::optional<std::string> LiveHost::mount_type(uint32_t maj, uint32_t min) const {
+  // /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS] - TYPE SOURCE SUPER".
+  std::ifstream info("/proc/self/mountinfo");
+  const std::string dev = absl::StrCat(maj, ":", min);
+  for (std::string line; std::getline(info, line);) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    if (f.size() < 3 || f[2] != dev) continue;
+    const size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::vector<absl::string_view> rest = absl::StrSplit(line.substr(dash + 3), ' ');
+    return std::string(rest.front());
+  }
+  return std::nullopt;
+}
+
 }  // namespace pdfix::resolve

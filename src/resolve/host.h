@@ -42,6 +42,9 @@ class Host {
     int64_t started_at = 0;
   };
   virtual std::optional<Process> process(uint32_t pid) const = 0;
+  // The type of the filesystem mounted here with device maj:min ("btrfs", "overlay"), as this
+  // process's mount table shows it; nullopt when none is (an overlay since unmounted).
+  virtual std::optional<std::string> mount_type(uint32_t maj, uint32_t min) const = 0;
 };
 
 // This machine. Each fact is read from the system the first time it is asked for.
@@ -58,6 +61,7 @@ class LiveHost : public Host {
   std::string kallsyms() const override;
   std::string debuginfod_client_cache() const override;
   std::optional<Process> process(uint32_t pid) const override;
+  std::optional<std::string> mount_type(uint32_t maj, uint32_t min) const override;
 
  private:
   mutable std::optional<std::string> hostname_;

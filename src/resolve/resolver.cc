@@ -172,11 +172,11 @@ Resolution Resolver::user_file(const MapQuery& q) {
     // A pid is reused: a process that started after the recording ended is another one.
     if (auto p = host_.process(q.pid);
         p && (!facts_.ended_at || p->started_at <= *facts_.ended_at)) {
-      Resolution c = from_root(p->root, q, absl::StrCat("/proc/", q.pid, "/root"));
+      Resolution c = from_root(p->root, q, absl::StrCat("/proc/", q.pid, "/root"), false);
       if (c.id) proven.push_back(std::move(c));
     }
     for (const std::string& root : config_.search) {
-      Resolution c = from_root(root, q, "--search " + root);
+      Resolution c = from_root(root, q, "--search " + root, true);
       if (c.id) proven.push_back(std::move(c));
     }
   }
@@ -253,19 +253,25 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
 }
 
 Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
-                               const std::string& source) {
+                               const std::string& source, bool searched) {
   const std::string path = root + q.filename;
   struct stat st{};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {std::nullopt, "", "not found"};
   // A map of a file on overlayfs carries the layer file's inode number, with the overlay's device
   // (6.x kernels) or the layer's (older ones), while overlayfs shows that number with its own
-  // device. So where the candidate is seen through an overlay, or the map's device is an
-  // anonymous one (major 0: an overlay, since unmounted, whose layers are searched), only the
-  // number can match. Everywhere else the device must too.
+  // device. So where the candidate is seen through an overlay, or a searched layer stands for a
+  // map whose device is an overlay's (mounted, or an anonymous one no longer mounted: the
+  // overlay is gone), only the number can match. Everywhere else the device must too: inode
+  // numbers repeat across filesystems (every btrfs subvolume starts at 256).
   struct statfs fs{};
   const bool overlay = statfs(path.c_str(), &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
   const bool same_device = major(st.st_dev) == q.maj && minor(st.st_dev) == q.min;
-  if (st.st_ino != q.ino || (!same_device && !overlay && q.maj != 0)) {
+  bool layer_of_the_maps_overlay = false;
+  if (searched && !same_device && q.maj == 0) {
+    const std::optional<std::string> type = host_.mount_type(q.maj, q.min);
+    layer_of_the_maps_overlay = !type || *type == "overlay";
+  }
+  if (st.st_ino != q.ino || (!same_device && !overlay && !layer_of_the_maps_overlay)) {
     return {std::nullopt, "", "stale (the file was replaced: inode differs)"};
   }
   if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {

@@ -82,8 +82,9 @@ class Resolver {
   std::optional<Resolution> from_known_or_table(const MapQuery& q, format::MapKind kind) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
   // The file at `root` + the map's path, if it is the inode that was mapped; `source` names the
-  // root in the answer.
-  Resolution from_root(const std::string& root, const MapQuery& q, const std::string& source);
+  // root in the answer; `searched`: a --search root, which may be a layer of the map's overlay.
+  Resolution from_root(const std::string& root, const MapQuery& q, const std::string& source,
+                       bool searched);
   // perf reads a file's id (for its table and its cache) at the path, in its own root: when this
   // host's file there is not the mapped inode and has that id, the id is that file's, no evidence
   // for the map (a chroot's or a container's file, or one replaced during the run).
