@@ -297,8 +297,9 @@ build-id table (not an id perf read from this host's file at the path when the m
 inode: a chroot's or a container's file); the mapped file (under --sysroot if given, else on
 this machine, and then only if it is the same inode as the one mapped and was not modified after
 the recording ended), also under the map's process's root (/proc/PID/root) while it lives and
-under each --search root, all by inode; perf's build-id cache; for the kernel and its modules, the running kernel's notes, only when
-the recording is of this very boot (same release and the same KASLR _text address). A wrong
+under each --search root, all by inode; perf's build-id cache; for the kernel and its modules,
+the running kernel's notes, only when the recording is of this very boot (same release and the
+same KASLR _text address). A wrong
 build-id is worse than none: in doubt a map is left alone and the summary says why.)";
   }
   void declare(Options& o) override {
