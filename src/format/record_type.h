@@ -76,6 +76,11 @@ inline bool is_known_type(uint32_t type) {
 inline bool is_compressed_type(uint32_t type) {
   return type == kCompressed || type == kCompressed2;
 }
+// Records that are all header.size says and that teach the session nothing: a reader may frame
+// them by their header alone. perf writes a FINISHED_ROUND every round, hundreds in a recording.
+inline bool is_plain_type(uint32_t type) {
+  return is_kernel_type(type) || type == kFinishedRound || type == kFinishedInit;
+}
 
 // The cpumode bits of record misc.
 enum CpuMode : uint16_t {

@@ -224,6 +224,24 @@ absl::Status Output::clone_or_write(const uint8_t* data, uint64_t n, Origin from
   return write_all(data + head + body, n - head - body);
 }
 
+void Output::probe_sharing(int input) {
+  if (temp_.empty() || pos_ != 0 || cloning_.load(std::memory_order_relaxed) != kUntried) return;
+  struct statfs fs{};
+  struct stat st{};
+  if (fstatfs(fd_, &fs) != 0 || fs.f_bsize <= 0 || fstat(input, &st) != 0) return;
+  const auto block = static_cast<uint64_t>(fs.f_bsize);
+  if (static_cast<uint64_t>(st.st_size) < block) return;
+  // One block cloned to where the header goes, and cut off again: nothing is left of it.
+  file_clone_range range{};
+  range.src_fd = input;
+  range.src_length = block;
+  const bool shares = ioctl(fd_, FICLONERANGE, &range) == 0;
+  if (ftruncate(fd_, 0) != 0) return;
+  // The worker reads these after the first job is queued, under the queue's lock.
+  block_ = block;
+  cloning_.store(shares ? kClones : kRefused, std::memory_order_relaxed);
+}
+
 absl::Status Output::write_all(const uint8_t* p, uint64_t n) {
   std::vector<struct iovec> iov{{const_cast<uint8_t*>(p), n}};
   return write_vector(iov);

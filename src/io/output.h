@@ -67,6 +67,10 @@ class Output {
                             std::shared_ptr<const void> keep = nullptr);
   // Whether runs have been cloned: the caller may then hand longer ones at a time.
   bool sharing_blocks() const { return cloning_.load(std::memory_order_relaxed) == kClones; }
+  // Asks, before anything is written, whether this output can share blocks with `input` (a file
+  // being read), and remembers the answer: where it can, the reader need not read the untouched
+  // runs that will be cloned, only their record headers. Only a file pdfix created is asked.
+  void probe_sharing(int input);
   // Overwrites bytes already written (kSeekable only).
   absl::Status patch(uint64_t offset, std::span<const uint8_t> bytes);
   uint64_t position() const { return pos_; }

@@ -167,12 +167,10 @@ class Sweep {
 
   absl::Status run(RecordReader& reader, Tail& tail, const PipelineOptions& options) {
     uint64_t reported = 0;
-    std::bitset<64> kernel_wanted;
-    for (uint32_t t = 0; t < kernel_wanted.size(); ++t) {
-      kernel_wanted[t] = wanted_[t] || observer_ != nullptr;
-    }
+    std::bitset<128> stop_at;
+    for (uint32_t t = 0; t < stop_at.size(); ++t) stop_at[t] = wanted_[t] || observer_ != nullptr;
     while (true) {
-      if (auto span = reader.skip_unwanted(kernel_wanted); span.size > 0) {
+      if (auto span = reader.skip_unwanted(stop_at); span.size > 0) {
         if (auto s = release_held(); !s.ok()) return s;
         if (auto s = tail.untouched(span.offset, span.size, span.part); !s.ok()) return s;
       }
@@ -353,6 +351,9 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
       in, out_path, as_directory,
       session->pipe() ? io::Output::Mode::kStreaming : io::Output::Mode::kSeekable, permissions);
   if (!outs.ok()) return outs.status();
+  if (in.mapped != nullptr) {
+    for (auto& f : outs->files) f->probe_sharing(in.mapped->fd());
+  }
   // One file from many: the threads' compressed streams become one.
   const bool merging = in.directory && options.single_file;
   auto compression = Writer::Compression::kRecompress;

@@ -130,7 +130,7 @@ absl::StatusOr<RecordRef> RecordReader::cut_off(std::span<const uint8_t> rest, u
                       " bytes runs past the end of the data (", rest.size(), " bytes left)");
 }
 
-RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
+RecordReader::Span RecordReader::skip_unwanted(const std::bitset<128>& wanted) {
   while (pipe_ == nullptr && pos_ >= end_ && inner_pos_ >= inner_.size() &&
          next_part_ < parts_.size()) {
     open_next_part();
@@ -143,7 +143,7 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<64>& wanted) {
   while (limit - pos >= format::kRecordHeaderSize) {
     const format::RecordHeader hdr = format::read_record_header(e, header_at(pos));
     if (hdr.size < format::kRecordHeaderSize || hdr.size > end_ - pos ||
-        !format::is_kernel_type(hdr.type) || wanted[hdr.type]) {
+        !format::is_plain_type(hdr.type) || wanted[hdr.type]) {
       break;
     }
     pos += hdr.size;
@@ -171,11 +171,12 @@ absl::StatusOr<std::optional<RecordRef>> RecordReader::next() {
 
 absl::StatusOr<std::optional<RecordRef>> RecordReader::next_in_part() {
   // Most records of a mapped file are plain ones that need no more than their header: frame them
-  // here, and leave payloads, compressed data, events and errors to the general path.
+  // here, and leave payloads, compressed data, the session's records and errors to the general
+  // path.
   if (pipe_ == nullptr && inner_pos_ >= inner_.size() && end_ - pos_ >= format::kRecordHeaderSize) {
     const format::RecordHeader hdr = format::read_record_header(session_.endian(), header_at(pos_));
     if (hdr.size >= format::kRecordHeaderSize && hdr.size <= end_ - pos_ &&
-        format::is_kernel_type(hdr.type)) {
+        format::is_plain_type(hdr.type)) {
       // From the chunk the header came from when it holds the whole record: its pages are not
       // mapped for one look.
       const bool in_chunk = chunk_ && pos_ >= chunk_->offset() && chunk_->end() - pos_ >= hdr.size;

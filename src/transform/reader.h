@@ -37,15 +37,15 @@ class RecordReader {
 
   // The next record, or nullopt at the end of the data.
   absl::StatusOr<std::optional<RecordRef>> next();
-  // In a mapped file: moves past the run of plain kernel records (no payload, nothing compressed
-  // waiting) whose types `wanted` does not name, and returns its [offset, offset + size) in the
+  // In a mapped file: moves past the run of plain records (format::is_plain_type; nothing
+  // compressed waiting) whose types `wanted` does not name, and returns its [offset, offset + size) in the
   // file; size 0 when the next record is not such. Millions of samples are skipped this way.
   struct Span {
     uint64_t offset = 0;
     uint64_t size = 0;
     uint32_t part = 0;  // see RecordRef::part
   };
-  Span skip_unwanted(const std::bitset<64>& wanted);
+  Span skip_unwanted(const std::bitset<128>& wanted);
   // How far the reader has come, and how far it has to go (0 when unknown, as on a pipe), over
   // all the files of a directory recording.
   uint64_t position() const;
