@@ -1,6 +1,7 @@
 // The repair verbs: one per pass (src/passes/registry.cc lists them), and `fix`, the chain of all
 // of them. Each pass's options, help and report come from its RepairKind; nothing here is written
 // for one pass.
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -179,17 +180,23 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
 
 }  // namespace
 
-std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host) {
+std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host, const std::string& only) {
   // The command line fills in the kinds' configs; the verbs' closures keep them alive. `fix` has
   // kinds of its own, so that its options are not the single verbs'.
   using Kinds = std::vector<std::unique_ptr<passes::RepairKind>>;
-  auto for_fix = std::make_shared<Kinds>(passes::repair_kinds());
   auto for_verbs = std::make_shared<Kinds>(passes::repair_kinds());
-  std::vector<passes::RepairKind*> chain;
-  for (const auto& k : *for_fix) chain.push_back(k.get());
-  std::vector<Verb> verbs{add_fix(app, chain, host)};
-  verbs.back().run = [run = verbs.back().run, for_fix] { return run(); };
+  const bool one = only == "fix" || std::any_of(for_verbs->begin(), for_verbs->end(),
+                                                [&](const auto& k) { return k->verb() == only; });
+  std::vector<Verb> verbs;
+  if (!one || only == "fix") {
+    auto for_fix = std::make_shared<Kinds>(passes::repair_kinds());
+    std::vector<passes::RepairKind*> chain;
+    for (const auto& k : *for_fix) chain.push_back(k.get());
+    verbs.push_back(add_fix(app, chain, host));
+    verbs.back().run = [run = verbs.back().run, for_fix] { return run(); };
+  }
   for (const auto& k : *for_verbs) {
+    if (one && k->verb() != only) continue;
     verbs.push_back(add_single(app, *k, host));
     verbs.back().run = [run = verbs.back().run, for_verbs] { return run(); };
   }

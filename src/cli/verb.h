@@ -73,8 +73,10 @@ Verb add_archive(CLI::App& app, const resolve::Host& host);
 Verb add_unpack(CLI::App& app);
 Verb add_store(CLI::App& app, const resolve::Host& host);
 Verb add_fetch(CLI::App& app, const resolve::Host& host);
-// One verb per repair pass, and `fix`, which runs them all.
-std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host);
+// One verb per repair pass, and `fix`, which runs them all; only the one named `only`, when it is
+// one of them.
+std::vector<Verb> add_repairs(CLI::App& app, const resolve::Host& host,
+                              const std::string& only = "");
 
 // How a verb that writes a recording writes it: --single-file, --zstd-level.
 struct OutputArgs {

@@ -26,6 +26,7 @@ class Chunk {
 
  private:
   friend class MappedFile;
+  uint64_t capacity_;
   uint8_t* data_;
   uint64_t offset_ = 0;
   uint64_t size_ = 0;

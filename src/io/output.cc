@@ -111,9 +111,7 @@ absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, 
 }
 
 Output::Output(int fd, std::string target, std::string temp, Where where)
-    : fd_(fd), target_(std::move(target)), temp_(std::move(temp)), where_(where) {
-  worker_ = std::thread([this] { work(); });
-}
+    : fd_(fd), target_(std::move(target)), temp_(std::move(temp)), where_(where) {}
 
 Output::~Output() {
   {
@@ -121,7 +119,7 @@ Output::~Output() {
     stop_ = true;
   }
   changed_.notify_all();
-  worker_.join();
+  if (worker_.joinable()) worker_.join();
   if (!committed_ && !temp_.empty()) unlink(temp_.c_str());
   if (!committed_ && where_.truncate_on_abort && ftruncate(fd_, 0) != 0) {
     // Nothing more can be done: the caller reports the error that stopped the output.
@@ -157,6 +155,21 @@ void Output::work() {
 }
 
 absl::Status Output::enqueue(Job job) {
+  if (!worker_.joinable()) {
+    // Where blocks are shared, a job that copies little costs less than handing it to a thread
+    // and waiting for it: the caller runs it. The worker starts with the first job that copies
+    // much, and runs every job after it, in order.
+    uint64_t copied = job.bytes.size();
+    for (const Piece& p : job.pieces) {
+      if (p.data != nullptr && (p.from.fd < 0 || p.len < kMinClone)) copied += p.len;
+    }
+    if (sharing_blocks() && copied < kMinClone) {
+      if (!error_.ok()) return error_;
+      error_ = run(job);
+      return error_;
+    }
+    worker_ = std::thread([this] { work(); });
+  }
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [this] { return queue_.size() < kMaxQueued; });
   if (!error_.ok()) return error_;

@@ -6,7 +6,8 @@
 // without commit() leaves nothing behind.
 //
 // The writing itself happens on a worker thread, in order, so that reading and rewriting the next
-// records overlaps the kernel's copying of the previous ones. The worker is kept a few jobs behind
+// records overlaps the kernel's copying of the previous ones (where blocks are cloned and little
+// is copied, on the caller's thread until a job copies much). The worker is kept a few jobs behind
 // the caller: close enough that what it writes is still in the cache. A job gathers pieces (bytes
 // of its own, and views of the input) and goes out in one writev, so that bytes the input already
 // holds in memory are copied once, by the kernel.
