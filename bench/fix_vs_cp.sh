@@ -13,15 +13,19 @@
 # after perf wrote it. The outputs on the two filesystems are compared byte for byte.
 #
 #   bash bench/fix_vs_cp.sh [ROUNDS]     (10 by default; PDFIX_BENCH_DIR keeps the recordings)
+#
+# PDFIX_BASELINE=OTHER/pdfix adds that build's fix to every round (column "base"), to compare two
+# versions of pdfix in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 rounds=${1:-10}
 pdfix=$PWD/build/pdfix
 walk=$PWD/build/bench/pdfix_header_walk
+base=${PDFIX_BASELINE:-}
 
 [ -s "$work/dense.data" ] || record_dense "$work/dense.data"
-[ -s "$work/dwarf75.data" ] || record_dwarf "$work/dwarf75.data" 1000
+[ -s "$work/dwarf75.data" ] || record_dwarf "$work/dwarf75.data" 1800
 
 images=()
 mounts=()
@@ -42,24 +46,36 @@ for fs in xfs ext4; do
   mount -o loop "$image" "$mnt"
 done
 
-# Milliseconds one run of "$@" takes, output discarded.
-ms_of() {
-  local start=$EPOCHREALTIME
-  "$@" >/dev/null 2>&1
-  local end=$EPOCHREALTIME
-  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", (b - a) * 1000 }'
+# One round: every command of "$@" once, in turn, timed by hyperfine (no shell between), each
+# after `rm -f $out; sync`; appends "<command index> <ms>" lines to $times.
+round() {
+  local json=$work/round.json
+  hyperfine -N --runs 1 --style none --export-json "$json" --prepare "sh -c 'rm -f $out; sync'" \
+    "$@" >/dev/null 2>&1
+  python3 -c '
+import json, sys
+for i, r in enumerate(json.load(open(sys.argv[1]))["results"]):
+    print(i, r["times"][0] * 1000)' "$json" >>"$times"
 }
 
 # Start-up, paired the same way.
-startup=$work/startup.txt
-: >"$startup"
-for ((i = 0; i < rounds * 3; i++)); do
-  echo "cp $(ms_of cp --version)" >>"$startup"
-  echo "pdfix $(ms_of "$pdfix" --version)" >>"$startup"
-done
+out=$work/none.data
+times=$work/startup.txt
+: >"$times"
+for ((r = 0; r < rounds * 3; r++)); do round "cp --version" "$pdfix --version"; done
+python3 - "$times" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    i, t = line.split()
+    runs.setdefault(int(i), []).append(float(t))
+cp, pdfix = statistics.median(runs[0]), statistics.median(runs[1])
+print(f"start-up: cp --version {cp:.2f} ms, pdfix --version {pdfix:.2f} ms ({pdfix - cp:+.2f} ms)")
+PY
 
-printf '%-5s %-6s %4s %6s %6s %7s %6s %6s %6s %7s  %7s %7s %7s %7s %7s %5s\n' fs shape MiB \
-  'cp' fix inject copy refix walk 'walk-mm' fix/cp inj/cp copy/cp refix/cp walk/cp 'RSS'
+printf '%-5s %-7s %4s %6s %6s %7s %6s %6s %6s %7s %6s  %7s %7s %7s %7s %7s %7s %5s\n' fs shape \
+  MiB 'cp' fix inject copy refix walk 'walk-mm' base fix/cp inj/cp copy/cp refix/cp walk/cp \
+  base/cp 'RSS'
 for i in 0 1; do
   fs=$([ $i = 0 ] && echo xfs || echo ext4)
   mnt=${mounts[$i]}
@@ -74,20 +90,9 @@ for i in 0 1; do
     times=$work/times-$fs-$shape.txt
     : >"$times"
     for ((r = 0; r < rounds; r++)); do
-      for cmd in cp fix inject copy refix walk walk-mm; do
-        rm -f "$out"
-        sync
-        case $cmd in
-          cp) t=$(ms_of cp "$in" "$out") ;;
-          fix) t=$(ms_of "$pdfix" fix -q "$in" "$out") ;;
-          inject) t=$(ms_of "$pdfix" inject -q --buildids "$in" "$out") ;;
-          copy) t=$(ms_of "$pdfix" copy "$in" "$out") ;;
-          refix) t=$(ms_of "$pdfix" fix -q "$fixed" "$out") ;;
-          walk) t=$(ms_of "$walk" "$in") ;;
-          walk-mm) t=$(ms_of "$walk" --mmap "$in") ;;
-        esac
-        echo "$cmd $t" >>"$times"
-      done
+      round "cp $in $out" "$pdfix fix -q $in $out" "$pdfix inject -q --buildids $in $out" \
+        "$pdfix copy $in $out" "$pdfix fix -q $fixed $out" "$walk $in" "$walk --mmap $in" \
+        ${base:+"$base fix -q $in $out"}
     done
     rm -f "$out"
     rss=$( (/usr/bin/time -f '%M' "$pdfix" fix -q "$in" "$out") 2>&1 | tail -1)
@@ -95,14 +100,15 @@ for i in 0 1; do
     python3 - "$times" "$fs" "$shape" "$(($(stat -c %s "$in") / 1048576))" "$rss" <<'PY'
 import statistics, sys
 times, fs, shape, mib, rss = sys.argv[1:]
+cols = ["cp", "fix", "inject", "copy", "refix", "walk", "walk-mm", "base"]
 runs = {}
 for line in open(times):
-    cmd, t = line.split()
-    runs.setdefault(cmd, []).append(float(t))
+    i, t = line.split()
+    runs.setdefault(cols[int(i)], []).append(float(t))
+runs.setdefault("base", [float("nan")])
 med = {c: statistics.median(v) for c, v in runs.items()}
-cols = ["cp", "fix", "inject", "copy", "refix", "walk", "walk-mm"]
-ratios = [med[c] / med["cp"] for c in ("fix", "inject", "copy", "refix", "walk")]
-print(f"{fs:<5} {shape:<6} {mib:>4} " + " ".join(f"{med[c]:6.1f}" for c in cols) + "  " +
+ratios = [med[c] / med["cp"] for c in ("fix", "inject", "copy", "refix", "walk", "base")]
+print(f"{fs:<5} {shape:<7} {mib:>4} " + " ".join(f"{med[c]:6.1f}" for c in cols) + "  " +
       " ".join(f"{r:6.2f}x" for r in ratios) + f" {int(rss) // 1024:4d}M")
 PY
     rm -f "$in" "$out" "$fixed"
@@ -113,13 +119,4 @@ for shape in dense dwarf75; do
     { echo "$shape: fix's output on XFS differs from ext4's" >&2; exit 1; }
   rm -f "$work/xfs-$shape.out" "$work/ext4-$shape.out"
 done
-python3 - "$startup" <<'PY'
-import statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    cmd, t = line.split()
-    runs.setdefault(cmd, []).append(float(t))
-cp, pdfix = statistics.median(runs["cp"]), statistics.median(runs["pdfix"])
-print(f"start-up: cp --version {cp:.2f} ms, pdfix --version {pdfix:.2f} ms ({pdfix - cp:+.2f} ms)")
-PY
 echo "(milliseconds, medians of $rounds paired rounds; fix's outputs on XFS and ext4 are identical)"

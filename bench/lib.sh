@@ -24,7 +24,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 workload() { sh -c 'for c in 1 2; do (i=0; while [ $i -lt '"${1:-3000000}"' ]; do i=$((i+1)); done) & done; wait'; }
 
 # record_dwarf FILE [HZ]: a --call-graph dwarf recording (8 KiB of stack a sample): a few hundred
-# MB at the default 4000 Hz, about 75 MB at 1000.
+# MB at the default 4000 Hz, about 75 MB at 1800.
 record_dwarf() {
   perf record -q --call-graph dwarf -F "${2:-4000}" -o "$1" -- \
     sh -c "$(declare -f workload); workload" 2>/dev/null

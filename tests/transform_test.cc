@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bitset>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "io/input.h"
 #include "transform/open_session.h"
 #include "transform/pipeline.h"
+#include "transform/reader.h"
 
 namespace pdfix {
 namespace {
@@ -441,6 +443,37 @@ TEST(Reader, AHeaderAcrossTwoChunksIsFramed) {
   ASSERT_TRUE(in.ok()) << in.status();
   ASSERT_TRUE(transform::run_pipeline(*in, path + ".copy", {}, {}).ok());
   EXPECT_EQ(testing::read_file(path + ".copy"), original);
+}
+
+TEST(Reader, FinishedRoundsAreSkippedWithTheRecordsAroundThem) {
+  // perf ends every round with an 8-byte FINISHED_ROUND: a reader that stopped at each would
+  // touch the bytes of a few hundred records no pass wants, in every recording.
+  PerfDataBuilder b;
+  b.attr({});
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 10; ++i) b.raw_record(format::kSample, 0, Bytes(64, 0));
+    b.raw_record(format::kFinishedRound, 0, {});
+  }
+  const auto path = testing::write_temp(b.build());
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto session = transform::open_session(*in);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto reader = transform::make_reader(*in, *session, {});
+  const transform::RecordReader::Span span = reader->skip_unwanted({});
+  EXPECT_EQ(span.offset, session->header().data.offset);
+  EXPECT_EQ(span.size, session->header().data.size);
+  auto next = reader->next();
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_FALSE(next->has_value());
+  // A pass that wants them still gets each one.
+  auto again = transform::make_reader(*in, *session, {});
+  std::bitset<128> rounds;
+  rounds[format::kFinishedRound] = true;
+  EXPECT_EQ(again->skip_unwanted(rounds).size, 10 * (8 + 64U));
+  auto round = again->next();
+  ASSERT_TRUE(round.ok() && round->has_value());
+  EXPECT_EQ((*round)->header.type, format::kFinishedRound);
 }
 
 TEST(Reader, ZeroSizeRecordIsRefusedWithItsOffset) {

@@ -116,8 +116,8 @@ int run(int argc, char** argv) {
       {"fetch", [&] { return add_fetch(app, host); }},
   };
   const std::string named = argc > 1 ? argv[1] : "";
-  const bool other = std::any_of(others.begin(), others.end(),
-                                 [&](const auto& o) { return o.first == named; });
+  const bool other =
+      std::any_of(others.begin(), others.end(), [&](const auto& o) { return o.first == named; });
   std::vector<Verb> verbs;
   if (!other) verbs = add_repairs(app, host, named);
   const bool all = verbs.size() > 1;

@@ -38,8 +38,8 @@ class RecordReader {
   // The next record, or nullopt at the end of the data.
   absl::StatusOr<std::optional<RecordRef>> next();
   // In a mapped file: moves past the run of plain records (format::is_plain_type; nothing
-  // compressed waiting) whose types `wanted` does not name, and returns its [offset, offset + size) in the
-  // file; size 0 when the next record is not such. Millions of samples are skipped this way.
+  // compressed waiting) whose types `wanted` does not name, and returns its [offset, offset + size)
+  // in the file; size 0 when the next record is not such. Millions of samples are skipped this way.
   struct Span {
     uint64_t offset = 0;
     uint64_t size = 0;
