@@ -476,6 +476,32 @@ TEST(Reader, FinishedRoundsAreSkippedWithTheRecordsAroundThem) {
   EXPECT_EQ((*round)->header.type, format::kFinishedRound);
 }
 
+TEST(Reader, ASkipStopsAfterAChunksWorth) {
+  // So that the writer hands on what was skipped while it is still in the reader's chunks: a
+  // skip that ran to the end of the data would have every chunk read twice.
+  PerfDataBuilder b;
+  b.attr({});
+  for (int i = 0; i < 8000; ++i) b.raw_record(format::kSample, 0, Bytes(64, 0));
+  const auto path = testing::write_temp(b.build());
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto session = transform::open_session(*in);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_GT(session->header().data.size, 2 * io::MappedFile::kChunkSize);
+  auto reader = transform::make_reader(*in, *session, {});
+  uint64_t skipped = 0;
+  while (true) {
+    const transform::RecordReader::Span span = reader->skip_unwanted({});
+    EXPECT_LE(span.size, io::MappedFile::kChunkSize + 72);
+    skipped += span.size;
+    auto next = reader->next();
+    ASSERT_TRUE(next.ok()) << next.status();
+    if (!next->has_value()) break;
+    skipped += (*next)->bytes.size();
+  }
+  EXPECT_EQ(skipped, session->header().data.size);
+}
+
 TEST(Reader, ZeroSizeRecordIsRefusedWithItsOffset) {
   PerfDataBuilder b;
   b.attr({}).comm(1, 1, "x").raw_record(9, 0, Bytes(8, 0));

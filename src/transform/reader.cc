@@ -62,12 +62,7 @@ void RecordReader::slide_window() {
 }
 
 const uint8_t* RecordReader::header_at(uint64_t pos) {
-  if (!chunk_ || pos < chunk_->offset() || pos >= chunk_->end()) {
-    // Let go first: where nobody else holds the chunk (the output clones what it would have
-    // written from it), its buffer is read into again while it is still in the CPU's cache.
-    chunk_.reset();
-    chunk_ = mapped_->chunk_at(pos);
-  }
+  if (!chunk_ || pos < chunk_->offset() || pos >= chunk_->end()) chunk_ = mapped_->chunk_at(pos);
   // A header across two chunks (after an unaligned COMPRESSED record), or a file that cannot be
   // read: from the mapping.
   if (!chunk_ || chunk_->end() < pos + format::kRecordHeaderSize) return file_.data() + pos;
@@ -145,7 +140,7 @@ RecordReader::Span RecordReader::skip_unwanted(const std::bitset<128>& wanted) {
   const format::Endian& e = session_.endian();
   uint64_t pos = pos_;
   const uint64_t limit = pos_ + std::min(kMaxSkip, end_ - pos_);
-  while (limit - pos >= format::kRecordHeaderSize) {
+  while (pos < limit && limit - pos >= format::kRecordHeaderSize) {
     const format::RecordHeader hdr = format::read_record_header(e, header_at(pos));
     if (hdr.size < format::kRecordHeaderSize || hdr.size > end_ - pos ||
         !format::is_plain_type(hdr.type) || wanted[hdr.type]) {
