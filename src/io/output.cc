@@ -30,6 +30,9 @@ static_assert(2 * (Output::kJobBytes / kMinPiece) + 3 <= IOV_MAX);
 constexpr size_t kMaxQueued = 4;
 // Shorter runs are not worth an ioctl: their blocks are copied.
 constexpr uint64_t kMinClone = uint64_t{64} << 10;
+// Where blocks are shared, a job copying less than this is written by the caller. A job holds
+// about kJobBytes, so only one carrying a large rewritten view starts the worker.
+constexpr uint64_t kInlineCopy = uint64_t{1} << 20;
 
 absl::Status errno_status(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
 
@@ -163,7 +166,7 @@ absl::Status Output::enqueue(Job job) {
     for (const Piece& p : job.pieces) {
       if (p.data != nullptr && (p.from.fd < 0 || p.len < kMinClone)) copied += p.len;
     }
-    if (sharing_blocks() && copied < kMinClone) {
+    if (sharing_blocks() && copied < kInlineCopy) {
       if (!error_.ok()) return error_;
       error_ = run(job);
       return error_;
