@@ -3,6 +3,7 @@
 // for one pass.
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -133,9 +134,11 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
   std::string steps;
   for (size_t i = 0; i < kinds.size(); ++i) {
     const std::string sw = kinds[i]->required_switch();
-    steps +=
-        filled(absl::StrCat("  ", i + 1, ". ", kinds[i]->verb(), sw.empty() ? "" : " ", sw, ":"),
-               kinds[i]->summary(), 6, 96);
+    const std::string asked = kinds[i]->fix_switch();
+    steps += filled(
+        absl::StrCat("  ", i + 1, ". ", kinds[i]->verb(), sw.empty() ? "" : " ", sw, ":"),
+        absl::StrCat(kinds[i]->summary(), asked.empty() ? "" : absl::StrCat(" (with ", asked, ")")),
+        6, 96);
   }
   auto args = std::make_shared<Args>();
   CLI::App* cmd = add_command(
@@ -164,9 +167,17 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
   cmd->add_flag("--strict", args->strict,
                 "With --archive or --store: exit 3 when a binary that samples hit will not "
                 "resolve from what was kept.");
+  // Passes fix runs only when asked: their switches, each set or not.
+  auto asked = std::make_shared<std::map<passes::RepairKind*, bool>>();
+  for (passes::RepairKind* k : kinds) {
+    if (const std::string sw = k->fix_switch(); !sw.empty()) {
+      cmd->add_flag(sw, (*asked)[k],
+                    absl::StrCat("Also ", k->summary(), " (pdfix ", k->verb(), ")."));
+    }
+  }
   CliOptions options(*cmd);
   for (passes::RepairKind* k : kinds) k->declare(options);
-  return {cmd, [kinds, args, &host] {
+  return {cmd, [kinds, args, asked, &host] {
             if ((args->store || !args->archive.empty()) && args->out == "-") {
               return fail(absl::InvalidArgumentError(
                   "--archive and --store read OUT again: give OUT as a file, not '-'"));
@@ -174,7 +185,11 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
             if (args->store && default_cache(host).empty()) {
               return fail(absl::InvalidArgumentError("--store: no HOME and no PERF_BUILDID_DIR"));
             }
-            return run("fix", kinds, *args, host);
+            std::vector<passes::RepairKind*> chosen;
+            for (passes::RepairKind* k : kinds) {
+              if (k->fix_switch().empty() || asked->at(k)) chosen.push_back(k);
+            }
+            return run("fix", chosen, *args, host);
           }};
 }
 

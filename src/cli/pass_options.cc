@@ -22,6 +22,10 @@ void CliOptions::value(const std::string& name, const std::string& value_name,
 }
 
 void CliOptions::directory(const std::string& name, const std::string& help, std::string& target) {
+  if (CLI::Option* declared = cmd_.get_option_no_throw(name)) {
+    declared->each([&target](const std::string& v) { target = v; });
+    return;
+  }
   cmd_.add_option(name, target, help)->check(CLI::ExistingDirectory)->type_name("DIR");
 }
 

@@ -1,5 +1,6 @@
 #include "format/attr.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 
@@ -79,9 +80,16 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
   a.size = e.u32(p + 4);
   a.config = e.u64(p + 8);
   a.sample_period = e.u64(p + 16);
-  a.sample_type = e.u64(p + 24);
+  a.sample_type = e.u64(p + kAttrSampleTypeOffset);
   a.read_format = e.u64(p + 32);
-  a.flags = e.attr_flags(p + 40);
+  a.flags = e.attr_flags(p + kAttrFlagsOffset);
+  const uint64_t size = std::min<uint64_t>(available, a.size == 0 ? kAttrSizeVer0 : a.size);
+  if (size >= kAttrBranchSampleTypeOffset + 8)
+    a.branch_sample_type = e.u64(p + kAttrBranchSampleTypeOffset);
+  if (size >= kAttrSampleStackUserOffset + 8) {
+    a.sample_regs_user = e.u64(p + kAttrSampleRegsUserOffset);
+    a.sample_stack_user = e.u32(p + kAttrSampleStackUserOffset);
+  }
   return a;
 }
 

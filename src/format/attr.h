@@ -14,6 +14,12 @@
 namespace pdfix::format {
 
 inline constexpr uint32_t kAttrSizeVer0 = 64;
+// Where the fields an unwinding rewrite changes sit in perf_event_attr.
+inline constexpr uint32_t kAttrSampleTypeOffset = 24;
+inline constexpr uint32_t kAttrFlagsOffset = 40;
+inline constexpr uint32_t kAttrBranchSampleTypeOffset = 72;
+inline constexpr uint32_t kAttrSampleRegsUserOffset = 80;
+inline constexpr uint32_t kAttrSampleStackUserOffset = 88;
 
 enum SampleType : uint64_t {
   kSampleIp = 1ULL << 0,
@@ -28,12 +34,15 @@ enum SampleType : uint64_t {
   kSampleStreamId = 1ULL << 9,
   kSampleRaw = 1ULL << 10,
   kSampleBranchStack = 1ULL << 11,
+  kSampleRegsUser = 1ULL << 12,
+  kSampleStackUser = 1ULL << 13,
   kSampleIdentifier = 1ULL << 16,
 };
 
 enum AttrFlag : uint64_t {
   kAttrFreq = 1ULL << 10,
   kAttrSampleIdAll = 1ULL << 18,
+  kAttrExcludeCallchainUser = 1ULL << 22,
   kAttrMmap2 = 1ULL << 23,
   kAttrBuildId = 1ULL << 34,
 };
@@ -46,6 +55,10 @@ struct EventAttr {
   uint64_t sample_type = 0;
   uint64_t read_format = 0;
   uint64_t flags = 0;
+  // Zero where the attr is too old to have them (80 and 96 bytes are their sizes).
+  uint64_t branch_sample_type = 0;
+  uint64_t sample_regs_user = 0;
+  uint32_t sample_stack_user = 0;
   std::vector<uint64_t> ids;
 
   bool sample_id_all() const { return (flags & kAttrSampleIdAll) != 0; }

@@ -162,6 +162,25 @@ absl::StatusOr<SampleHead> decode_sample_head(std::span<const uint8_t> record, c
   return s;
 }
 
+absl::StatusOr<uint64_t> sample_read_end(std::span<const uint8_t> record, const Endian& e,
+                                         uint64_t sample_type, uint64_t read_format, uint64_t pos,
+                                         uint64_t file_offset) {
+  if (!(sample_type & kSampleRead)) return pos;
+  constexpr uint64_t kEnabled = 1, kRunning = 2, kId = 4, kGroup = 8, kLost = 16;
+  const uint64_t per_value = 1 + ((read_format & kId) ? 1 : 0) + ((read_format & kLost) ? 1 : 0);
+  const uint64_t times = ((read_format & kEnabled) ? 1 : 0) + ((read_format & kRunning) ? 1 : 0);
+  uint64_t words = times + per_value;
+  const uint64_t left = pos <= record.size() ? (record.size() - pos) / 8 : 0;
+  if (read_format & kGroup) {
+    if (left < 1) return malformed_at(file_offset, "SAMPLE ends in its READ");
+    const uint64_t nr = e.u64(record.data() + pos);
+    if (nr > left / per_value) return malformed_at(file_offset, "SAMPLE READ group of ", nr);
+    words = 1 + times + nr * per_value;
+  }
+  if (words > left) return malformed_at(file_offset, "SAMPLE ends in its READ");
+  return pos + 8 * words;
+}
+
 absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint8_t> record,
                                                             const Endian& e, uint64_t sample_type,
                                                             uint64_t read_format,
@@ -169,20 +188,9 @@ absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint
   if (!(sample_type & kSampleCallchain)) return std::nullopt;
   auto head = decode_sample_head(record, e, sample_type, file_offset);
   if (!head.ok()) return head.status();
-  uint64_t pos = head->end;
-  if (sample_type & kSampleRead) {
-    constexpr uint64_t kEnabled = 1, kRunning = 2, kId = 4, kGroup = 8, kLost = 16;
-    const uint64_t per_value = 1 + ((read_format & kId) ? 1 : 0) + ((read_format & kLost) ? 1 : 0);
-    const uint64_t times = ((read_format & kEnabled) ? 1 : 0) + ((read_format & kRunning) ? 1 : 0);
-    uint64_t words = times + per_value;
-    if (read_format & kGroup) {
-      if (record.size() < pos + 8) return malformed_at(file_offset, "SAMPLE ends in its READ");
-      const uint64_t nr = e.u64(record.data() + pos);
-      if (nr > record.size() / 8) return malformed_at(file_offset, "SAMPLE READ group of ", nr);
-      words = 1 + times + nr * per_value;
-    }
-    pos += 8 * words;
-  }
+  auto read_end = sample_read_end(record, e, sample_type, read_format, head->end, file_offset);
+  if (!read_end.ok()) return read_end.status();
+  const uint64_t pos = *read_end;
   if (record.size() < pos + 8) return malformed_at(file_offset, "SAMPLE ends before its callchain");
   const uint64_t nr = e.u64(record.data() + pos);
   if (nr > (record.size() - pos - 8) / 8) {

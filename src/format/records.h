@@ -108,6 +108,11 @@ struct SampleHead {
 absl::StatusOr<SampleHead> decode_sample_head(std::span<const uint8_t> record, const Endian& e,
                                               uint64_t sample_type, uint64_t file_offset);
 
+// Past the READ values that `read_format` lays out at `pos` (pos itself without READ).
+absl::StatusOr<uint64_t> sample_read_end(std::span<const uint8_t> record, const Endian& e,
+                                         uint64_t sample_type, uint64_t read_format, uint64_t pos,
+                                         uint64_t file_offset);
+
 // Where a SAMPLE's callchain (u64 nr, then nr ips) starts in the record: past the fixed head
 // and the READ values `read_format` lays out. nullopt when sample_type has no CALLCHAIN.
 absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint8_t> record,

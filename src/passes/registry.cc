@@ -4,6 +4,7 @@
 #include "passes/repair.h"
 #include "passes/repair_build_ids.h"
 #include "passes/tag_kernel.h"
+#include "passes/unwind_stacks.h"
 
 namespace pdfix::passes {
 
@@ -15,6 +16,8 @@ std::vector<std::unique_ptr<RepairKind>> repair_kinds() {
   kinds.push_back(repair_build_ids_kind());
   kinds.push_back(tag_kernel_kind());
   kinds.push_back(inject_build_ids_kind());
+  // Finds its binaries by the ids injection proved.
+  kinds.push_back(unwind_stacks_kind());
   // Last: what the others wrote is then rewritten for the older reader too.
   kinds.push_back(compat_kind());
   return kinds;

@@ -45,7 +45,7 @@ class Options {
   virtual void value(const std::string& name, const std::string& value_name,
                      const std::string& help,
                      std::function<absl::Status(const std::string& value)> set) = 0;
-  // A directory that must exist.
+  // A directory that must exist. Passes that declare the same name share its value.
   virtual void directory(const std::string& name, const std::string& help, std::string& target) = 0;
 };
 
@@ -62,6 +62,8 @@ class RepairKind {
   virtual std::string required_switch() const { return ""; }
   // An option its own verb requires ("--for"), which `fix` may go without; empty: none.
   virtual std::string required_option() const { return ""; }
+  // A pass `fix` runs only when this switch asks for it ("--unwind"); empty: fix always runs it.
+  virtual std::string fix_switch() const { return ""; }
   virtual void declare(Options& /*options*/) {}
   virtual std::unique_ptr<Repair> make(const Common& common) const = 0;
 };

@@ -1,0 +1,97 @@
+#include "format/sample_fields.h"
+
+#include <bit>
+
+#include "format/error.h"
+#include "format/records.h"
+
+namespace pdfix::format {
+namespace {
+
+constexpr uint64_t kBranchHwIndex = uint64_t{1} << 17;
+constexpr uint64_t kBranchCounters = uint64_t{1} << 19;
+constexpr uint64_t kBranchEntryBytes = 24;
+
+}  // namespace
+
+absl::StatusOr<SampleFields> locate_sample_fields(std::span<const uint8_t> record, const Endian& e,
+                                                  const EventAttr& attr, uint64_t file_offset) {
+  const uint64_t st = attr.sample_type;
+  auto head = decode_sample_head(record, e, st, file_offset);
+  if (!head.ok()) return head.status();
+  const uint64_t size = record.size();
+  uint64_t pos = head->end;
+  // Each step checks its count against what is left before multiplying, so no count can wrap.
+  auto u64_at = [&](uint64_t at) -> std::optional<uint64_t> {
+    if (at > size || size - at < 8) return std::nullopt;
+    return e.u64(record.data() + at);
+  };
+  auto words_left = [&] { return pos <= size ? (size - pos) / 8 : 0; };
+  auto too_short = [&](const char* field) {
+    return malformed_at(file_offset, "SAMPLE of ", size, " bytes ends in its ", field);
+  };
+  auto read_end = sample_read_end(record, e, st, attr.read_format, pos, file_offset);
+  if (!read_end.ok()) return read_end.status();
+  pos = *read_end;
+  SampleFields f;
+  f.head = *head;
+  f.head_end = pos;
+  if (st & kSampleCallchain) {
+    auto nr = u64_at(pos);
+    if (!nr || *nr >= words_left()) return too_short("callchain");
+    f.callchain = FieldSpan{pos, pos + 8 + 8 * *nr};
+    pos = f.callchain->end;
+  }
+  if (st & kSampleRaw) {
+    if (pos > size || size - pos < 4) return too_short("RAW data");
+    const uint64_t raw = e.u32(record.data() + pos);
+    if (raw > size - pos - 4) return too_short("RAW data");
+    pos += 4 + raw;
+  }
+  if (st & kSampleBranchStack) {
+    auto nr = u64_at(pos);
+    if (!nr) return too_short("branch stack");
+    pos += 8;
+    if (attr.branch_sample_type & kBranchHwIndex) pos += 8;
+    const uint64_t per = kBranchEntryBytes + ((attr.branch_sample_type & kBranchCounters) ? 8 : 0);
+    if (pos > size || *nr > (size - pos) / per) return too_short("branch stack");
+    pos += *nr * per;
+  }
+  if (st & kSampleRegsUser) {
+    auto abi = u64_at(pos);
+    if (!abi) return too_short("user registers");
+    const uint64_t n = *abi == 0 ? 0 : std::popcount(attr.sample_regs_user);
+    if (n >= words_left()) return too_short("user registers");
+    f.regs_user = FieldSpan{pos, pos + 8 + 8 * n};
+    pos = f.regs_user->end;
+  }
+  if (st & kSampleStackUser) {
+    auto bytes = u64_at(pos);
+    if (!bytes) return too_short("user stack");
+    const uint64_t at = pos;
+    pos += 8;
+    if (*bytes != 0) {
+      if (*bytes > size - pos || size - pos - *bytes < 8) return too_short("user stack");
+      pos += *bytes + 8;
+    }
+    f.stack_user = FieldSpan{at, pos};
+  }
+  f.stack_user_end = pos;
+  return f;
+}
+
+UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const SampleFields& f) {
+  UserStack u;
+  if (f.regs_user) {
+    u.abi = e.u64(record.data() + f.regs_user->at);
+    u.regs = record.subspan(f.regs_user->at + 8, f.regs_user->end - f.regs_user->at - 8);
+  }
+  if (f.stack_user && f.stack_user->end - f.stack_user->at > 8) {
+    const uint64_t size = e.u64(record.data() + f.stack_user->at);
+    const uint64_t dyn = e.u64(record.data() + f.stack_user->end - 8);
+    u.stack = record.subspan(f.stack_user->at + 8, std::min(size, dyn));
+  }
+  return u;
+}
+
+}  // namespace pdfix::format

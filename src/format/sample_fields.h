@@ -1,0 +1,44 @@
+// Where the variable-length fields of a SAMPLE sit, up to the user stack: what a pass needs to
+// replace a callchain or drop the user registers and stack while copying every other byte.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "format/attr.h"
+#include "format/byte_order.h"
+#include "format/records.h"
+
+namespace pdfix::format {
+
+// A field's bytes in the record: [at, end).
+struct FieldSpan {
+  uint64_t at = 0;
+  uint64_t end = 0;
+};
+
+struct SampleFields {
+  SampleHead head;
+  uint64_t head_end = 0;  // past the fixed fields and READ: where CALLCHAIN is, or would be
+  std::optional<FieldSpan> callchain;
+  std::optional<FieldSpan> regs_user;   // u64 abi, then a u64 per bit of sample_regs_user
+  std::optional<FieldSpan> stack_user;  // u64 size, the bytes, u64 dyn_size
+  uint64_t stack_user_end = 0;          // past STACK_USER, or where it would be
+};
+
+// What the sample_type, read_format, branch_sample_type and sample_regs_user of `attr` lay out,
+// checked against the record's size. `file_offset` is for errors.
+absl::StatusOr<SampleFields> locate_sample_fields(std::span<const uint8_t> record, const Endian& e,
+                                                  const EventAttr& attr, uint64_t file_offset);
+
+// The user registers and stack of one sample, as views of its bytes.
+struct UserStack {
+  uint64_t abi = 0;                // 0: none were taken (a kernel thread); 1: 32-bit, 2: 64-bit
+  std::span<const uint8_t> regs;   // one u64 per bit of sample_regs_user, lowest bit first
+  std::span<const uint8_t> stack;  // the dyn_size bytes copied from the user stack pointer up
+};
+UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const SampleFields& f);
+
+}  // namespace pdfix::format

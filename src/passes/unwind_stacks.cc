@@ -1,0 +1,430 @@
+#include "passes/unwind_stacks.h"
+
+#include <sys/mman.h>
+
+#include <bit>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "format/error.h"
+#include "format/machine.h"
+#include "format/record_type.h"
+#include "format/sample_fields.h"
+#include "resolve/elf_build_id.h"
+#include "unwind/unwinder.h"
+
+namespace pdfix::passes {
+namespace {
+
+constexpr uint16_t kMiscCommExec = 0x2000;
+constexpr uint64_t kRegsAbi64 = 2;
+
+bool unwinds(const format::EventAttr& a) {
+  return (a.sample_type & format::kSampleRegsUser) && (a.sample_type & format::kSampleStackUser);
+}
+
+std::string stop_name(unwind::Unwound::Stop s) {
+  using Stop = unwind::Unwound::Stop;
+  switch (s) {
+    case Stop::kOutermost:
+      return "complete";
+    case Stop::kStackEnd:
+      return "end of the stack copy";
+    case Stop::kNoMap:
+      return "pc in no mapped file";
+    case Stop::kNoCfi:
+      return "no CFI for the pc";
+    case Stop::kBadRule:
+      return "CFI rule not computable";
+    case Stop::kNoProgress:
+      return "stack pointer did not move up";
+    case Stop::kDepth:
+      return "max frames reached";
+  }
+  return "?";
+}
+
+std::string percent(uint64_t n, uint64_t of) {
+  return of == 0
+             ? "0%"
+             : absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(n) / static_cast<double>(of));
+}
+
+}  // namespace
+
+// Places a sample's pcs in the binaries its process had mapped, loading each binary's CFI the
+// first time a pc falls in it.
+class UnwindStacks::Lookup : public unwind::CodeMap {
+ public:
+  Lookup(UnwindStacks& pass, uint32_t pid) : pass_(pass), pid_(pid) {}
+  std::optional<unwind::Code> find(uint64_t pc) override {
+    const unwind::ProcessMaps::Mapping* m = pass_.maps_.find(pid_, pc);
+    if (m == nullptr) return std::nullopt;
+    Binary& b = pass_.binaries_[m->binary];
+    unwind::Code c;
+    c.binary = b.name;
+    c.cfi = pass_.cfi_of(b);
+    if (c.cfi != nullptr) {
+      auto vaddr = c.cfi->vaddr_of_offset(pc - m->start + m->pgoff);
+      if (!vaddr) {
+        c.cfi = nullptr;
+      } else {
+        c.vaddr = *vaddr;
+      }
+    }
+    return c;
+  }
+
+ private:
+  UnwindStacks& pass_;
+  uint32_t pid_;
+};
+
+UnwindStacks::UnwindStacks(UnwindConfig config, const Common& common)
+    : config_(std::move(config)), common_(common), resolver_(config_.resolver, *common.host) {}
+
+UnwindStacks::~UnwindStacks() = default;
+
+bool UnwindStacks::wants(uint32_t type) const {
+  return type == format::kSample || type == format::kMmap || type == format::kMmap2 ||
+         type == format::kFork || type == format::kComm || type == format::kHeaderAttr;
+}
+
+void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& s) {
+  const transform::Map& m = *r.map;
+  const format::MmapRecord& f = m.fields;
+  const bool exec = f.is_mmap2 ? (f.prot & PROT_EXEC) != 0 : (f.misc & format::kMiscMmapData) == 0;
+  if (m.kind != format::MapKind::kFile && m.kind != format::MapKind::kVdso) return;
+  if (!exec || format::is_kernel_mode(f.misc)) return;
+  const std::string name(f.filename);
+  std::optional<format::BuildId> id = m.build_id;
+  std::string why;
+  if (!id) {
+    const resolve::MapQuery query{name, f.misc, f.is_mmap2, f.maj, f.min, f.ino, f.len, f.pid};
+    const resolve::Resolution& res =
+        resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+                                  common_.recording_started_at, common_.recording_ended_at,
+                                  s.build_id_table().entries});
+    id = res.id;
+    why = res.reason;
+  }
+  const std::string key =
+      id ? absl::StrCat(id->hex(), "\n", name) : absl::StrCat("?", f.pid, "\n", name);
+  auto [it, added] = binary_index_.try_emplace(key, static_cast<uint32_t>(binaries_.size()));
+  if (added) {
+    binaries_.push_back({.name = name, .pid = f.pid, .id = id, .why_none = why});
+  }
+  maps_.map(f.pid, {f.start, f.start + f.len, f.pgoff, it->second});
+}
+
+const unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
+  if (b.loaded) return b.cfi.get();
+  b.loaded = true;
+  if (!b.id) {
+    report_.unproven[b.name] = b.why_none.empty() ? "no build-id" : b.why_none;
+    return nullptr;
+  }
+  std::unique_ptr<llvm::MemoryBuffer> image;
+  if (b.name == "[vdso]") {
+    const auto vdso = common_.host->vdso();
+    auto id = resolve::build_id_of_elf(vdso);
+    if (id.ok() && *id == b.id) {
+      image = llvm::MemoryBuffer::getMemBuffer(
+          llvm::StringRef(reinterpret_cast<const char*>(vdso.data()), vdso.size()), "[vdso]",
+          false);
+    }
+  } else {
+    // Any copy whose own build-id is the one the map was proven to have is that binary.
+    std::vector<std::string> candidates;
+    candidates.push_back(common_.sysroot + b.name);
+    if (common_.sysroot.empty()) {
+      if (auto p = common_.host->process(b.pid)) candidates.push_back(p->root + b.name);
+    }
+    for (const std::string& root : common_.search) candidates.push_back(root + b.name);
+    if (!config_.resolver.buildid_dir.empty()) {
+      const std::string hex = b.id->hex();
+      candidates.push_back(absl::StrCat(config_.resolver.buildid_dir, "/.build-id/",
+                                        hex.substr(0, 2), "/", hex.substr(2)));
+    }
+    for (const std::string& path : candidates) {
+      auto id = resolve::build_id_of_file(path);
+      if (!id.ok() || *id != b.id) continue;
+      auto file = llvm::MemoryBuffer::getFile(path, false, false);
+      if (file) {
+        image = std::move(*file);
+        break;
+      }
+    }
+  }
+  if (image == nullptr) {
+    report_.unproven[b.name] = absl::StrCat("no copy with build-id ", b.id->hex());
+    return nullptr;
+  }
+  auto table = unwind::CfiTable::build(std::move(image), *regs_);
+  if (!table.ok()) {
+    report_.unproven[b.name] = std::string(table.status().message());
+    return nullptr;
+  }
+  b.cfi = std::move(*table);
+  return b.cfi.get();
+}
+
+void UnwindStacks::unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const {
+  const uint64_t st = e.u64(attr + format::kAttrSampleTypeOffset);
+  e.put_u64(
+      attr + format::kAttrSampleTypeOffset,
+      (st & ~(format::kSampleRegsUser | format::kSampleStackUser)) | format::kSampleCallchain);
+  e.put_attr_flags(attr + format::kAttrFlagsOffset, e.attr_flags(attr + format::kAttrFlagsOffset) &
+                                                        ~format::kAttrExcludeCallchainUser);
+  if (size >= format::kAttrSampleStackUserOffset + 4) {
+    e.put_u64(attr + format::kAttrSampleRegsUserOffset, 0);
+    e.put_u32(attr + format::kAttrSampleStackUserOffset, 0);
+  }
+}
+
+absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transform::Session& s,
+                                   transform::RecordSink& out) {
+  const format::Endian& e = s.endian();
+  switch (r.header.type) {
+    case format::kMmap:
+    case format::kMmap2:
+      map(r, s);
+      return out.emit(r);
+    case format::kFork: {
+      auto t = format::decode_task(r.bytes, e, r.offset);
+      if (!t.ok()) return t.status();
+      maps_.fork(t->ppid, t->pid);
+      return out.emit(r);
+    }
+    case format::kComm: {
+      if (r.header.misc & kMiscCommExec) {
+        auto c = format::decode_comm(r.bytes, e, s.trailer_size(r), r.offset);
+        if (!c.ok()) return c.status();
+        maps_.exec(c->pid);
+      }
+      return out.emit(r);
+    }
+    case format::kHeaderAttr: {
+      const size_t body = r.bytes.size() - format::kRecordHeaderSize;
+      if (body < format::kAttrSizeVer0) return out.emit(r);
+      auto a = format::parse_attr(r.bytes.data() + format::kRecordHeaderSize, body, e, r.offset);
+      if (!a.ok() || !unwinds(*a)) return out.emit(r);
+      std::vector<uint8_t> bytes(r.bytes.begin(), r.bytes.end());
+      const uint32_t size =
+          a->size == 0 ? format::kAttrSizeVer0 : std::min<uint32_t>(a->size, body);
+      unwound_attr(bytes.data() + format::kRecordHeaderSize, size, e);
+      ++report_.attrs_rewritten;
+      return out.emit(rebuilt_.inserted(std::move(bytes), r, e));
+    }
+    case format::kSample:
+      return sample(r, s, out);
+    default:
+      return out.emit(r);
+  }
+}
+
+absl::Status UnwindStacks::sample(const transform::RecordRef& r, const transform::Session& s,
+                                  transform::RecordSink& out) {
+  const format::EventAttr* attr = s.attr_for(r);
+  if (attr == nullptr || !unwinds(*attr)) return out.emit(r);
+  const format::Endian& e = s.endian();
+  if (!regs_) {
+    regs_ = unwind::register_set(s.arch());
+    if (!regs_) {
+      return absl::UnimplementedError(absl::StrCat(
+          "unwind: the recording's architecture is '", s.arch(),
+          "'; pdfix unwinds x86_64 and aarch64 stacks (the ARCH header feature says which)"));
+    }
+  }
+  auto fields = format::locate_sample_fields(r.bytes, e, *attr, r.offset);
+  if (!fields.ok()) return fields.status();
+  const format::UserStack user = format::user_stack(r.bytes, e, *fields);
+  ++report_.samples;
+  report_.stack_bytes_dropped +=
+      fields->stack_user ? fields->stack_user->end - fields->stack_user->at : 0;
+
+  std::vector<uint64_t> chain;
+  if (fields->callchain) {
+    for (uint64_t at = fields->callchain->at + 8; at < fields->callchain->end; at += 8) {
+      const uint64_t ip = e.u64(r.bytes.data() + at);
+      if (ip == format::kContextUser) break;
+      chain.push_back(ip);
+    }
+  }
+  if (user.abi != kRegsAbi64 ||
+      user.regs.size() != 8 * static_cast<size_t>(std::popcount(attr->sample_regs_user))) {
+    ++report_.kernel_only;
+  } else {
+    unwind::Registers regs;
+    uint64_t pc = 0;
+    size_t i = 0;
+    for (uint32_t bit = 0; bit < 64; ++bit) {
+      if (!(attr->sample_regs_user & (uint64_t{1} << bit))) continue;
+      const uint64_t v = e.u64(user.regs.data() + 8 * i++);
+      if (bit == regs_->perf_ip) pc = v;
+      if (auto dwarf = regs_->dwarf_of_perf(bit); dwarf && *dwarf < unwind::kMaxRegisters) {
+        regs.set(*dwarf, v);
+      }
+    }
+    const unwind::StackCopy stack{regs.value[regs_->sp], user.stack, !e.is_big()};
+    Lookup lookup(*this, fields->head.pid);
+    const unwind::Unwound u = unwind::unwind(*regs_, regs, pc, stack, lookup, config_.max_frames);
+    if (u.stop == unwind::Unwound::Stop::kOutermost) {
+      ++report_.complete;
+    } else {
+      ++(u.frames.size() > 1 ? report_.partial : report_.failed);
+      ++report_.stops[stop_name(u.stop)];
+      if (u.stop == unwind::Unwound::Stop::kNoCfi) ++report_.lacking_cfi[std::string(u.stopped_in)];
+    }
+    // A pc in no mapped file is one the maps cannot place: the registers of the image an exec
+    // replaced, say. perf shows no user frames for it, and neither does the callchain.
+    if (u.frames.size() > 1 || u.stop != unwind::Unwound::Stop::kNoMap) {
+      chain.push_back(format::kContextUser);
+      chain.insert(chain.end(), u.frames.begin(), u.frames.end());
+    }
+  }
+
+  // The record anew: its head, the callchain, what lies between the callchain and the user
+  // registers (RAW, BRANCH_STACK), and everything after the user stack.
+  const uint64_t chain_end = fields->callchain ? fields->callchain->end : fields->head_end;
+  const uint64_t regs_at = fields->regs_user
+                               ? fields->regs_user->at
+                               : (fields->stack_user ? fields->stack_user->at : chain_end);
+  bytes_.assign(r.bytes.begin(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->head_end));
+  const size_t nr_at = bytes_.size();
+  bytes_.resize(nr_at + 8 * (chain.size() + 1));
+  e.put_u64(bytes_.data() + nr_at, chain.size());
+  for (size_t k = 0; k < chain.size(); ++k)
+    e.put_u64(bytes_.data() + nr_at + 8 * (k + 1), chain[k]);
+  bytes_.insert(bytes_.end(), r.bytes.begin() + static_cast<ptrdiff_t>(chain_end),
+                r.bytes.begin() + static_cast<ptrdiff_t>(regs_at));
+  bytes_.insert(bytes_.end(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->stack_user_end),
+                r.bytes.end());
+  if (bytes_.size() > UINT16_MAX) {
+    return format::malformed_at(r.offset, "SAMPLE would grow past 64 KiB with its callchain");
+  }
+  format::write_record_header(e, bytes_.data(),
+                              {r.header.type, r.header.misc, static_cast<uint16_t>(bytes_.size())});
+  return out.emit(rebuilt_.inserted(std::move(bytes_), r, e));
+}
+
+absl::Status UnwindStacks::finish(const transform::Session& s, transform::RecordSink& /*out*/,
+                                  transform::FeatureEdits& edits) {
+  if (s.pipe()) return absl::OkStatus();
+  const uint64_t slot = edits.attrs ? edits.attr_size : s.header().attr_size;
+  std::vector<uint8_t> attrs;
+  if (edits.attrs) {
+    attrs = *edits.attrs;
+  } else {
+    const auto section = s.attrs_section();
+    attrs.assign(section.begin(), section.end());
+  }
+  if (slot <= format::kFileSectionSize) return absl::OkStatus();
+  const uint32_t attr_bytes = static_cast<uint32_t>(slot - format::kFileSectionSize);
+  bool changed = false;
+  for (uint64_t at = 0; at + slot <= attrs.size(); at += slot) {
+    auto a =
+        format::parse_attr(attrs.data() + at, attr_bytes, s.endian(), s.header().attrs.offset + at);
+    if (!a.ok() || !unwinds(*a)) continue;
+    const uint32_t size = a->size == 0 ? format::kAttrSizeVer0 : std::min(a->size, attr_bytes);
+    unwound_attr(attrs.data() + at, size, s.endian());
+    ++report_.attrs_rewritten;
+    changed = true;
+  }
+  if (changed) {
+    edits.attrs = std::move(attrs);
+    edits.attr_size = slot;
+  }
+  return absl::OkStatus();
+}
+
+llvm::json::Object UnwindStacks::report_json() const {
+  llvm::json::Object lacking, unproven, stops;
+  for (const auto& [name, n] : report_.lacking_cfi) lacking[name] = n;
+  for (const auto& [name, why] : report_.unproven) unproven[name] = why;
+  for (const auto& [why, n] : report_.stops) stops[why] = n;
+  return llvm::json::Object{{"samples", report_.samples},
+                            {"complete", report_.complete},
+                            {"partial", report_.partial},
+                            {"failed", report_.failed},
+                            {"kernel_only", report_.kernel_only},
+                            {"stack_bytes_dropped", report_.stack_bytes_dropped},
+                            {"attrs_rewritten", report_.attrs_rewritten},
+                            {"stops", std::move(stops)},
+                            {"lacking_cfi", std::move(lacking)},
+                            {"unproven", std::move(unproven)}};
+}
+
+void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
+  const UnwindReport& r = report_;
+  if (r.samples == 0) {
+    out << "unwind: no sample carries user registers and stack (record with --call-graph dwarf)\n";
+    return;
+  }
+  const uint64_t user = r.samples - r.kernel_only;
+  out << "unwind: " << r.samples << " samples with user stacks: " << r.complete << " complete ("
+      << percent(r.complete, user) << "), " << r.partial << " partial (" << percent(r.partial, user)
+      << "), " << r.failed << " failed (" << percent(r.failed, user) << ")";
+  if (r.kernel_only > 0) out << ", " << r.kernel_only << " without user registers";
+  out << "; " << r.stack_bytes_dropped << " bytes of stack copies dropped\n";
+  for (const auto& [why, n] : r.stops) out << "  stopped: " << why << ": " << n << " samples\n";
+  for (const auto& [name, n] : r.lacking_cfi)
+    out << "  no CFI: " << name << " (" << n << " samples)\n";
+  for (const auto& [name, why] : r.unproven) {
+    if (verbose || r.lacking_cfi.contains(name))
+      out << "  no proven copy: " << name << ": " << why << "\n";
+  }
+}
+
+namespace {
+
+class Kind : public RepairKind {
+ public:
+  std::string verb() const override { return "unwind"; }
+  std::string report_key() const override { return "unwind"; }
+  std::string summary() const override {
+    return "turn DWARF-mode user stacks into callchains, dropping the stack copies";
+  }
+  std::string description() const override {
+    return R"(For every sample that carries the user registers and a copy of the user stack (perf record
+--call-graph dwarf), unwinds the user stack with the call frame information (.eh_frame, else
+.debug_frame) of the binaries the process had mapped, and writes the frames found into the
+sample's callchain after its kernel frames and PERF_CONTEXT_USER, as a frame-pointer callchain
+would be. The registers and the stack bytes leave the record, and the events say so:
+REGS_USER and STACK_USER are off, sample_regs_user and sample_stack_user are zero, CALLCHAIN is
+on. Everything else is kept as it was. perf report and perf script then show the same frames
+without unwinding, anywhere, and the recording no longer holds raw process memory.
+
+Run it before the binaries change: their CFI is read from a copy proven to be the mapped file,
+by its build-id (the map record's, or one proven as `pdfix inject` proves it), found at the
+mapped path (under --sysroot if given), under the process's /proc/PID/root while it lives,
+under each --search root, or in perf's build-id cache. A binary without such a copy is named in
+the summary, and unwinding stops at it: the frames found up to there are kept. The vdso is
+unwound with this machine's when its build-id is the recording's.
+
+A caller's address is its return address less one, as perf's own unwinders report it. x86_64
+and aarch64 recordings are unwound.)";
+  }
+  std::string fix_switch() const override { return "--unwind"; }
+  void declare(Options& o) override {
+    o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
+                config_.resolver.buildid_dir);
+  }
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    UnwindConfig config = config_;
+    config.resolver.sysroot = common.sysroot;
+    config.resolver.search = common.search;
+    if (config.resolver.buildid_dir.empty())
+      config.resolver.buildid_dir = common.host->buildid_cache();
+    return std::make_unique<UnwindStacks>(std::move(config), common);
+  }
+
+ private:
+  UnwindConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<RepairKind> unwind_stacks_kind() { return std::make_unique<Kind>(); }
+
+}  // namespace pdfix::passes

@@ -1,0 +1,92 @@
+// Unwinding DWARF-mode stacks at pre-archive time (`pdfix unwind`, `fix --unwind`): each sample
+// that carries the user registers and a copy of the user stack (perf record --call-graph dwarf)
+// gets the user frames those give, found with the CFI of the proven binaries, appended to its
+// callchain after PERF_CONTEXT_USER; the registers and stack bytes leave the record, and the events
+// say so (REGS_USER and STACK_USER off, CALLCHAIN on). No raw process memory stays in OUT.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "passes/repair.h"
+#include "resolve/resolver.h"
+#include "transform/rebuilt.h"
+#include "unwind/arch.h"
+#include "unwind/cfi_table.h"
+#include "unwind/process_maps.h"
+
+namespace pdfix::passes {
+
+struct UnwindConfig {
+  size_t max_frames = 127;  // user frames kept per sample, as perf's default --max-stack
+  resolve::ResolverConfig resolver;
+};
+
+struct UnwindReport {
+  uint64_t samples = 0;      // with user registers and stack
+  uint64_t complete = 0;     // unwound to the outermost frame
+  uint64_t partial = 0;      // some callers found, then a stop
+  uint64_t failed = 0;       // no caller found
+  uint64_t kernel_only = 0;  // no user registers (a kernel thread): the kernel callchain stays
+  uint64_t stack_bytes_dropped = 0;
+  uint64_t attrs_rewritten = 0;
+  std::map<std::string, uint64_t> stops;  // why unwinds that were not complete stopped
+  // Binaries samples stopped in for want of CFI, or of a proven copy: name -> samples.
+  std::map<std::string, uint64_t> lacking_cfi;
+  std::map<std::string, std::string> unproven;  // name -> why no proven copy was found
+};
+
+class UnwindStacks : public Repair {
+ public:
+  UnwindStacks(UnwindConfig config, const Common& common);
+  ~UnwindStacks() override;
+
+  std::string_view name() const override { return "unwind"; }
+  bool wants(uint32_t type) const override;
+  absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
+                       transform::RecordSink& out) override;
+  absl::Status finish(const transform::Session& s, transform::RecordSink& out,
+                      transform::FeatureEdits& edits) override;
+  llvm::json::Object report_json() const override;
+  void report_text(std::ostream& out, bool verbose) const override;
+
+  const UnwindReport& report() const { return report_; }
+
+ private:
+  struct Binary {
+    std::string name;
+    uint32_t pid = 0;  // the first process that mapped it: where /proc/PID/root is looked at
+    std::optional<format::BuildId> id;
+    std::string why_none;  // why there is no id
+    bool loaded = false;
+    std::unique_ptr<unwind::CfiTable> cfi;
+  };
+  class Lookup;
+
+  void map(const transform::RecordRef& r, const transform::Session& s);
+  absl::Status sample(const transform::RecordRef& r, const transform::Session& s,
+                      transform::RecordSink& out);
+  const unwind::CfiTable* cfi_of(Binary& b);
+  // An attr's bytes as they are once its samples are unwound.
+  void unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const;
+
+  UnwindConfig config_;
+  Common common_;
+  resolve::Resolver resolver_;
+  UnwindReport report_;
+  std::optional<unwind::RegisterSet> regs_;
+  unwind::ProcessMaps maps_;
+  std::vector<Binary> binaries_;
+  absl::flat_hash_map<std::string, uint32_t> binary_index_;
+  transform::Rebuilt rebuilt_;
+  std::vector<uint8_t> bytes_;
+};
+
+std::unique_ptr<RepairKind> unwind_stacks_kind();
+
+}  // namespace pdfix::passes

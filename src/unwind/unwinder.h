@@ -1,0 +1,69 @@
+// The unwinder: from a sample's user registers and its copy of the user stack, the return
+// addresses of the frames above, by the CFI rows of the code each pc is in. It reads nothing but
+// the stack copy; it never guesses past what the rows (or, where a binary has none, a plausible
+// frame-pointer chain) say.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "unwind/arch.h"
+#include "unwind/cfi_table.h"
+
+namespace pdfix::unwind {
+
+struct Registers {
+  std::array<uint64_t, kMaxRegisters> value{};
+  std::bitset<kMaxRegisters> known;
+  void set(uint32_t reg, uint64_t v) {
+    value[reg] = v;
+    known.set(reg);
+  }
+};
+
+// The bytes the kernel copied from the user stack, starting at the stack pointer.
+struct StackCopy {
+  uint64_t base = 0;
+  std::span<const uint8_t> bytes;
+  bool little_endian = true;
+};
+
+// Where a pc's code is: the CFI of its binary and the pc in the binary's link-time addresses.
+struct Code {
+  const CfiTable* cfi = nullptr;  // nullptr: the binary is mapped but its CFI is not to be had
+  uint64_t vaddr = 0;
+  std::string_view binary;  // for the summary
+};
+
+class CodeMap {
+ public:
+  virtual ~CodeMap() = default;
+  // nullopt: no file is mapped at `pc` in the sampled process.
+  virtual std::optional<Code> find(uint64_t pc) = 0;
+};
+
+struct Unwound {
+  // The sample's pc, then one address per caller: the return address less one (inside the call,
+  // as perf's own unwinders report it), or the interrupted pc itself above a signal frame.
+  std::vector<uint64_t> frames;
+  enum class Stop {
+    kOutermost,   // the CFI says there is no caller: a complete unwind
+    kStackEnd,    // the rule reads past the stack copy
+    kNoMap,       // a pc outside every mapped file
+    kNoCfi,       // in a binary without CFI for it, and no plausible frame pointer
+    kBadRule,     // a rule or expression that cannot be evaluated with what is known
+    kNoProgress,  // the stack pointer did not move up
+    kDepth,       // as deep as frames are kept
+  };
+  Stop stop = Stop::kOutermost;
+  std::string_view stopped_in;  // kNoCfi: the binary
+};
+
+Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy& stack,
+               CodeMap& code, size_t max_frames);
+
+}  // namespace pdfix::unwind
