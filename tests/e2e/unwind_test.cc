@@ -1,0 +1,249 @@
+// pdfix unwind against the machine's perf: DWARF-mode recordings of a frame-pointer-less program
+// and of Debian's python3, unwound by pdfix, must show the frames perf's own unwinder shows; and
+// the CFI of an aarch64 binary built here unwinds a synthetic aarch64 stack.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "unwind/cfi_table.h"
+#include "unwind/unwinder.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+// qsort calling back into the program through libc, recursion three to six levels deep.
+constexpr const char* kProgram = R"(#include <stdio.h>
+#include <stdlib.h>
+static volatile unsigned sink;
+__attribute__((noinline)) static int cmp(const void* a, const void* b) {
+  unsigned x = *(const unsigned*)a, y = *(const unsigned*)b;
+  for (int i = 0; i < 20; i++) sink += x ^ i;
+  return x < y ? -1 : x > y;
+}
+__attribute__((noinline)) static void sort_some(unsigned* v, int n) { qsort(v, n, sizeof *v, cmp); }
+__attribute__((noinline)) static unsigned recurse(int depth, unsigned* v, int n) {
+  if (depth == 0) { sort_some(v, n); return v[0]; }
+  unsigned r = recurse(depth - 1, v, n);
+  sink += r;
+  return r + depth;
+}
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 200;
+  unsigned* v = malloc(4096 * sizeof *v);
+  for (int k = 0; k < rounds; k++) {
+    for (int i = 0; i < 4096; i++) v[i] = (unsigned)(i * 2654435761u) ^ k;
+    recurse(3 + k % 4, v, 4096);
+  }
+  printf("%u\n", sink);
+  return 0;
+}
+)";
+
+constexpr const char* kPython = R"(import json, re
+def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
+d = {}
+for i in range(40000):
+    d[str(i)] = json.dumps({"k": i, "v": [i, i * 2]})
+    re.sub(r"\d", "x", d[str(i)])
+print(fib(21), len(d))
+)";
+
+// Each sample's lines as perf script prints it with its callchain.
+using Sample = std::vector<std::string>;
+std::vector<Sample> frames(const std::string& path) {
+  RunResult r =
+      sh("perf script -i " + quote(path) + " -F comm,tid,time,ip,sym,dso --no-inline 2>/dev/null");
+  EXPECT_EQ(r.status, 0) << path;
+  std::vector<Sample> samples(1);
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) {
+      samples.back().push_back(line);
+    } else if (!samples.back().empty()) {
+      samples.emplace_back();
+    }
+  }
+  if (samples.back().empty()) samples.pop_back();
+  return samples;
+}
+
+// Whether pdfix's frames are perf's. Where the stack copy ends, perf's libunwind reads a return
+// address of 0, or one in no mapping, and prints it as a last frame in [unknown]: that frame
+// aside, perf's frames must be pdfix's, which may go on (pdfix reads a return address at the very
+// end of the copy that libunwind gives up on).
+bool agree(Sample perf, const Sample& ours) {
+  if (perf == ours) return true;
+  if (!perf.empty() && perf.back().find("([unknown])") != std::string::npos) perf.pop_back();
+  return perf.size() <= ours.size() && std::equal(perf.begin(), perf.end(), ours.begin());
+}
+
+double same_share(const std::vector<Sample>& a, const std::vector<Sample>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  size_t same = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) same += agree(a[i], b[i]);
+  return a.empty() ? 0 : static_cast<double>(same) / static_cast<double>(a.size());
+}
+
+uint64_t user_frames(const std::vector<Sample>& samples) {
+  uint64_t n = 0;
+  for (const Sample& s : samples) {
+    for (const std::string& line : s) n += line.find("(/") != std::string::npos;
+  }
+  return n;
+}
+
+class UnwindTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PDFIX_NEEDS_PERF_RECORD();
+    dir_ = temp_dir();
+    std::ofstream(dir_ + "/prog.c") << kProgram;
+    RunResult r = sh("cd " + dir_ + " && gcc -O2 -fomit-frame-pointer -o prog prog.c");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void record(const std::string& out, const std::string& command) {
+    RunResult r = sh("perf record -q --call-graph dwarf -F 2000 -o " + out + " -- " + command +
+                     " >/dev/null");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  // IN and OUT show the same frames on 99 % of samples, OUT 20 times smaller, no user stacks
+  // left in its events, and the unwind did find callers.
+  void expect_same_frames(const std::string& in, const std::string& out) {
+    const auto before = frames(in), after = frames(out);
+    ASSERT_GT(before.size(), 50U);
+    EXPECT_GE(same_share(before, after), 0.99);
+    EXPECT_GT(user_frames(after), 3 * after.size());
+    EXPECT_GE(fs::file_size(in), 20 * fs::file_size(out));
+    RunResult ev = sh("perf evlist -v -i " + quote(out));
+    ASSERT_EQ(ev.status, 0) << ev.err;
+    EXPECT_EQ(ev.out.find("STACK_USER"), std::string::npos) << ev.out;
+    EXPECT_EQ(ev.out.find("REGS_USER"), std::string::npos) << ev.out;
+    EXPECT_EQ(ev.out.find("sample_stack_user"), std::string::npos) << ev.out;
+    EXPECT_NE(ev.out.find("CALLCHAIN"), std::string::npos) << ev.out;
+  }
+  std::string dir_;
+};
+
+TEST_F(UnwindTest, OwnProgramShowsPerfsFramesAndShrinks) {
+  record(dir_ + "/in.data", dir_ + "/prog 200");
+  RunResult r = sh(pdfix() + " unwind --json " + dir_ + "/in.data " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_same_frames(dir_ + "/in.data", dir_ + "/out.data");
+  auto json = llvm::json::parse(r.out);
+  ASSERT_TRUE(bool(json)) << r.out;
+  const llvm::json::Object& o = *json->getAsObject();
+  const int64_t samples = *o.getInteger("samples");
+  EXPECT_EQ(*o.getInteger("complete") + *o.getInteger("partial") + *o.getInteger("failed") +
+                *o.getInteger("kernel_only"),
+            samples);
+  EXPECT_GT(*o.getInteger("complete"), samples * 9 / 10);
+  EXPECT_GT(*o.getInteger("stack_bytes_dropped"), 0);
+  // A second reader counts the same samples.
+  if (!hotspot_perfparser().empty() || perf_required()) {
+    auto theirs = hotspot_stats(dir_ + "/out.data");
+    ASSERT_FALSE(theirs.empty()) << "hotspot-perfparser reads nothing of OUT";
+    EXPECT_EQ(theirs["samples"], hotspot_stats(dir_ + "/in.data")["samples"]);
+  }
+}
+
+TEST_F(UnwindTest, FixUnwindGivesUnwindsFrames) {
+  record(dir_ + "/in.data", dir_ + "/prog 100");
+  ASSERT_EQ(sh(pdfix() + " unwind -q " + dir_ + "/in.data " + dir_ + "/unwound.data").status, 0);
+  RunResult r = sh(pdfix() + " fix --unwind -q " + dir_ + "/in.data " + dir_ + "/fixed.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(frames(dir_ + "/fixed.data"), frames(dir_ + "/unwound.data"));
+  // Without --unwind fix leaves the stacks alone.
+  ASSERT_EQ(sh(pdfix() + " fix -q " + dir_ + "/in.data " + dir_ + "/plain.data").status, 0);
+  EXPECT_NE(sh("perf evlist -v -i " + dir_ + "/plain.data").out.find("STACK_USER"),
+            std::string::npos);
+}
+
+TEST_F(UnwindTest, PipeInPipeOut) {
+  RunResult rec = sh("perf record -q --call-graph dwarf -F 2000 -o - -- " + dir_ +
+                     "/prog 100 2>/dev/null > " + dir_ + "/in.data");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  RunResult r =
+      sh("cat " + dir_ + "/in.data | " + pdfix() + " unwind -q - - | cat > " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_same_frames(dir_ + "/in.data", dir_ + "/out.data");
+}
+
+TEST_F(UnwindTest, DebiansPython) {
+  ASSERT_TRUE(fs::exists("/usr/bin/python3"));
+  std::ofstream(dir_ + "/work.py") << kPython;
+  record(dir_ + "/in.data", "/usr/bin/python3 " + dir_ + "/work.py");
+  RunResult r = sh(pdfix() + " unwind " + dir_ + "/in.data " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_same_frames(dir_ + "/in.data", dir_ + "/out.data");
+}
+
+// An aarch64 shared object built here, its CFI read by CfiTable, and a stack laid out as its
+// function f leaves it: f saves x30 and x19 in its prologue, so the caller's pc and x19 come from
+// the stack; before the prologue, from the registers.
+class Aarch64Code : public unwind::CodeMap {
+ public:
+  explicit Aarch64Code(const unwind::CfiTable& cfi) : cfi_(cfi) {}
+  std::optional<unwind::Code> find(uint64_t pc) override {
+    if (pc >= 0x10000 && pc < 0x20000) return unwind::Code{&cfi_, pc, "a.so"};
+    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
+    return std::nullopt;
+  }
+
+ private:
+  const unwind::CfiTable& cfi_;
+};
+
+TEST(UnwindAarch64, PrologueAndLeafRows) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/a.c")
+      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
+  RunResult r = sh("cd " + dir +
+                   " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer"
+                   " -fasynchronous-unwind-tables -nostdlib -shared --ld-path=/usr/bin/ld.lld-19"
+                   " -Wl,--build-id -o a.so a.c && llvm-nm-19 a.so | sed -n 's/ T f$//p'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const uint64_t f = std::stoull(r.out, nullptr, 16);
+  auto buffer = llvm::MemoryBuffer::getFile(dir + "/a.so");
+  ASSERT_TRUE(bool(buffer));
+  auto set = unwind::register_set("aarch64");
+  ASSERT_TRUE(set);
+  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set);
+  ASSERT_TRUE(cfi.ok()) << cfi.status();
+  ASSERT_NE((*cfi)->find(f), nullptr);
+  EXPECT_EQ((*cfi)->find(f)->cfa.reg, 31U);  // sp
+
+  Aarch64Code code(**cfi);
+  const uint64_t sp = 0x7ffff000, ret = 0x900010, x19 = 0x1919;
+  std::vector<uint8_t> stack(64, 0);
+  std::memcpy(stack.data(), &ret, 8);      // x30 at CFA - 16 = sp
+  std::memcpy(stack.data() + 8, &x19, 8);  // x19 at CFA - 8
+  unwind::Registers regs;
+  regs.set(31, sp);
+  regs.set(30, 0x900100);  // LR: stale once f has saved it
+  regs.set(19, 0x5555);
+  // After the prologue (stp x30, x19, [sp, #-16]!): CFA = sp + 16.
+  auto u = unwind::unwind(*set, regs, f + 8, {sp, stack, true}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], ret - 1);
+  EXPECT_EQ(u.stop, unwind::Unwound::Stop::kNoCfi);
+  EXPECT_EQ(u.stopped_in, "caller");
+  // At f's first instruction nothing is saved yet: the return address is LR.
+  u = unwind::unwind(*set, regs, f, {sp, stack, true}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], 0x900100U - 1);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
