@@ -66,6 +66,8 @@ refuse do not count against it (see pdfix compat). -q prints nothing: the status
             std::vector<passes::RepairKind*> kinds;
             std::vector<std::string> fixers;
             for (const auto& k : a->kinds) {
+              // What fix does only when asked (unwinding) is no repair a recording lacks.
+              if (!k->fix_switch().empty()) continue;
               kinds.push_back(k.get());
               const std::string sw = k->required_switch();
               fixers.push_back(sw.empty() ? k->verb() : k->verb() + " " + sw);
