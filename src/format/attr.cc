@@ -84,8 +84,9 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
   a.read_format = e.u64(p + 32);
   a.flags = e.attr_flags(p + kAttrFlagsOffset);
   const uint64_t size = std::min<uint64_t>(available, a.size == 0 ? kAttrSizeVer0 : a.size);
-  if (size >= kAttrBranchSampleTypeOffset + 8)
+  if (size >= kAttrBranchSampleTypeOffset + 8) {
     a.branch_sample_type = e.u64(p + kAttrBranchSampleTypeOffset);
+  }
   if (size >= kAttrSampleStackUserOffset + 8) {
     a.sample_regs_user = e.u64(p + kAttrSampleRegsUserOffset);
     a.sample_stack_user = e.u32(p + kAttrSampleStackUserOffset);

@@ -294,8 +294,9 @@ absl::Status UnwindStacks::sample(const transform::RecordRef& r, const transform
   const size_t nr_at = bytes_.size();
   bytes_.resize(nr_at + 8 * (chain.size() + 1));
   e.put_u64(bytes_.data() + nr_at, chain.size());
-  for (size_t k = 0; k < chain.size(); ++k)
+  for (size_t k = 0; k < chain.size(); ++k) {
     e.put_u64(bytes_.data() + nr_at + 8 * (k + 1), chain[k]);
+  }
   bytes_.insert(bytes_.end(), r.bytes.begin() + static_cast<ptrdiff_t>(chain_end),
                 r.bytes.begin() + static_cast<ptrdiff_t>(regs_at));
   bytes_.insert(bytes_.end(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->stack_user_end),
@@ -368,11 +369,13 @@ void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
   if (r.kernel_only > 0) out << ", " << r.kernel_only << " without user registers";
   out << "; " << r.stack_bytes_dropped << " bytes of stack copies dropped\n";
   for (const auto& [why, n] : r.stops) out << "  stopped: " << why << ": " << n << " samples\n";
-  for (const auto& [name, n] : r.lacking_cfi)
+  for (const auto& [name, n] : r.lacking_cfi) {
     out << "  no CFI: " << name << " (" << n << " samples)\n";
+  }
   for (const auto& [name, why] : r.unproven) {
-    if (verbose || r.lacking_cfi.contains(name))
+    if (verbose || r.lacking_cfi.contains(name)) {
       out << "  no proven copy: " << name << ": " << why << "\n";
+    }
   }
 }
 
@@ -414,8 +417,9 @@ and aarch64 recordings are unwound.)";
     UnwindConfig config = config_;
     config.resolver.sysroot = common.sysroot;
     config.resolver.search = common.search;
-    if (config.resolver.buildid_dir.empty())
+    if (config.resolver.buildid_dir.empty()) {
       config.resolver.buildid_dir = common.host->buildid_cache();
+    }
     return std::make_unique<UnwindStacks>(std::move(config), common);
   }
 

@@ -25,16 +25,18 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
   auto table = std::unique_ptr<CfiTable>(new CfiTable());
   const std::string name = image->getBufferIdentifier().str();
   auto object = llvm::object::ObjectFile::createObjectFile(image->getMemBufferRef());
-  if (!object)
+  if (!object) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(object.takeError())));
+  }
   auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(object->get());
   if (elf == nullptr || elf->getArch() != triple_arch(regs.arch)) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": not a 64-bit little-endian ELF of the recording's architecture"));
   }
   auto headers = elf->getELFFile().program_headers();
-  if (!headers)
+  if (!headers) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(headers.takeError())));
+  }
   for (const auto& ph : *headers) {
     if (ph.p_type == llvm::ELF::PT_LOAD) {
       table->segments_.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr});
@@ -52,8 +54,9 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
   if (section && !section->isBSS() &&
       llvm::object::ELFSectionRef(*section).getType() != llvm::ELF::SHT_NOBITS) {
     auto contents = section->getContents();
-    if (!contents)
+    if (!contents) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(contents.takeError())));
+    }
     const bool is_eh = eh_frame.has_value();
     llvm::DWARFDebugFrame frames(triple_arch(regs.arch), is_eh, is_eh ? section->getAddress() : 0);
     if (llvm::Error e = frames.parse(llvm::DWARFDataExtractor(*contents, true, 8))) {
@@ -140,8 +143,8 @@ void CfiTable::index(const llvm::DWARFDebugFrame& frames, const RegisterSet& reg
       rows_.push_back(row);
     }
   }
-  std::stable_sort(rows_.begin(), rows_.end(),
-                   [](const CfiRow& a, const CfiRow& b) { return a.begin < b.begin; });
+  std::sort(rows_.begin(), rows_.end(),
+            [](const CfiRow& a, const CfiRow& b) { return a.begin < b.begin; });
 }
 
 const CfiRow* CfiTable::find(uint64_t vaddr) const {
