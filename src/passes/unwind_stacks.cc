@@ -143,8 +143,9 @@ const unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     for (const std::string& root : common_.search) candidates.push_back(root + b.name);
     if (!config_.resolver.buildid_dir.empty()) {
       const std::string hex = b.id->hex();
+      // perf's cache links the id to a directory that holds the file as `elf`.
       candidates.push_back(absl::StrCat(config_.resolver.buildid_dir, "/.build-id/",
-                                        hex.substr(0, 2), "/", hex.substr(2)));
+                                        hex.substr(0, 2), "/", hex.substr(2), "/elf"));
     }
     for (const std::string& path : candidates) {
       auto id = resolve::build_id_of_file(path);

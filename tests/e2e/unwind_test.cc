@@ -169,6 +169,37 @@ TEST_F(UnwindTest, FixUnwindGivesUnwindsFrames) {
             std::string::npos);
 }
 
+// The binary is rebuilt after the recording: the file at the mapped path is another binary now,
+// and its CFI must not be used. perf's build-id cache (filled by perf record) holds the one that
+// ran, and unwinding takes that; without it, the program is named as having no proven copy.
+TEST_F(UnwindTest, ARebuiltBinaryIsNotUsedTheCachedOneIs) {
+  const std::string cache = dir_ + "/cache";
+  RunResult rec = sh("perf --buildid-dir " + cache + " record -q --call-graph dwarf -F 2000 -o " +
+                     dir_ + "/in.data -- " + dir_ + "/prog 100 >/dev/null");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const auto before = frames(dir_ + "/in.data");
+  ASSERT_TRUE(fs::is_directory(cache + "/.build-id"));
+  ASSERT_EQ(
+      sh("cd " + dir_ + " && gcc -O1 -fomit-frame-pointer -o prog.new prog.c && mv prog.new prog")
+          .status,
+      0);
+  RunResult r = sh(pdfix() + " unwind --json --buildid-dir " + cache + " " + dir_ + "/in.data " +
+                   dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find(dir_ + "/prog"), std::string::npos) << r.out;
+  EXPECT_GE(same_share(before, frames(dir_ + "/out.data")), 0.99);
+
+  fs::create_directories(dir_ + "/empty");
+  r = sh("PERF_BUILDID_DIR=" + dir_ + "/empty " + pdfix() + " unwind --json " + dir_ + "/in.data " +
+         dir_ + "/out2.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto json = llvm::json::parse(r.out);
+  ASSERT_TRUE(bool(json)) << r.out;
+  const llvm::json::Object* unproven = json->getAsObject()->getObject("unproven");
+  ASSERT_NE(unproven, nullptr);
+  EXPECT_NE(unproven->get(dir_ + "/prog"), nullptr) << r.out;
+}
+
 TEST_F(UnwindTest, PipeInPipeOut) {
   RunResult rec = sh("perf record -q --call-graph dwarf -F 2000 -o - -- " + dir_ +
                      "/prog 100 2>/dev/null > " + dir_ + "/in.data");
