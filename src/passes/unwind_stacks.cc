@@ -70,6 +70,7 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
         c.cfi = nullptr;
       } else {
         c.vaddr = *vaddr;
+        if (c.cfi->find(*vaddr) == nullptr && b.debug_cfi != nullptr) c.cfi = b.debug_cfi.get();
       }
     }
     return c;
@@ -147,15 +148,7 @@ const unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
       candidates.push_back(absl::StrCat(config_.resolver.buildid_dir, "/.build-id/",
                                         hex.substr(0, 2), "/", hex.substr(2), "/elf"));
     }
-    for (const std::string& path : candidates) {
-      auto id = resolve::build_id_of_file(path);
-      if (!id.ok() || *id != b.id) continue;
-      auto file = llvm::MemoryBuffer::getFile(path, false, false);
-      if (file) {
-        image = std::move(*file);
-        break;
-      }
-    }
+    image = copy_with_id(candidates, *b.id);
   }
   if (image == nullptr) {
     report_.unproven[b.name] = absl::StrCat("no copy with build-id ", b.id->hex());
@@ -167,7 +160,30 @@ const unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     return nullptr;
   }
   b.cfi = std::move(*table);
+  const std::string hex = b.id->hex();
+  std::vector<std::string> debug_files = {absl::StrCat(common_.sysroot, "/usr/lib/debug/.build-id/",
+                                                       hex.substr(0, 2), "/", hex.substr(2),
+                                                       ".debug")};
+  if (!config_.resolver.buildid_dir.empty()) {
+    debug_files.push_back(absl::StrCat(config_.resolver.buildid_dir, "/.build-id/",
+                                       hex.substr(0, 2), "/", hex.substr(2), "/debug"));
+  }
+  if (auto debug = copy_with_id(debug_files, *b.id)) {
+    if (auto t = unwind::CfiTable::build(std::move(debug), *regs_); t.ok() && !(*t)->empty()) {
+      b.debug_cfi = std::move(*t);
+    }
+  }
   return b.cfi.get();
+}
+
+std::unique_ptr<llvm::MemoryBuffer> UnwindStacks::copy_with_id(
+    const std::vector<std::string>& paths, const format::BuildId& id) {
+  for (const std::string& path : paths) {
+    auto has = resolve::build_id_of_file(path);
+    if (!has.ok() || *has != id) continue;
+    if (auto file = llvm::MemoryBuffer::getFile(path, false, false)) return std::move(*file);
+  }
+  return nullptr;
 }
 
 void UnwindStacks::unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const {

@@ -65,6 +65,8 @@ class UnwindStacks : public Repair {
     std::string why_none;  // why there is no id
     bool loaded = false;
     std::unique_ptr<unwind::CfiTable> cfi;
+    // Its separate debug file's, for code the binary's own .eh_frame does not cover.
+    std::unique_ptr<unwind::CfiTable> debug_cfi;
   };
   class Lookup;
 
@@ -72,6 +74,9 @@ class UnwindStacks : public Repair {
   absl::Status sample(const transform::RecordRef& r, const transform::Session& s,
                       transform::RecordSink& out);
   const unwind::CfiTable* cfi_of(Binary& b);
+  // The first of `paths` whose build-id is `id`, mapped; nullptr when none is.
+  static std::unique_ptr<llvm::MemoryBuffer> copy_with_id(const std::vector<std::string>& paths,
+                                                          const format::BuildId& id);
   // An attr's bytes as they are once its samples are unwound.
   void unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const;
 

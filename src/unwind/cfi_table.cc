@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
+#include "llvm/Object/Decompressor.h"
 #include "llvm/Object/ELFObjectFile.h"
 
 namespace pdfix::unwind {
@@ -15,6 +16,9 @@ using llvm::dwarf::UnwindLocation;
 llvm::Triple::ArchType triple_arch(Arch a) {
   return a == Arch::kX86_64 ? llvm::Triple::x86_64 : llvm::Triple::aarch64;
 }
+
+// zlib and zstd expand CFI by well under this; a larger claim is no real section.
+constexpr uint64_t kMaxExpansion = 64;
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
@@ -42,22 +46,42 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
       table->segments_.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr});
     }
   }
-  // .eh_frame is what the program's own unwinder trusts; .debug_frame only stands in for it.
+  // .eh_frame is what the program's own unwinder trusts; .debug_frame only stands in for it (a
+  // separate debug file has .eh_frame as NOBITS, and its .debug_frame often compressed).
   std::optional<llvm::object::SectionRef> eh_frame, debug_frame;
   for (const llvm::object::SectionRef& section : elf->sections()) {
     auto section_name = section.getName();
-    if (!section_name) continue;
-    if (*section_name == ".eh_frame" && section.getSize() > 0) eh_frame = section;
-    if (*section_name == ".debug_frame" && section.getSize() > 0) debug_frame = section;
+    if (!section_name || section.getSize() == 0 ||
+        llvm::object::ELFSectionRef(section).getType() == llvm::ELF::SHT_NOBITS) {
+      continue;
+    }
+    if (*section_name == ".eh_frame") eh_frame = section;
+    if (*section_name == ".debug_frame") debug_frame = section;
   }
   const std::optional<llvm::object::SectionRef> section = eh_frame ? eh_frame : debug_frame;
-  if (section && !section->isBSS() &&
-      llvm::object::ELFSectionRef(*section).getType() != llvm::ELF::SHT_NOBITS) {
+  if (section) {
     auto contents = section->getContents();
     if (!contents) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(contents.takeError())));
     }
     const bool is_eh = eh_frame.has_value();
+    if (llvm::object::ELFSectionRef(*section).getFlags() & llvm::ELF::SHF_COMPRESSED) {
+      auto decompressor = llvm::object::Decompressor::create(".debug_frame", *contents, true, true);
+      if (!decompressor) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": ", message(decompressor.takeError())));
+      }
+      // The size is the header's word: no more than real data could expand to is allocated.
+      if (decompressor->getDecompressedSize() > kMaxExpansion * contents->size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": its compressed .debug_frame claims ",
+                         decompressor->getDecompressedSize(), " bytes from ", contents->size()));
+      }
+      if (llvm::Error e = decompressor->resizeAndDecompress(table->decompressed_)) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(std::move(e))));
+      }
+      *contents = llvm::StringRef(table->decompressed_.data(), table->decompressed_.size());
+    }
     llvm::DWARFDebugFrame frames(triple_arch(regs.arch), is_eh, is_eh ? section->getAddress() : 0);
     if (llvm::Error e = frames.parse(llvm::DWARFDataExtractor(*contents, true, 8))) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/DebugInfo/DWARF/DWARFExpression.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "unwind/arch.h"
@@ -84,6 +85,7 @@ class CfiTable {
   Rule rule_of(const llvm::dwarf::UnwindLocation& loc);
 
   std::unique_ptr<llvm::MemoryBuffer> image_;
+  llvm::SmallVector<char, 0> decompressed_;  // a compressed .debug_frame, which rows view
   std::vector<Segment> segments_;
   std::vector<CfiRow> rows_;
   std::vector<RegRule> rules_;

@@ -200,6 +200,71 @@ TEST_F(UnwindTest, ARebuiltBinaryIsNotUsedTheCachedOneIs) {
   EXPECT_NE(unproven->get(dir_ + "/prog"), nullptr) << r.out;
 }
 
+// A handler that runs on a signal frame: above glibc's __restore_rt (whose CFI is an
+// expression over the saved context) the interrupted code continues, raise() and main.
+TEST_F(UnwindTest, ThroughASignalFrame) {
+  std::ofstream(dir_ + "/sig.c") << R"(#include <signal.h>
+static volatile unsigned sink;
+__attribute__((noinline)) static void busy(int n) { for (int i = 0; i < n; i++) sink += i * i; }
+__attribute__((noinline)) static void on_usr1(int sig) { busy(100000); sink += sig; }
+int main(void) {
+  signal(SIGUSR1, on_usr1);
+  for (int k = 0; k < 3000; k++) raise(SIGUSR1);
+  return sink == 42;
+}
+)";
+  ASSERT_EQ(sh("cd " + dir_ + " && gcc -O2 -fomit-frame-pointer -o sig sig.c").status, 0);
+  record(dir_ + "/in.data", dir_ + "/sig");
+  ASSERT_EQ(sh(pdfix() + " unwind -q " + dir_ + "/in.data " + dir_ + "/out.data").status, 0);
+  const auto before = frames(dir_ + "/in.data"), after = frames(dir_ + "/out.data");
+  EXPECT_GE(same_share(before, after), 0.99);
+  size_t through = 0;
+  for (const Sample& s : after) {
+    auto handler = std::find_if(s.begin(), s.end(), [](const std::string& l) {
+      return l.find(" on_usr1 ") != std::string::npos;
+    });
+    through += handler != s.end() && std::any_of(handler, s.end(), [](const std::string& l) {
+                 return l.find(" main ") != std::string::npos;
+               });
+  }
+  EXPECT_GT(through, after.size() / 2);
+}
+
+// The program's own code has no .eh_frame (-fno-asynchronous-unwind-tables) and its
+// .debug_frame is in a separate debug file, in perf's build-id cache as <id>/debug: unwinding
+// takes the rows from there.
+TEST_F(UnwindTest, SeparateDebugFileGivesTheRows) {
+  RunResult b = sh("cd " + dir_ +
+                   " && gcc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -o nocfi "
+                   "prog.c && objcopy --only-keep-debug nocfi nocfi.debug && strip --strip-debug "
+                   "nocfi && readelf -n nocfi | sed -n 's/.*Build ID: //p'");
+  ASSERT_EQ(b.status, 0) << b.err;
+  const std::string id = b.out.substr(0, b.out.find('\n'));
+  ASSERT_EQ(id.size(), 40U) << b.out;
+  record(dir_ + "/in.data", dir_ + "/nocfi 100");
+  auto unwound = [&](const std::string& cache) {
+    RunResult r = sh(pdfix() + " unwind --json --buildid-dir " + cache + " " + dir_ + "/in.data " +
+                     dir_ + "/out.data");
+    EXPECT_EQ(r.status, 0) << r.err;
+    auto json = llvm::json::parse(r.out);
+    EXPECT_TRUE(bool(json)) << r.out;
+    return json ? *json->getAsObject() : llvm::json::Object();
+  };
+  const std::string cache = dir_ + "/cache";
+  fs::create_directories(cache);
+  llvm::json::Object without = unwound(cache);
+  ASSERT_NE(without.getObject("lacking_cfi"), nullptr);
+  EXPECT_NE(without.getObject("lacking_cfi")->get(dir_ + "/nocfi"), nullptr);
+
+  const std::string at = cache + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2);
+  fs::create_directories(at);
+  fs::copy_file(dir_ + "/nocfi.debug", at + "/debug");
+  llvm::json::Object with = unwound(cache);
+  EXPECT_EQ(with.getObject("lacking_cfi")->get(dir_ + "/nocfi"), nullptr);
+  EXPECT_GT(*with.getInteger("complete"), *with.getInteger("samples") * 9 / 10);
+  EXPECT_GT(user_frames(frames(dir_ + "/out.data")), 3 * frames(dir_ + "/out.data").size());
+}
+
 TEST_F(UnwindTest, PipeInPipeOut) {
   RunResult rec = sh("perf record -q --call-graph dwarf -F 2000 -o - -- " + dir_ +
                      "/prog 100 2>/dev/null > " + dir_ + "/in.data");
