@@ -265,6 +265,52 @@ TEST_F(UnwindTest, SeparateDebugFileGivesTheRows) {
   EXPECT_GT(user_frames(frames(dir_ + "/out.data")), 3 * frames(dir_ + "/out.data").size());
 }
 
+// The binary that ran is gone from this host (rebuilt in place) and only a debuginfod server has
+// it: `pdfix fetch` puts it into a build-id cache, and unwinding takes it from there.
+TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
+  fs::create_directories(dir_ + "/served");
+  fs::copy_file(dir_ + "/prog", dir_ + "/served/prog");
+  RunResult rec = sh("perf record -q -N --call-graph dwarf -F 2000 -o " + dir_ + "/in.data -- " +
+                     dir_ + "/prog 100 >/dev/null");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const auto before = frames(dir_ + "/in.data");
+  const std::string id =
+      sh("readelf -n " + dir_ + "/prog | sed -n 's/.*Build ID: //p'").out.substr(0, 40);
+  ASSERT_EQ(id.size(), 40U);
+  ASSERT_EQ(
+      sh("cd " + dir_ + " && gcc -O1 -fomit-frame-pointer -o prog.new prog.c && mv prog.new prog")
+          .status,
+      0);
+  RunResult port =
+      sh("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "
+         "print(s.getsockname()[1])'");
+  ASSERT_EQ(port.status, 0) << port.err;
+  const std::string url = "http://127.0.0.1:" + port.out.substr(0, port.out.find('\n'));
+  RunResult server =
+      sh("debuginfod -d " + dir_ + "/db.sqlite -p " + url.substr(url.rfind(':') + 1) + " -F " +
+         dir_ + "/served > " + dir_ + "/server.log 2>&1 & echo $!");
+  ASSERT_EQ(server.status, 0) << server.err;
+  const std::string pid = server.out.substr(0, server.out.find('\n'));
+  const std::string probe = dir_ + "/probe";
+  RunResult ready =
+      sh("for i in $(seq 120); do rm -rf " + probe + "; DEBUGINFOD_CACHE_PATH=" + probe +
+         " DEBUGINFOD_URLS=" + url + " debuginfod-find executable " + id +
+         " >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1");
+  const std::string cache = dir_ + "/cache";
+  RunResult fetched =
+      sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client " + pdfix() + " fetch -q --buildid-dir " +
+         cache + " --debuginfod " + url + " " + dir_ + "/in.data");
+  sh("kill " + pid + "; for i in $(seq 100); do kill -0 " + pid +
+     " 2>/dev/null || exit 0; sleep 0.1; done");
+  ASSERT_EQ(ready.status, 0) << "debuginfod never served the program";
+  ASSERT_EQ(fetched.status, 0) << fetched.err;
+  RunResult r = sh(pdfix() + " unwind --json --buildid-dir " + cache + " " + dir_ + "/in.data " +
+                   dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find(dir_ + "/prog"), std::string::npos) << r.out;
+  EXPECT_GE(same_share(before, frames(dir_ + "/out.data")), 0.99);
+}
+
 TEST_F(UnwindTest, PipeInPipeOut) {
   RunResult rec = sh("perf record -q --call-graph dwarf -F 2000 -o - -- " + dir_ +
                      "/prog 100 2>/dev/null > " + dir_ + "/in.data");
