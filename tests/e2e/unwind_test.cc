@@ -311,6 +311,30 @@ TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
   EXPECT_GE(same_share(before, frames(dir_ + "/out.data")), 0.99);
 }
 
+// clock_gettime runs in the vdso: its CFI is this machine's vdso's, whose id is the recording's.
+TEST_F(UnwindTest, OutOfTheVdso) {
+  std::ofstream(dir_ + "/vd.c") << R"(#include <time.h>
+int main(void) {
+  struct timespec t; long s = 0;
+  for (int i = 0; i < 3000000; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; }
+  return s == 42;
+}
+)";
+  ASSERT_EQ(sh("cd " + dir_ + " && gcc -O2 -fomit-frame-pointer -o vd vd.c").status, 0);
+  record(dir_ + "/in.data", dir_ + "/vd");
+  ASSERT_EQ(sh(pdfix() + " unwind -q " + dir_ + "/in.data " + dir_ + "/out.data").status, 0);
+  const auto after = frames(dir_ + "/out.data");
+  EXPECT_GE(same_share(frames(dir_ + "/in.data"), after), 0.99);
+  size_t through = 0;
+  for (const Sample& s : after) {
+    through += !s.empty() && s.size() > 2 && s[1].find("([vdso])") != std::string::npos &&
+               std::any_of(s.begin(), s.end(), [](const std::string& l) {
+                 return l.find(" main ") != std::string::npos;
+               });
+  }
+  EXPECT_GT(through, after.size() / 4);
+}
+
 TEST_F(UnwindTest, PipeInPipeOut) {
   RunResult rec = sh("perf record -q --call-graph dwarf -F 2000 -o - -- " + dir_ +
                      "/prog 100 2>/dev/null > " + dir_ + "/in.data");
