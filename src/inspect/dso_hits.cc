@@ -10,6 +10,7 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "transform/time_order.h"
 
 namespace pdfix::inspect {
 namespace {
@@ -134,8 +135,6 @@ class Model {
 // What one record does to the model, decoded, waiting for its turn.
 struct Event {
   enum class Kind { kMap, kFork, kSample } kind = Kind::kMap;
-  uint64_t seq = 0;  // arrival, which breaks ties in time
-  std::optional<uint64_t> time;
   uint32_t pid = 0;
   uint32_t tid = 0;
   uint32_t ppid = 0;
@@ -188,60 +187,12 @@ void apply(Model& model, const Event& e) {
   }
 }
 
-// perf's ordered events: records with a time wait in a queue; at each FINISHED_ROUND those up to
-// the highest time of the round before are delivered in time order; at the end, all of them.
-class Ordered {
- public:
-  explicit Ordered(Model& model) : model_(model) {}
-  void add(Event e) {
-    e.seq = seq_++;
-    if (!e.time) {
-      apply(model_, e);
-      return;
-    }
-    max_ = std::max(max_, *e.time);
-    queue_.push_back(std::move(e));
-  }
-  void round() {
-    deliver(next_flush_);
-    next_flush_ = max_;
-  }
-  void finish() { deliver(UINT64_MAX); }
-
- private:
-  void deliver(uint64_t up_to) {
-    std::sort(queue_.begin(), queue_.end(), [](const Event& a, const Event& b) {
-      return *a.time != *b.time ? *a.time < *b.time : a.seq < b.seq;
-    });
-    size_t n = 0;
-    while (n < queue_.size() && *queue_[n].time <= up_to) apply(model_, queue_[n++]);
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(n));
-  }
-
-  Model& model_;
-  std::vector<Event> queue_;
-  uint64_t seq_ = 0;
-  uint64_t max_ = 0;
-  uint64_t next_flush_ = 0;
-};
-
-// The time in a non-sample record's sample_id trailer, when its event records one.
-std::optional<uint64_t> trailer_time(const transform::RecordRef& r, const transform::Session& s) {
-  const format::EventAttr* attr = s.attr_for(r);
-  const uint32_t size = s.trailer_size(r);
-  if (attr == nullptr || size == 0 || (attr->sample_type & kSampleTime) == 0) return std::nullopt;
-  const size_t at = r.bytes.size() - size + ((attr->sample_type & kSampleTid) != 0 ? 8 : 0);
-  if (at + 8 > r.bytes.size()) return std::nullopt;
-  return s.endian().u64(r.bytes.data() + at);
-}
-
 absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
                                 const transform::Session& s) {
   auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
   if (!m.ok()) return m.status();
   Event e;
   e.kind = Event::Kind::kMap;
-  e.time = trailer_time(r, s);
   e.pid = m->pid;
   e.tid = m->tid;
   const uint16_t mode = m->misc & format::kCpuModeMask;
@@ -262,7 +213,6 @@ absl::StatusOr<Event> fork_event(const transform::RecordRef& r, const transform:
   if (!t.ok()) return t.status();
   Event e;
   e.kind = Event::Kind::kFork;
-  e.time = trailer_time(r, s);
   e.pid = t->pid;
   e.tid = t->tid;
   e.ppid = t->ppid;
@@ -279,7 +229,6 @@ absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
   if (!head.ok()) return head.status();
   Event e;
   e.kind = Event::Kind::kSample;
-  if (st & kSampleTime) e.time = head->time;
   e.pid = head->pid;
   e.tid = head->tid;
   const uint16_t mode = r.header.misc & format::kCpuModeMask;
@@ -314,10 +263,11 @@ absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
 
 class DsoHits::Impl {
  public:
-  explicit Impl(bool callchains) : callchains_(callchains), ordered_(model_) {}
+  explicit Impl(bool callchains)
+      : callchains_(callchains), ordered_([this](Event& e) { apply(model_, e); }) {}
   bool callchains_;
   Model model_;
-  Ordered ordered_;
+  transform::TimeOrder<Event> ordered_;
 };
 
 DsoHits::DsoHits(bool callchains) : impl_(std::make_unique<Impl>(callchains)) {}
@@ -334,28 +284,30 @@ void DsoHits::add_entries(std::span<const format::BuildIdEntry> entries) {
 absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Session& s) {
   if (r.trailing) return absl::OkStatus();
   Model& model = impl_->model_;
-  Ordered& ordered = impl_->ordered_;
+  auto& ordered = impl_->ordered_;
+  const auto time = [&] { return transform::record_time(r, s); };
   switch (r.header.type) {
     case format::kMmap:
     case format::kMmap2: {
       auto e = map_event(model, r, s);
       if (!e.ok()) return e.status();
-      ordered.add(*std::move(e));
+      ordered.add(time(), *std::move(e));
       break;
     }
     case format::kFork: {
       auto e = fork_event(r, s);
       if (!e.ok()) return e.status();
-      ordered.add(*std::move(e));
+      ordered.add(time(), *std::move(e));
       break;
     }
     case format::kSample: {
       auto e = sample_event(r, s, impl_->callchains_);
       if (!e.ok()) return e.status();
-      if (*e) ordered.add(std::move(**e));
+      if (*e) ordered.add(time(), std::move(**e));
       break;
     }
     case format::kFinishedRound:
+    case format::kFinishedInit:
       ordered.round();
       break;
     default:

@@ -18,6 +18,8 @@ namespace {
 
 constexpr uint16_t kMiscCommExec = 0x2000;
 constexpr uint64_t kRegsAbi64 = 2;
+// Records held back for their round's turn, at most (copies of the input's bytes).
+constexpr uint64_t kMaxHeldBytes = uint64_t{256} << 20;
 
 bool unwinds(const format::EventAttr& a) {
   return (a.sample_type & format::kSampleRegsUser) && (a.sample_type & format::kSampleStackUser);
@@ -82,14 +84,16 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
 };
 
 UnwindStacks::UnwindStacks(UnwindConfig config, const Common& common)
-    : config_(std::move(config)), common_(common), resolver_(config_.resolver, *common.host) {}
+    : config_(std::move(config)),
+      common_(common),
+      resolver_(config_.resolver, *common.host),
+      order_([this](uint64_t& seq) {
+        Held& h = held_[seq - held_first_];
+        if (auto st = apply(h, *session_); !st.ok() && delivered_.ok()) delivered_ = st;
+        h.ready = true;
+      }) {}
 
 UnwindStacks::~UnwindStacks() = default;
-
-bool UnwindStacks::wants(uint32_t type) const {
-  return type == format::kSample || type == format::kMmap || type == format::kMmap2 ||
-         type == format::kFork || type == format::kComm || type == format::kHeaderAttr;
-}
 
 void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& s) {
   const transform::Map& m = *r.map;
@@ -118,7 +122,7 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
   maps_.map(f.pid, {f.start, f.start + f.len, f.pgoff, it->second});
 }
 
-const unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
+unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
   if (b.loaded) return b.cfi.get();
   b.loaded = true;
   if (!b.id) {
@@ -201,49 +205,108 @@ void UnwindStacks::unwound_attr(uint8_t* attr, uint32_t size, const format::Endi
 
 absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                    transform::RecordSink& out) {
+  session_ = &s;
+  const format::Endian& e = s.endian();
+  const uint32_t type = r.header.type;
+  bool event = type == format::kMmap || type == format::kMmap2 || type == format::kFork ||
+               (type == format::kComm && (r.header.misc & kMiscCommExec) != 0);
+  if (type == format::kSample) {
+    const format::EventAttr* attr = s.attr_for(r);
+    event = attr != nullptr && unwinds(*attr);
+  }
+  std::optional<std::vector<uint8_t>> anew;
+  if (type == format::kHeaderAttr) {
+    const size_t body = r.bytes.size() - format::kRecordHeaderSize;
+    if (body >= format::kAttrSizeVer0) {
+      auto attr = format::parse_attr(r.bytes.data() + format::kRecordHeaderSize, body, e, r.offset);
+      if (attr.ok() && unwinds(*attr)) {
+        std::vector<uint8_t> bytes(r.bytes.begin(), r.bytes.end());
+        const uint32_t size =
+            attr->size == 0 ? format::kAttrSizeVer0 : std::min<uint32_t>(attr->size, body);
+        unwound_attr(bytes.data() + format::kRecordHeaderSize, size, e);
+        ++report_.attrs_rewritten;
+        anew = std::move(bytes);
+      }
+    }
+  }
+  // Nothing waits and nothing will: the record goes on at once, uncopied.
+  if (held_.empty() && !event && !transform::ends_round(type)) {
+    if (anew) return out.emit(rebuilt_.inserted(*std::move(anew), r, e));
+    return out.emit(r);
+  }
+  const uint64_t seq = next_seq_++;
+  if (held_.empty()) held_first_ = seq;
+  held_.push_back({transform::OwnedRecord(r), std::move(anew), !event});
+  held_bytes_ += r.bytes.size();
+  if (event) order_.add(transform::record_time(r, s), seq);
+  if (transform::ends_round(type)) {
+    order_.round();
+  } else if (held_bytes_ > kMaxHeldBytes) {
+    // A recording without rounds (or with one this long) would be held whole: what waits is
+    // applied in time order now, as perf does when its queue outgrows its memory.
+    order_.finish();
+    ++report_.early_flushes;
+  }
+  if (!delivered_.ok()) return delivered_;
+  return emit_ready(s, out);
+}
+
+absl::Status UnwindStacks::release(const transform::Session& s, transform::RecordSink& out) {
+  session_ = &s;
+  order_.finish();
+  if (!delivered_.ok()) return delivered_;
+  return emit_ready(s, out);
+}
+
+absl::Status UnwindStacks::emit_ready(const transform::Session& s, transform::RecordSink& out) {
+  while (!held_.empty() && held_.front().ready) {
+    Held h = std::move(held_.front());
+    held_.pop_front();
+    ++held_first_;
+    held_bytes_ -= h.record.view().bytes.size();
+    const transform::RecordRef r = h.record.view();
+    const absl::Status st =
+        h.anew ? out.emit(rebuilt_.inserted(*std::move(h.anew), r, s.endian())) : out.emit(r);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UnwindStacks::apply(Held& h, const transform::Session& s) {
+  const transform::RecordRef r = h.record.view();
   const format::Endian& e = s.endian();
   switch (r.header.type) {
     case format::kMmap:
     case format::kMmap2:
       map(r, s);
-      return out.emit(r);
+      return absl::OkStatus();
     case format::kFork: {
       auto t = format::decode_task(r.bytes, e, r.offset);
       if (!t.ok()) return t.status();
       maps_.fork(t->ppid, t->pid);
-      return out.emit(r);
+      return absl::OkStatus();
     }
     case format::kComm: {
-      if (r.header.misc & kMiscCommExec) {
-        auto c = format::decode_comm(r.bytes, e, s.trailer_size(r), r.offset);
-        if (!c.ok()) return c.status();
-        maps_.exec(c->pid);
-      }
-      return out.emit(r);
+      auto c = format::decode_comm(r.bytes, e, s.trailer_size(r), r.offset);
+      if (!c.ok()) return c.status();
+      maps_.exec(c->pid);
+      return absl::OkStatus();
     }
-    case format::kHeaderAttr: {
-      const size_t body = r.bytes.size() - format::kRecordHeaderSize;
-      if (body < format::kAttrSizeVer0) return out.emit(r);
-      auto a = format::parse_attr(r.bytes.data() + format::kRecordHeaderSize, body, e, r.offset);
-      if (!a.ok() || !unwinds(*a)) return out.emit(r);
-      std::vector<uint8_t> bytes(r.bytes.begin(), r.bytes.end());
-      const uint32_t size =
-          a->size == 0 ? format::kAttrSizeVer0 : std::min<uint32_t>(a->size, body);
-      unwound_attr(bytes.data() + format::kRecordHeaderSize, size, e);
-      ++report_.attrs_rewritten;
-      return out.emit(rebuilt_.inserted(std::move(bytes), r, e));
+    case format::kSample: {
+      auto anew = sample(r, s);
+      if (!anew.ok()) return anew.status();
+      h.anew = *std::move(anew);
+      return absl::OkStatus();
     }
-    case format::kSample:
-      return sample(r, s, out);
     default:
-      return out.emit(r);
+      return absl::OkStatus();
   }
 }
 
-absl::Status UnwindStacks::sample(const transform::RecordRef& r, const transform::Session& s,
-                                  transform::RecordSink& out) {
+absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
+    const transform::RecordRef& r, const transform::Session& s) {
   const format::EventAttr* attr = s.attr_for(r);
-  if (attr == nullptr || !unwinds(*attr)) return out.emit(r);
+  if (attr == nullptr || !unwinds(*attr)) return std::nullopt;
   const format::Endian& e = s.endian();
   if (!regs_) {
     regs_ = unwind::register_set(s.arch());
@@ -307,23 +370,24 @@ absl::Status UnwindStacks::sample(const transform::RecordRef& r, const transform
   const uint64_t regs_at = fields->regs_user
                                ? fields->regs_user->at
                                : (fields->stack_user ? fields->stack_user->at : chain_end);
-  bytes_.assign(r.bytes.begin(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->head_end));
-  const size_t nr_at = bytes_.size();
-  bytes_.resize(nr_at + 8 * (chain.size() + 1));
-  e.put_u64(bytes_.data() + nr_at, chain.size());
+  std::vector<uint8_t> bytes(r.bytes.begin(),
+                             r.bytes.begin() + static_cast<ptrdiff_t>(fields->head_end));
+  const size_t nr_at = bytes.size();
+  bytes.resize(nr_at + 8 * (chain.size() + 1));
+  e.put_u64(bytes.data() + nr_at, chain.size());
   for (size_t k = 0; k < chain.size(); ++k) {
-    e.put_u64(bytes_.data() + nr_at + 8 * (k + 1), chain[k]);
+    e.put_u64(bytes.data() + nr_at + 8 * (k + 1), chain[k]);
   }
-  bytes_.insert(bytes_.end(), r.bytes.begin() + static_cast<ptrdiff_t>(chain_end),
-                r.bytes.begin() + static_cast<ptrdiff_t>(regs_at));
-  bytes_.insert(bytes_.end(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->stack_user_end),
-                r.bytes.end());
-  if (bytes_.size() > UINT16_MAX) {
+  bytes.insert(bytes.end(), r.bytes.begin() + static_cast<ptrdiff_t>(chain_end),
+               r.bytes.begin() + static_cast<ptrdiff_t>(regs_at));
+  bytes.insert(bytes.end(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->stack_user_end),
+               r.bytes.end());
+  if (bytes.size() > UINT16_MAX) {
     return format::malformed_at(r.offset, "SAMPLE would grow past 64 KiB with its callchain");
   }
-  format::write_record_header(e, bytes_.data(),
-                              {r.header.type, r.header.misc, static_cast<uint16_t>(bytes_.size())});
-  return out.emit(rebuilt_.inserted(std::move(bytes_), r, e));
+  format::write_record_header(e, bytes.data(),
+                              {r.header.type, r.header.misc, static_cast<uint16_t>(bytes.size())});
+  return bytes;
 }
 
 absl::Status UnwindStacks::finish(const transform::Session& s, transform::RecordSink& /*out*/,
@@ -368,6 +432,7 @@ llvm::json::Object UnwindStacks::report_json() const {
                             {"kernel_only", report_.kernel_only},
                             {"stack_bytes_dropped", report_.stack_bytes_dropped},
                             {"attrs_rewritten", report_.attrs_rewritten},
+                            {"early_flushes", report_.early_flushes},
                             {"stops", std::move(stops)},
                             {"lacking_cfi", std::move(lacking)},
                             {"unproven", std::move(unproven)}};
@@ -386,6 +451,11 @@ void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
   if (r.kernel_only > 0) out << ", " << r.kernel_only << " without user registers";
   out << "; " << r.stack_bytes_dropped << " bytes of stack copies dropped\n";
   for (const auto& [why, n] : r.stops) out << "  stopped: " << why << ": " << n << " samples\n";
+  if (r.early_flushes > 0) {
+    out << "  " << r.early_flushes
+        << " times the records waiting for their round passed 256 MiB and were applied without "
+           "waiting for the round's end\n";
+  }
   for (const auto& [name, n] : r.lacking_cfi) {
     out << "  no CFI: " << name << " (" << n << " samples)\n";
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,7 +16,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "passes/repair.h"
 #include "resolve/resolver.h"
+#include "transform/owned_record.h"
 #include "transform/rebuilt.h"
+#include "transform/time_order.h"
 #include "unwind/arch.h"
 #include "unwind/cfi_table.h"
 #include "unwind/process_maps.h"
@@ -35,6 +38,7 @@ struct UnwindReport {
   uint64_t kernel_only = 0;  // no user registers (a kernel thread): the kernel callchain stays
   uint64_t stack_bytes_dropped = 0;
   uint64_t attrs_rewritten = 0;
+  uint64_t early_flushes = 0;  // times the records held for their round's turn outgrew the bound
   std::map<std::string, uint64_t> stops;  // why unwinds that were not complete stopped
   // Binaries samples stopped in for want of CFI, or of a proven copy: name -> samples.
   std::map<std::string, uint64_t> lacking_cfi;
@@ -47,9 +51,13 @@ class UnwindStacks : public Repair {
   ~UnwindStacks() override;
 
   std::string_view name() const override { return "unwind"; }
-  bool wants(uint32_t type) const override;
+  // Every record: a sample's maps are those of its time, so records wait in file order until
+  // perf's ordered events would have applied them (transform/time_order.h), and leave in it.
+  bool wants(uint32_t /*type*/) const override { return true; }
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
                        transform::RecordSink& out) override;
+  bool holding() const override { return !held_.empty(); }
+  absl::Status release(const transform::Session& s, transform::RecordSink& out) override;
   absl::Status finish(const transform::Session& s, transform::RecordSink& out,
                       transform::FeatureEdits& edits) override;
   llvm::json::Object report_json() const override;
@@ -69,11 +77,22 @@ class UnwindStacks : public Repair {
     std::unique_ptr<unwind::CfiTable> debug_cfi;
   };
   class Lookup;
+  // A record waiting for its turn: those before it in the file, and itself if it changes the
+  // maps or is a sample to unwind, until its time comes.
+  struct Held {
+    transform::OwnedRecord record;
+    std::optional<std::vector<uint8_t>> anew;  // what stands in its place
+    bool ready = false;
+  };
 
+  // What a record does in its time: maps change, a sample is unwound.
+  absl::Status apply(Held& h, const transform::Session& s);
+  absl::Status emit_ready(const transform::Session& s, transform::RecordSink& out);
   void map(const transform::RecordRef& r, const transform::Session& s);
-  absl::Status sample(const transform::RecordRef& r, const transform::Session& s,
-                      transform::RecordSink& out);
-  const unwind::CfiTable* cfi_of(Binary& b);
+  // The sample's bytes with its user stack unwound; nullopt when it is to stay as it is.
+  absl::StatusOr<std::optional<std::vector<uint8_t>>> sample(const transform::RecordRef& r,
+                                                             const transform::Session& s);
+  unwind::CfiTable* cfi_of(Binary& b);
   // The first of `paths` whose build-id is `id`, mapped; nullptr when none is.
   static std::unique_ptr<llvm::MemoryBuffer> copy_with_id(const std::vector<std::string>& paths,
                                                           const format::BuildId& id);
@@ -89,7 +108,13 @@ class UnwindStacks : public Repair {
   std::vector<Binary> binaries_;
   absl::flat_hash_map<std::string, uint32_t> binary_index_;
   transform::Rebuilt rebuilt_;
-  std::vector<uint8_t> bytes_;
+  std::deque<Held> held_;
+  uint64_t held_first_ = 0;  // the sequence number of held_.front()
+  uint64_t held_bytes_ = 0;
+  uint64_t next_seq_ = 0;
+  const transform::Session* session_ = nullptr;  // for records delivered from the queue
+  absl::Status delivered_;                       // the first error applying one
+  transform::TimeOrder<uint64_t> order_;
 };
 
 std::unique_ptr<RepairKind> unwind_stacks_kind();

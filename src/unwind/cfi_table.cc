@@ -1,6 +1,7 @@
 #include "unwind/cfi_table.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
@@ -22,11 +23,56 @@ constexpr uint64_t kMaxExpansion = 64;
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
+Rule rule_of(const UnwindLocation& loc, std::vector<llvm::DWARFExpression>& expressions) {
+  Rule r;
+  switch (loc.getLocation()) {
+    case UnwindLocation::Unspecified:
+      break;
+    case UnwindLocation::Undefined:
+      r.kind = Rule::kUndefined;
+      break;
+    case UnwindLocation::Same:
+      r.kind = Rule::kSame;
+      break;
+    case UnwindLocation::CFAPlusOffset:
+      r.offset = loc.getOffset();
+      r.kind = loc == UnwindLocation::createAtCFAPlusOffset(loc.getOffset()) ? Rule::kAtCfaPlus
+                                                                             : Rule::kIsCfaPlus;
+      break;
+    case UnwindLocation::RegPlusOffset:
+      r.kind = Rule::kRegPlus;
+      r.reg = static_cast<uint16_t>(loc.getRegister());
+      r.offset = loc.getOffset();
+      r.deref =
+          loc == UnwindLocation::createAtRegisterPlusOffset(loc.getRegister(), loc.getOffset());
+      break;
+    case UnwindLocation::DWARFExpr: {
+      const auto expr = loc.getDWARFExpressionBytes();
+      if (!expr) break;
+      r.kind = Rule::kExpression;
+      r.deref = loc == UnwindLocation::createAtDWARFExpression(*expr);
+      r.expr = static_cast<uint32_t>(expressions.size());
+      expressions.push_back(*expr);
+      break;
+    }
+    case UnwindLocation::Constant:
+      r.kind = Rule::kConstant;
+      r.offset = loc.getConstant();
+      break;
+  }
+  return r;
+}
+
+// Where an entry's CIE id (or CIE pointer) field lies, from the entry's start.
+uint64_t id_field(bool dwarf64) { return dwarf64 ? 12 : 4; }
+
 }  // namespace
+
+CfiTable::~CfiTable() = default;
 
 absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::MemoryBuffer> image,
                                                           const RegisterSet& regs) {
-  auto table = std::unique_ptr<CfiTable>(new CfiTable());
+  auto table = std::unique_ptr<CfiTable>(new CfiTable(regs.arch, regs.count));
   const std::string name = image->getBufferIdentifier().str();
   auto object = llvm::object::ObjectFile::createObjectFile(image->getMemBufferRef());
   if (!object) {
@@ -64,7 +110,8 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
     if (!contents) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(contents.takeError())));
     }
-    const bool is_eh = eh_frame.has_value();
+    table->eh_ = eh_frame.has_value();
+    table->section_address_ = table->eh_ ? section->getAddress() : 0;
     if (llvm::object::ELFSectionRef(*section).getFlags() & llvm::ELF::SHF_COMPRESSED) {
       auto decompressor = llvm::object::Decompressor::create(".debug_frame", *contents, true, true);
       if (!decompressor) {
@@ -82,101 +129,185 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
       }
       *contents = llvm::StringRef(table->decompressed_.data(), table->decompressed_.size());
     }
-    llvm::DWARFDebugFrame frames(triple_arch(regs.arch), is_eh, is_eh ? section->getAddress() : 0);
-    if (llvm::Error e = frames.parse(llvm::DWARFDataExtractor(*contents, true, 8))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": its ", is_eh ? ".eh_frame" : ".debug_frame", ": ", message(std::move(e))));
-    }
-    table->index(frames, regs);
+    table->section_ = *contents;
+    table->index(*contents);
   }
   table->image_ = std::move(image);
   return table;
 }
 
-Rule CfiTable::rule_of(const UnwindLocation& loc) {
-  Rule r;
-  switch (loc.getLocation()) {
-    case UnwindLocation::Unspecified:
-      break;
-    case UnwindLocation::Undefined:
-      r.kind = Rule::kUndefined;
-      break;
-    case UnwindLocation::Same:
-      r.kind = Rule::kSame;
-      break;
-    case UnwindLocation::CFAPlusOffset:
-      r.offset = loc.getOffset();
-      r.kind = loc == UnwindLocation::createAtCFAPlusOffset(loc.getOffset()) ? Rule::kAtCfaPlus
-                                                                             : Rule::kIsCfaPlus;
-      break;
-    case UnwindLocation::RegPlusOffset:
-      r.kind = Rule::kRegPlus;
-      r.reg = static_cast<uint16_t>(loc.getRegister());
-      r.offset = loc.getOffset();
-      r.deref =
-          loc == UnwindLocation::createAtRegisterPlusOffset(loc.getRegister(), loc.getOffset());
-      break;
-    case UnwindLocation::DWARFExpr: {
-      const auto expr = loc.getDWARFExpressionBytes();
-      if (!expr) break;
-      r.kind = Rule::kExpression;
-      r.deref = loc == UnwindLocation::createAtDWARFExpression(*expr);
-      r.expr = static_cast<uint32_t>(expressions_.size());
-      expressions_.push_back(*expr);
+// A walk over the entries by their lengths: each CIE is parsed (by LLVM, alone) for the encoding
+// of its FDEs' addresses, each FDE read only as far as the range it covers.
+void CfiTable::index(llvm::StringRef section) {
+  const llvm::DWARFDataExtractor data(section, true, 8);
+  struct Cie {
+    std::optional<uint8_t> encoding;  // of its FDEs' addresses; nullopt: LLVM could not read it
+    uint64_t end = 0;
+  };
+  absl::flat_hash_map<uint64_t, Cie> cies;
+  uint64_t offset = 0;
+  while (data.isValidOffsetForDataOfSize(offset, 4)) {
+    const uint64_t start = offset;
+    llvm::Error err = llvm::Error::success();
+    const auto [length, format] = data.getInitialLength(&offset, &err);
+    if (err) {
+      llvm::consumeError(std::move(err));
       break;
     }
-    case UnwindLocation::Constant:
-      r.kind = Rule::kConstant;
-      r.offset = loc.getConstant();
-      break;
-  }
-  return r;
-}
-
-void CfiTable::index(const llvm::DWARFDebugFrame& frames, const RegisterSet& regs) {
-  for (const llvm::dwarf::FrameEntry& entry : frames.entries()) {
-    const auto* fde = llvm::dyn_cast<llvm::dwarf::FDE>(&entry);
-    if (fde == nullptr || fde->getAddressRange() == 0) continue;
-    auto rows = llvm::dwarf::UnwindTable::create(fde);
-    // An FDE LLVM cannot evaluate leaves its range without rows: the unwinder then says so.
-    if (!rows) {
-      llvm::consumeError(rows.takeError());
+    const uint64_t end = offset + length;
+    if (length == 0) {
+      if (eh_) break;  // .eh_frame's terminator
       continue;
     }
-    const uint64_t fde_end = fde->getInitialLocation() + fde->getAddressRange();
-    const bool signal = fde->getLinkedCIE() != nullptr &&
-                        fde->getLinkedCIE()->getAugmentationString().contains('S');
-    for (auto it = rows->begin(); it != rows->end(); ++it) {
-      if (!it->hasAddress()) continue;
-      const auto next = std::next(it);
-      const uint64_t end = next != rows->end() && next->hasAddress() ? next->getAddress() : fde_end;
-      if (end <= it->getAddress()) continue;
-      CfiRow row;
-      row.begin = it->getAddress();
-      row.end = end;
-      row.signal_frame = signal;
-      row.cfa = rule_of(it->getCFAValue());
-      row.rules_at = static_cast<uint32_t>(rules_.size());
-      for (uint32_t reg = 0; reg < regs.count; ++reg) {
-        if (auto loc = it->getRegisterLocations().getRegisterLocation(reg)) {
-          const Rule r = rule_of(*loc);
-          if (r.kind != Rule::kUnspecified) rules_.push_back({static_cast<uint16_t>(reg), r});
+    if (end < offset || end > section.size()) break;
+    const bool dwarf64 = format == llvm::dwarf::DWARF64;
+    const uint32_t id_size = dwarf64 && !eh_ ? 8 : 4;
+    const uint64_t id_at = offset;
+    const uint64_t id = data.getUnsigned(&offset, id_size);
+    const uint64_t cie_id = eh_ ? 0 : (dwarf64 ? llvm::dwarf::DW64_CIE_ID : llvm::dwarf::DW_CIE_ID);
+    if (id == cie_id) {
+      llvm::DWARFDebugFrame frame(triple_arch(arch_), eh_, section_address_ + start);
+      std::optional<uint8_t> encoding;
+      if (llvm::Error e =
+              frame.parse(llvm::DWARFDataExtractor(section.slice(start, end), true, 8))) {
+        llvm::consumeError(std::move(e));
+      } else if (frame.entries().begin() != frame.entries().end()) {
+        if (const auto* cie = llvm::dyn_cast<llvm::dwarf::CIE>(&*frame.entries().begin())) {
+          encoding = static_cast<uint8_t>(cie->getFDEPointerEncoding());
         }
       }
-      row.rules_count = static_cast<uint16_t>(rules_.size() - row.rules_at);
-      rows_.push_back(row);
+      cies[start] = {encoding, end};
+      offset = end;
+      continue;
     }
+    const uint64_t cie_at = eh_ ? id_at - id : id;
+    auto cie = cies.find(cie_at);
+    if (cie == cies.end() || !cie->second.encoding) {
+      offset = end;
+      continue;
+    }
+    std::optional<uint64_t> begin, range;
+    if (eh_) {
+      begin = data.getEncodedPointer(&offset, *cie->second.encoding, section_address_ + offset);
+      range = data.getEncodedPointer(&offset, *cie->second.encoding, 0);
+    } else {
+      begin = data.getUnsigned(&offset, 8);
+      range = data.getUnsigned(&offset, 8);
+    }
+    const uint64_t cie_end = cie->second.end;
+    if (begin && range && *range != 0 && offset <= end && cie_end - cie_at <= UINT32_MAX &&
+        end - start <= UINT32_MAX) {
+      fdes_.push_back({*begin, *begin + *range, start, cie_at, static_cast<uint32_t>(end - start),
+                       static_cast<uint32_t>(cie_end - cie_at)});
+    }
+    offset = end;
   }
-  std::sort(rows_.begin(), rows_.end(),
-            [](const CfiRow& a, const CfiRow& b) { return a.begin < b.begin; });
+  std::sort(fdes_.begin(), fdes_.end(), [](const Fde& a, const Fde& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.at < b.at;
+  });
 }
 
-const CfiRow* CfiTable::find(uint64_t vaddr) const {
-  auto it = std::upper_bound(rows_.begin(), rows_.end(), vaddr,
-                             [](uint64_t v, const CfiRow& r) { return v < r.begin; });
-  if (it == rows_.begin()) return nullptr;
+// The FDE and its CIE copied side by side, the FDE's CIE pointer made to point back at the copy
+// and the section's address shifted so that the FDE's pc-relative addresses come out as they
+// were: LLVM's parser then reads one FDE, not the section.
+std::unique_ptr<CfiTable::Rows> CfiTable::evaluate(const Fde& fde) const {
+  auto rows = std::make_unique<Rows>();
+  rows->bytes.assign(section_.data() + fde.cie_at, fde.cie_size);
+  rows->bytes.append(section_.data() + fde.at, fde.size);
+  char* copy = rows->bytes.data() + fde.cie_size;
+  const bool dwarf64 = llvm::support::endian::read32le(copy) == UINT32_MAX;
+  const uint64_t id_at = fde.cie_size + id_field(dwarf64);
+  if (eh_) {
+    llvm::support::endian::write32le(copy + id_field(dwarf64), static_cast<uint32_t>(id_at));
+  } else if (dwarf64) {
+    llvm::support::endian::write64le(copy + id_field(dwarf64), 0);
+  } else {
+    llvm::support::endian::write32le(copy + id_field(dwarf64), 0);
+  }
+  llvm::DWARFDebugFrame frames(triple_arch(arch_), eh_,
+                               eh_ ? section_address_ + fde.at - fde.cie_size : 0);
+  if (llvm::Error e = frames.parse(llvm::DWARFDataExtractor(rows->bytes, true, 8))) {
+    llvm::consumeError(std::move(e));
+    return rows;
+  }
+  const llvm::dwarf::FDE* parsed = nullptr;
+  for (const llvm::dwarf::FrameEntry& entry : frames.entries()) {
+    if (const auto* f = llvm::dyn_cast<llvm::dwarf::FDE>(&entry)) parsed = f;
+  }
+  if (parsed == nullptr) return rows;
+  auto table = llvm::dwarf::UnwindTable::create(parsed);
+  // An FDE LLVM cannot evaluate leaves its range without rows: the unwinder then says so.
+  if (!table) {
+    llvm::consumeError(table.takeError());
+    return rows;
+  }
+  const bool signal = parsed->getLinkedCIE() != nullptr &&
+                      parsed->getLinkedCIE()->getAugmentationString().contains('S');
+  std::vector<std::pair<uint32_t, uint16_t>> rule_ranges;
+  for (auto it = table->begin(); it != table->end(); ++it) {
+    if (!it->hasAddress()) continue;
+    const auto next = std::next(it);
+    const uint64_t end = next != table->end() && next->hasAddress() ? next->getAddress() : fde.end;
+    if (end <= it->getAddress()) continue;
+    CfiRow row;
+    row.begin = it->getAddress();
+    row.end = end;
+    row.signal_frame = signal;
+    row.cfa = rule_of(it->getCFAValue(), rows->expressions);
+    const auto at = static_cast<uint32_t>(rows->rules.size());
+    for (uint32_t reg = 0; reg < registers_; ++reg) {
+      if (auto loc = it->getRegisterLocations().getRegisterLocation(reg)) {
+        const Rule r = rule_of(*loc, rows->expressions);
+        if (r.kind != Rule::kUnspecified) rows->rules.push_back({static_cast<uint16_t>(reg), r});
+      }
+    }
+    rule_ranges.emplace_back(at, static_cast<uint16_t>(rows->rules.size() - at));
+    rows->rows.push_back(row);
+  }
+  // The vectors are whole now: the rows may view them.
+  for (size_t i = 0; i < rows->rows.size(); ++i) {
+    rows->rows[i].rules =
+        std::span(rows->rules).subspan(rule_ranges[i].first, rule_ranges[i].second);
+    rows->rows[i].expressions = rows->expressions;
+  }
+  return rows;
+}
+
+void CfiTable::evict() {
+  std::vector<uint64_t> used;
+  used.reserve(cache_.size());
+  for (const auto& [i, rows] : cache_) used.push_back(rows->used);
+  auto middle = used.begin() + static_cast<std::ptrdiff_t>(used.size() / 2);
+  std::nth_element(used.begin(), middle, used.end());
+  const uint64_t keep_from = *middle;
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    if (it->second->used < keep_from) {
+      cache_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+const CfiRow* CfiTable::find(uint64_t vaddr) {
+  auto it = std::upper_bound(fdes_.begin(), fdes_.end(), vaddr,
+                             [](uint64_t v, const Fde& f) { return v < f.begin; });
+  if (it == fdes_.begin()) return nullptr;
   --it;
-  return vaddr < it->end ? &*it : nullptr;
+  if (vaddr >= it->end) return nullptr;
+  const auto index = static_cast<size_t>(it - fdes_.begin());
+  auto cached = cache_.find(index);
+  if (cached == cache_.end()) {
+    if (cache_.size() >= kCachedFdes) evict();
+    cached = cache_.emplace(index, evaluate(*it)).first;
+  }
+  Rows& rows = *cached->second;
+  rows.used = ++clock_;
+  auto row = std::upper_bound(rows.rows.begin(), rows.rows.end(), vaddr,
+                              [](uint64_t v, const CfiRow& r) { return v < r.begin; });
+  if (row == rows.rows.begin()) return nullptr;
+  --row;
+  return vaddr < row->end ? &*row : nullptr;
 }
 
 std::optional<uint64_t> CfiTable::vaddr_of_offset(uint64_t file_offset) const {

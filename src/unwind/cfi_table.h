@@ -1,26 +1,27 @@
-// The call frame information of one ELF image (.eh_frame and .debug_frame, read by LLVM's
-// DWARFDebugFrame and evaluated into rows by its UnwindTable), indexed once: every row of every FDE
-// sorted by address, so that a pc is looked up by binary search however many samples ask.
+// The call frame information of one ELF image (.eh_frame, else .debug_frame), read on demand: what
+// is indexed up front is where each FDE is and what addresses it covers; an FDE's rows are
+// evaluated (LLVM's DWARFDebugFrame and UnwindTable, over that FDE and its CIE alone) the first
+// time a pc falls in it, and kept in a bounded cache. A recording that touches many binaries
+// briefly pays for the code its samples were in, not for every function of every binary.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/DebugInfo/DWARF/DWARFExpression.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "unwind/arch.h"
 
-namespace llvm {
-class DWARFDebugFrame;
-namespace dwarf {
+namespace llvm::dwarf {
 class UnwindLocation;
-}
-}  // namespace llvm
+}  // namespace llvm::dwarf
 
 namespace pdfix::unwind {
 
@@ -33,7 +34,7 @@ struct Rule {
     kAtCfaPlus,   // the value is stored at CFA + offset
     kIsCfaPlus,   // the value is CFA + offset
     kRegPlus,     // the value is register `reg` + offset (the usual CFA rule); at it with deref
-    kExpression,  // evaluate expressions()[expr]; the value is at the result with deref
+    kExpression,  // evaluate the row's expressions[expr]; the value is at the result with deref
     kConstant,
   };
   Kind kind = kUnspecified;
@@ -52,28 +53,30 @@ struct CfiRow {
   uint64_t begin = 0;  // addresses [begin, end) in the image's own (link-time) address space
   uint64_t end = 0;
   Rule cfa;
-  uint32_t rules_at = 0;  // rules()[rules_at, rules_at + rules_count)
-  uint16_t rules_count = 0;
+  std::span<const RegRule> rules;
+  std::span<const llvm::DWARFExpression> expressions;
   bool signal_frame = false;  // the FDE's CIE has augmentation 'S': the caller was interrupted
 };
 
 class CfiTable {
  public:
-  // Reads `image` (kept alive by the table: expressions view its bytes). A file without CFI gives
-  // an empty table; a file that is no ELF of `regs.arch`'s machine, an error.
+  // FDEs whose rows are kept at once; past it, the half least recently used are dropped.
+  static constexpr size_t kCachedFdes = 256;
+
+  // Reads `image` (kept alive by the table) and indexes its FDEs. A file without CFI gives an
+  // empty table; a file that is no ELF of `regs.arch`'s machine, an error.
   static absl::StatusOr<std::unique_ptr<CfiTable>> build(std::unique_ptr<llvm::MemoryBuffer> image,
                                                          const RegisterSet& regs);
+  ~CfiTable();
 
-  // The row that covers `vaddr`, or nullptr.
-  const CfiRow* find(uint64_t vaddr) const;
-  std::span<const RegRule> rules(const CfiRow& row) const {
-    return std::span(rules_).subspan(row.rules_at, row.rules_count);
-  }
-  const llvm::DWARFExpression& expression(uint32_t i) const { return expressions_[i]; }
+  // The row that covers `vaddr`, or nullptr. It stays valid until the table is asked about a pc
+  // of another FDE: the unwinder holds one row of a table at a time.
+  const CfiRow* find(uint64_t vaddr);
   // The link-time address of a byte at `file_offset`, through the PT_LOAD segments.
   std::optional<uint64_t> vaddr_of_offset(uint64_t file_offset) const;
-  bool empty() const { return rows_.empty(); }
-  size_t row_count() const { return rows_.size(); }
+  bool empty() const { return fdes_.empty(); }
+  size_t fde_count() const { return fdes_.size(); }
+  size_t cached_fdes() const { return cache_.size(); }
 
  private:
   struct Segment {
@@ -81,15 +84,40 @@ class CfiTable {
     uint64_t size;
     uint64_t vaddr;
   };
-  void index(const llvm::DWARFDebugFrame& frames, const RegisterSet& regs);
-  Rule rule_of(const llvm::dwarf::UnwindLocation& loc);
+  // An FDE as indexed: what it covers, and where it and its CIE lie in the section.
+  struct Fde {
+    uint64_t begin;
+    uint64_t end;
+    uint64_t at;
+    uint64_t cie_at;
+    uint32_t size;
+    uint32_t cie_size;
+  };
+  // One FDE's rows, evaluated; they view the copy of the CIE and FDE bytes kept here.
+  struct Rows {
+    std::string bytes;
+    std::vector<CfiRow> rows;
+    std::vector<RegRule> rules;
+    std::vector<llvm::DWARFExpression> expressions;
+    uint64_t used = 0;
+  };
 
+  CfiTable(Arch arch, uint32_t registers) : arch_(arch), registers_(registers) {}
+  void index(llvm::StringRef section);
+  std::unique_ptr<Rows> evaluate(const Fde& fde) const;
+  void evict();
+
+  Arch arch_;
+  uint32_t registers_;
+  bool eh_ = false;
+  uint64_t section_address_ = 0;  // .eh_frame's: pc-relative pointers are relative to it
+  llvm::StringRef section_;
   std::unique_ptr<llvm::MemoryBuffer> image_;
-  llvm::SmallVector<char, 0> decompressed_;  // a compressed .debug_frame, which rows view
+  llvm::SmallVector<char, 0> decompressed_;  // a compressed .debug_frame, which section_ views
   std::vector<Segment> segments_;
-  std::vector<CfiRow> rows_;
-  std::vector<RegRule> rules_;
-  std::vector<llvm::DWARFExpression> expressions_;
+  std::vector<Fde> fdes_;  // sorted by begin
+  absl::flat_hash_map<size_t, std::unique_ptr<Rows>> cache_;
+  uint64_t clock_ = 0;
 };
 
 }  // namespace pdfix::unwind

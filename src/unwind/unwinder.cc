@@ -21,7 +21,7 @@ std::optional<uint64_t> read_stack(const StackCopy& stack, uint64_t addr) {
 // Evaluates one frame's rules over the registers of the frame below and the stack copy.
 class Frame {
  public:
-  Frame(const StackCopy& stack, const CfiTable& cfi) : stack_(stack), cfi_(cfi) {}
+  Frame(const StackCopy& stack, const CfiRow& row) : stack_(stack), row_(row) {}
 
   std::optional<uint64_t> read(uint64_t addr) const { return read_stack(stack_, addr); }
 
@@ -33,7 +33,8 @@ class Frame {
         if (r.reg >= kMaxRegisters || !regs.known[r.reg]) return std::nullopt;
         return regs.value[r.reg] + static_cast<uint64_t>(r.offset);
       case Rule::kExpression:
-        return expression(cfi_.expression(r.expr), regs, cfa, push_cfa);
+        if (r.expr >= row_.expressions.size()) return std::nullopt;
+        return expression(row_.expressions[r.expr], regs, cfa, push_cfa);
       default:
         return std::nullopt;
     }
@@ -162,7 +163,7 @@ class Frame {
   }
 
   const StackCopy& stack_;
-  const CfiTable& cfi_;
+  const CfiRow& row_;
 };
 
 }  // namespace
@@ -203,7 +204,7 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
       next.set(set.sp, fp + 16);
       next_pc = *ra;
     } else {
-      Frame f(stack, *where->cfi);
+      Frame f(stack, *row);
       std::optional<uint64_t> cfa;
       if (row->cfa.kind == Rule::kRegPlus || row->cfa.kind == Rule::kExpression) {
         cfa = f.eval(row->cfa, regs, 0, false);
@@ -214,7 +215,7 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
         return out;
       }
       bool ra_rule = false;
-      for (const RegRule& rr : where->cfi->rules(*row)) {
+      for (const RegRule& rr : row->rules) {
         const Rule& r = rr.rule;
         std::optional<uint64_t> v;
         switch (r.kind) {

@@ -34,7 +34,7 @@ struct StackCopy {
 
 // Where a pc's code is: the CFI of its binary and the pc in the binary's link-time addresses.
 struct Code {
-  const CfiTable* cfi = nullptr;  // nullptr: the binary is mapped but its CFI is not to be had
+  CfiTable* cfi = nullptr;  // nullptr: the binary is mapped but its CFI is not to be had
   uint64_t vaddr = 0;
   std::string_view binary;  // for the summary
 };

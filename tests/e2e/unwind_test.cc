@@ -359,7 +359,7 @@ TEST_F(UnwindTest, DebiansPython) {
 // the stack; before the prologue, from the registers.
 class Aarch64Code : public unwind::CodeMap {
  public:
-  explicit Aarch64Code(const unwind::CfiTable& cfi) : cfi_(cfi) {}
+  explicit Aarch64Code(unwind::CfiTable& cfi) : cfi_(cfi) {}
   std::optional<unwind::Code> find(uint64_t pc) override {
     if (pc >= 0x10000 && pc < 0x20000) return unwind::Code{&cfi_, pc, "a.so"};
     if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
@@ -367,7 +367,7 @@ class Aarch64Code : public unwind::CodeMap {
   }
 
  private:
-  const unwind::CfiTable& cfi_;
+  unwind::CfiTable& cfi_;
 };
 
 TEST(UnwindAarch64, PrologueAndLeafRows) {

@@ -1,0 +1,201 @@
+// Records in the order perf applies them (transform/time_order.h), and the two consumers that
+// follow a process's maps: hit counts (buildid-list --hits, check, archive) and unwinding. The
+// recordings put a child's exec, maps and first sample in the file before the FORK that made it,
+// as a CPU whose buffer is flushed first does.
+#include "transform/time_order.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixture/fake_host.h"
+#include "fixture/perf_data_builder.h"
+#include "format/attr.h"
+#include "format/feature.h"
+#include "format/record_type.h"
+#include "inspect/buildid_list.h"
+#include "io/input.h"
+#include "passes/repair.h"
+#include "passes/unwind_stacks.h"
+#include "resolve/elf_build_id.h"
+#include "transform/pipeline.h"
+
+namespace pdfix {
+namespace {
+
+using testing::Bytes;
+using testing::PerfDataBuilder;
+
+TEST(TimeOrder, ARoundIsDeliveredUpToTheTimeTheRoundBeforeReached) {
+  std::vector<int> got;
+  transform::TimeOrder<int> order([&](int& v) { got.push_back(v); });
+  order.add(30, 30);
+  order.add(10, 10);
+  order.add(std::nullopt, 0);  // no time: at once
+  EXPECT_EQ(got, std::vector<int>({0}));
+  order.round();  // nothing before the first round can be delivered yet
+  EXPECT_EQ(got, std::vector<int>({0}));
+  order.add(20, 20);  // a later buffer's record, earlier than one of the round before
+  order.add(40, 40);
+  order.round();  // up to 30, the highest time of the round before
+  EXPECT_EQ(got, std::vector<int>({0, 10, 20, 30}));
+  order.add(40, 41);  // equal times keep their arrival order
+  order.finish();
+  EXPECT_EQ(got, std::vector<int>({0, 10, 20, 30, 40, 41}));
+}
+
+constexpr uint32_t kParent = 100;
+constexpr uint32_t kChild = 200;
+constexpr uint64_t kText = 0x400000;
+// IP | TID | TIME | PERIOD | REGS_USER | STACK_USER: the sample_id trailer is TID and TIME.
+constexpr uint64_t kSampleType = 0x107 | format::kSampleRegsUser | format::kSampleStackUser;
+constexpr uint64_t kRegs = (1 << 6) | (1 << 7) | (1 << 8);  // x86 bp, sp, ip
+constexpr uint64_t kStackSize = 64;
+
+class Records {
+ public:
+  explicit Records(PerfDataBuilder& b) : b_(b) {}
+  void fork(uint32_t pid, uint32_t ppid, uint64_t time) {
+    Bytes body;
+    put32(body, pid), put32(body, ppid), put32(body, pid), put32(body, ppid), put64(body, time);
+    trailer(body, pid, time);
+    b_.raw_record(format::kFork, 0, body);
+  }
+  void exec(uint32_t pid, const std::string& comm, uint64_t time) {
+    Bytes body;
+    put32(body, pid), put32(body, pid);
+    text(body, comm);
+    trailer(body, pid, time);
+    b_.raw_record(format::kComm, 0x2000, body);
+  }
+  // An executable MMAP2 carrying `id`.
+  void map(uint32_t pid, uint64_t start, uint64_t len, const std::string& path,
+           const format::BuildId& id, uint64_t time) {
+    Bytes body;
+    put32(body, pid), put32(body, pid), put64(body, start), put64(body, len), put64(body, 0);
+    body.push_back(id.size);
+    body.insert(body.end(), 3, 0);
+    body.insert(body.end(), id.bytes.begin(), id.bytes.end());
+    put32(body, 5), put32(body, 2);  // PROT_READ | PROT_EXEC, MAP_PRIVATE
+    text(body, path);
+    trailer(body, pid, time);
+    b_.raw_record(format::kMmap2, 0x4002, body);
+  }
+  // A user-mode sample at `ip`, with registers and a stack copy that lead nowhere further.
+  void sample(uint32_t pid, uint64_t ip, uint64_t time) {
+    Bytes body;
+    put64(body, ip), put32(body, pid), put32(body, pid), put64(body, time), put64(body, 1);
+    put64(body, 2);  // regs ABI 64
+    put64(body, 0), put64(body, 0x7ff000), put64(body, ip);
+    put64(body, kStackSize);
+    body.insert(body.end(), kStackSize, 0);
+    put64(body, kStackSize);
+    b_.raw_record(format::kSample, 2, body);
+  }
+
+ private:
+  static void put32(Bytes& b, uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  static void put64(Bytes& b, uint64_t v) {
+    for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  static void text(Bytes& b, const std::string& s) {
+    b.insert(b.end(), s.begin(), s.end());
+    b.push_back(0);
+    while (b.size() % 8 != 0) b.push_back(0);
+  }
+  static void trailer(Bytes& b, uint32_t pid, uint64_t time) {
+    put32(b, pid), put32(b, pid), put64(b, time);
+  }
+  PerfDataBuilder& b_;
+};
+
+// The parent maps `parent_bin` (if any) and forks a child that execs `child_bin`: the child's
+// exec, map and first sample come before the FORK in the file, its second sample in the next
+// round.
+Bytes fork_late(const std::string& parent_bin, const format::BuildId& parent_id,
+                const std::string& child_bin, const format::BuildId& child_id, uint64_t len) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kSampleType,
+          .size = 104,
+          .ids = {},
+          .sample_regs_user = kRegs,
+          .sample_stack_user = kStackSize});
+  b.string_feature(format::kFeatArch, "x86_64");
+  Records r(b);
+  if (!parent_bin.empty()) r.map(kParent, kText, len, parent_bin, parent_id, 10);
+  r.exec(kChild, "child", 30);
+  r.map(kChild, kText, len, child_bin, child_id, 31);
+  r.sample(kChild, kText + 0x10, 32);
+  r.fork(kChild, kParent, 20);
+  b.finished_round();
+  r.sample(kChild, kText + 0x10, 40);
+  b.finished_round();
+  return b.build();
+}
+
+format::BuildId id_of(char c) {
+  format::BuildId id;
+  id.size = 20;
+  id.bytes.fill(static_cast<uint8_t>(c));
+  return id;
+}
+
+TEST(TimeOrder, AChildsSamplesCountForWhatItExecdThoughItsForkComesLate) {
+  const std::string path =
+      testing::write_temp(fork_late("/bin/parent", id_of(1), "/bin/child", id_of(2), 0x1000));
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto listing = inspect::list_build_ids(*in, {.hits = true, .count_samples = true});
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  uint64_t parent = 0, child = 0;
+  for (const auto& dso : listing->dsos) {
+    if (dso.name == "/bin/parent") parent = dso.samples;
+    if (dso.name == "/bin/child") child = dso.samples;
+  }
+  // In file order the late FORK would give the child the parent's maps for its second sample.
+  EXPECT_EQ(child, 2U);
+  EXPECT_EQ(parent, 0U);
+}
+
+TEST(TimeOrder, AChildIsUnwoundInWhatItExecdThoughItsForkComesLate) {
+  // The child's binary is this test program: a real ELF whose build-id the map carries.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  auto id = resolve::build_id_of_file(self);
+  ASSERT_TRUE(id.ok() && id->has_value()) << self;
+  const std::string path = testing::write_temp(fork_late("", {}, self, **id, 0x1000));
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  testing::FakeHost host;
+  const passes::Common common{.host = &host};
+  std::unique_ptr<passes::RepairKind> kind;
+  for (auto& k : passes::repair_kinds()) {
+    if (k->verb() == "unwind") kind = std::move(k);
+  }
+  ASSERT_NE(kind, nullptr);
+  auto chain = transform::run_pipeline(*in, path + ".out",
+                                       [&] {
+                                         transform::PassChain c;
+                                         c.push_back(kind->make(common));
+                                         return c;
+                                       },
+                                       {});
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  const auto& pass = dynamic_cast<const passes::UnwindStacks&>(*chain->front());
+  EXPECT_EQ(pass.report().samples, 2U);
+  // In file order the second sample's pc would be in no map: the FORK would have wiped the
+  // child's. In time order both are placed in the child's binary (which has no CFI for an ELF
+  // header's bytes, so the unwind stops there, with the pc as the user frame).
+  EXPECT_FALSE(pass.report().stops.contains("pc in no mapped file"));
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  os << llvm::json::Value(pass.report_json());
+  ASSERT_TRUE(pass.report().lacking_cfi.contains(self)) << os.str();
+  EXPECT_EQ(pass.report().lacking_cfi.at(self), 2U) << os.str();
+}
+
+}  // namespace
+}  // namespace pdfix
