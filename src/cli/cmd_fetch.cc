@@ -95,7 +95,7 @@ The summary goes to stderr; --json prints one object on stdout. IN may be '-' fo
               return fail(absl::InvalidArgumentError("no HOME: give --buildid-dir DIR"));
             }
             std::string urls = a->urls;
-            if (const char* env = std::getenv("DEBUGINFOD_URLS"); urls.empty() && env != nullptr) {
+            if (const std::string env = host.debuginfod_urls(); urls.empty() && !env.empty()) {
               urls = env;
             }
             auto in = io::open_input(a->in);

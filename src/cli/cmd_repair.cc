@@ -86,24 +86,30 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
                            .verbose = a.verbose,
                            .quiet = a.quiet,
                            .strict = a.strict};
+  const int passes_status =
+      std::any_of(repairs.begin(), repairs.end(), [](const auto* r) { return r->incomplete(); })
+          ? kExitIncomplete
+          : kExitOk;
   if (!a.json) {
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
-    return target ? keep(a.out, *target, keep_args, host, nullptr) : kExitOk;
+    const int kept = target ? keep(a.out, *target, keep_args, host, nullptr) : kExitOk;
+    return kept != kExitOk ? kept : passes_status;
   }
   std::ostream& json = json_stream(a.out);
   if (repairs.size() == 1) {
     print_json(repairs.front()->report_json(), json);
-    return kExitOk;
+    return passes_status;
   }
   llvm::json::Object reports;
   for (size_t i = 0; i < repairs.size(); ++i) {
     reports[kinds[i]->report_key()] = repairs[i]->report_json();
   }
-  int status = kExitOk;
+  int status = passes_status;
   if (target) {
     llvm::json::Object kept;
-    status = keep(a.out, *target, keep_args, host, &kept);
-    if (status == kExitError) return status;
+    const int kept_status = keep(a.out, *target, keep_args, host, &kept);
+    if (kept_status == kExitError) return kept_status;
+    if (kept_status != kExitOk) status = kept_status;
     reports[a.store ? "store" : "archive"] = std::move(kept);
   }
   print_json(std::move(reports), json);
@@ -114,11 +120,13 @@ Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& ho
   const std::string verb = kind.verb();
   const std::string sw = kind.required_switch();
   auto args = std::make_shared<Args>();
-  CLI::App* cmd =
-      add_command(app, verb,
-                  {"pdfix " + verb + (sw.empty() ? "" : " " + sw), kind.summary(),
-                   absl::StrCat("pdfix ", verb, sw.empty() ? "" : " ", sw, " [OPTIONS] IN OUT"),
-                   absl::StrCat(kind.description(), kShapes), exit_status()});
+  CLI::App* cmd = add_command(
+      app, verb,
+      {"pdfix " + verb + (sw.empty() ? "" : " " + sw), kind.summary(),
+       absl::StrCat("pdfix ", verb, sw.empty() ? "" : " ", sw, " [OPTIONS] IN OUT"),
+       absl::StrCat(kind.description(), kShapes),
+       kind.incomplete_exit().empty() ? exit_status()
+                                      : exit_status({{kExitIncomplete, kind.incomplete_exit()}})});
   if (!sw.empty()) {
     cmd->add_flag(sw, args->required_switch, "What to do (required).")->required();
   }

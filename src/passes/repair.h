@@ -36,6 +36,8 @@ class Repair : public transform::Pass {
   // What the pass did: JSON for scripts, a few lines of text for people.
   virtual llvm::json::Object report_json() const = 0;
   virtual void report_text(std::ostream& out, bool verbose) const = 0;
+  // Done, but not all that was asked for is there (its RepairKind::incomplete_exit says when).
+  virtual bool incomplete() const { return false; }
 };
 
 // How a pass declares its options without knowing the command-line parser.
@@ -64,6 +66,8 @@ class RepairKind {
   virtual std::string required_option() const { return ""; }
   // A pass `fix` runs only when this switch asks for it ("--unwind"); empty: fix always runs it.
   virtual std::string fix_switch() const { return ""; }
+  // When the verb exits 3, done but not all there (for its --help); empty: it never does.
+  virtual std::string incomplete_exit() const { return ""; }
   virtual void declare(Options& /*options*/) {}
   virtual std::unique_ptr<Repair> make(const Common& common) const = 0;
 };

@@ -11,6 +11,8 @@
 #include "format/record_type.h"
 #include "format/sample_fields.h"
 #include "resolve/elf_build_id.h"
+#include "store/cache_layout.h"
+#include "store/fetch.h"
 #include "unwind/unwinder.h"
 
 namespace pdfix::passes {
@@ -153,6 +155,11 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
                                         hex.substr(0, 2), "/", hex.substr(2), "/elf"));
     }
     image = copy_with_id(candidates, *b.id);
+    if (image == nullptr) {
+      if (const std::string fetched = fetch(b); !fetched.empty()) {
+        image = copy_with_id({fetched}, *b.id);
+      }
+    }
   }
   if (image == nullptr) {
     report_.unproven[b.name] = absl::StrCat("no copy with build-id ", b.id->hex());
@@ -178,6 +185,28 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     }
   }
   return b.cfi.get();
+}
+
+std::string UnwindStacks::fetch(const Binary& b) {
+  // A server that could not be reached once is not asked again for every other binary.
+  if (config_.debuginfod_urls.empty() || config_.resolver.buildid_dir.empty() ||
+      !report_.unreachable.empty()) {
+    return "";
+  }
+  auto got = store::fetch_binaries({{.id = *b.id, .name = b.name}},
+                                   {.cache = config_.resolver.buildid_dir,
+                                    .client_cache = config_.debuginfod_client_cache,
+                                    .urls = config_.debuginfod_urls});
+  if (!got.ok()) {
+    report_.fetched[b.name] = std::string(got.status().message());
+    return "";
+  }
+  if (got->empty()) return "";
+  const store::Fetched& f = got->front();
+  report_.fetched[b.name] = f.detail.empty() ? f.outcome : absl::StrCat(f.outcome, ": ", f.detail);
+  if (f.outcome == "unreachable") report_.unreachable = f.detail;
+  if (f.outcome != "fetched" && f.outcome != "cached" && f.outcome != "present") return "";
+  return store::cached_file(config_.resolver.buildid_dir, *b.id, store::EntryKind::kElf);
 }
 
 std::unique_ptr<llvm::MemoryBuffer> UnwindStacks::copy_with_id(
@@ -421,7 +450,8 @@ absl::Status UnwindStacks::finish(const transform::Session& s, transform::Record
 }
 
 llvm::json::Object UnwindStacks::report_json() const {
-  llvm::json::Object lacking, unproven, stops;
+  llvm::json::Object lacking, unproven, stops, fetched;
+  for (const auto& [name, what] : report_.fetched) fetched[name] = what;
   for (const auto& [name, n] : report_.lacking_cfi) lacking[name] = n;
   for (const auto& [name, why] : report_.unproven) unproven[name] = why;
   for (const auto& [why, n] : report_.stops) stops[why] = n;
@@ -435,7 +465,9 @@ llvm::json::Object UnwindStacks::report_json() const {
                             {"early_flushes", report_.early_flushes},
                             {"stops", std::move(stops)},
                             {"lacking_cfi", std::move(lacking)},
-                            {"unproven", std::move(unproven)}};
+                            {"unproven", std::move(unproven)},
+                            {"debuginfod", std::move(fetched)},
+                            {"debuginfod_unreachable", report_.unreachable}};
 }
 
 void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
@@ -458,6 +490,14 @@ void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
   }
   for (const auto& [name, n] : r.lacking_cfi) {
     out << "  no CFI: " << name << " (" << n << " samples)\n";
+  }
+  if (!r.unreachable.empty()) {
+    out << "  debuginfod could not be reached: " << r.unreachable
+        << "; the binaries it would have sent stay without CFI\n";
+  }
+  for (const auto& [name, what] : r.fetched) {
+    if (verbose || what.rfind("fetched", 0) != 0)
+      out << "  debuginfod: " << name << ": " << what << "\n";
   }
   for (const auto& [name, why] : r.unproven) {
     if (verbose || r.lacking_cfi.contains(name)) {
@@ -488,17 +528,31 @@ without unwinding, anywhere, and the recording no longer holds raw process memor
 Run it before the binaries change: their CFI is read from a copy proven to be the mapped file,
 by its build-id (the map record's, or one proven as `pdfix inject` proves it), found at the
 mapped path (under --sysroot if given), under the process's /proc/PID/root while it lives,
-under each --search root, or in perf's build-id cache. A binary without such a copy is named in
-the summary, and unwinding stops at it: the frames found up to there are kept. The vdso is
+under each --search root, or in perf's build-id cache. With --debuginfod (or $DEBUGINFOD_URLS),
+a binary no copy here has is fetched from the servers into the build-id cache and used once its
+build-id is checked. A binary without such a copy is named in the summary, and unwinding stops
+at it: the frames found up to there are kept. The vdso is
 unwound with this machine's when its build-id is the recording's.
 
 A caller's address is its return address less one, as perf's own unwinders report it. x86_64
 and aarch64 recordings are unwound.)";
   }
   std::string fix_switch() const override { return "--unwind"; }
+  std::string incomplete_exit() const override {
+    return "a --debuginfod server could not be reached (the binaries it would have sent are "
+           "named in the summary).";
+  }
   void declare(Options& o) override {
     o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
                 config_.resolver.buildid_dir);
+    o.value("--debuginfod", "URLS",
+            "Fetch a binary that no copy here has from these debuginfod servers (space-separated; "
+            "default: $DEBUGINFOD_URLS), into the build-id cache, and use it when its build-id is "
+            "the map's.",
+            [this](const std::string& v) {
+              config_.debuginfod_urls = v;
+              return absl::OkStatus();
+            });
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
     UnwindConfig config = config_;
@@ -507,6 +561,12 @@ and aarch64 recordings are unwound.)";
     if (config.resolver.buildid_dir.empty()) {
       config.resolver.buildid_dir = common.host->buildid_cache();
     }
+    if (config.debuginfod_urls.empty()) config.debuginfod_urls = common.host->debuginfod_urls();
+    // What a server sends goes where perf would keep it, made if need be.
+    if (config.resolver.buildid_dir.empty() && !config.debuginfod_urls.empty()) {
+      config.resolver.buildid_dir = common.host->buildid_cache_path();
+    }
+    config.debuginfod_client_cache = common.host->debuginfod_client_cache();
     return std::make_unique<UnwindStacks>(std::move(config), common);
   }
 

@@ -28,6 +28,9 @@ namespace pdfix::passes {
 struct UnwindConfig {
   size_t max_frames = 127;  // user frames kept per sample, as perf's default --max-stack
   resolve::ResolverConfig resolver;
+  // Servers a binary missing here is fetched from (space-separated URLs); empty: none.
+  std::string debuginfod_urls;
+  std::string debuginfod_client_cache;
 };
 
 struct UnwindReport {
@@ -43,6 +46,8 @@ struct UnwindReport {
   // Binaries samples stopped in for want of CFI, or of a proven copy: name -> samples.
   std::map<std::string, uint64_t> lacking_cfi;
   std::map<std::string, std::string> unproven;  // name -> why no proven copy was found
+  std::map<std::string, std::string> fetched;   // name -> what debuginfod did for it
+  std::string unreachable;  // the debuginfod servers that could not be asked, and why
 };
 
 class UnwindStacks : public Repair {
@@ -62,6 +67,7 @@ class UnwindStacks : public Repair {
                       transform::FeatureEdits& edits) override;
   llvm::json::Object report_json() const override;
   void report_text(std::ostream& out, bool verbose) const override;
+  bool incomplete() const override { return !report_.unreachable.empty(); }
 
   const UnwindReport& report() const { return report_; }
 
@@ -93,6 +99,9 @@ class UnwindStacks : public Repair {
   absl::StatusOr<std::optional<std::vector<uint8_t>>> sample(const transform::RecordRef& r,
                                                              const transform::Session& s);
   unwind::CfiTable* cfi_of(Binary& b);
+  // The binary from the debuginfod servers into the build-id cache, verified by its id; the
+  // cached copy's path, or empty.
+  std::string fetch(const Binary& b);
   // The first of `paths` whose build-id is `id`, mapped; nullptr when none is.
   static std::unique_ptr<llvm::MemoryBuffer> copy_with_id(const std::vector<std::string>& paths,
                                                           const format::BuildId& id);

@@ -136,6 +136,11 @@ std::string LiveHost::kallsyms() const {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+std::string LiveHost::debuginfod_urls() const {
+  const char* v = std::getenv("DEBUGINFOD_URLS");
+  return v != nullptr ? v : "";
+}
+
 std::string LiveHost::debuginfod_client_cache() const {
   auto env = [](const char* name) {
     const char* v = std::getenv(name);

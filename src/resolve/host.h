@@ -35,6 +35,8 @@ class Host {
   // Where libdebuginfod keeps what it fetched: $DEBUGINFOD_CACHE_PATH, else
   // $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client; empty without HOME.
   virtual std::string debuginfod_client_cache() const = 0;
+  // The debuginfod servers this user names: $DEBUGINFOD_URLS (space-separated); empty: none.
+  virtual std::string debuginfod_urls() const = 0;
   // A process that lives now: its root directory as seen from here (/proc/PID/root, which reaches
   // into its mount namespace or chroot) and when it started, in nanoseconds since the epoch.
   struct Process {
@@ -60,6 +62,7 @@ class LiveHost : public Host {
   std::string buildid_cache_path() const override;
   std::string kallsyms() const override;
   std::string debuginfod_client_cache() const override;
+  std::string debuginfod_urls() const override;
   std::optional<Process> process(uint32_t pid) const override;
   std::optional<std::string> mount_type(uint32_t maj, uint32_t min) const override;
 

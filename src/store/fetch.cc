@@ -141,10 +141,13 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
     f.detail = "libdebuginfod remembers an earlier miss in its client cache; no server was asked";
   } else if (fd == -ENOENT && told.server_error != 0 && !told.answered_no) {
     f.outcome = "unreachable";
-    f.detail = absl::StrCat("the servers answered HTTP ", told.server_error);
+    f.detail = absl::StrCat(options.urls, " answered HTTP ", told.server_error);
   } else if (fd < 0) {
     f.outcome = fd == -ENOENT ? "missing" : unreachable(-fd) ? "unreachable" : "failed";
-    f.detail = fd == -ENOENT ? "the servers do not have it" : std::strerror(-fd);
+    // Which server could not be reached is what the user needs to act on.
+    f.detail = fd == -ENOENT      ? "the servers do not have it"
+               : unreachable(-fd) ? absl::StrCat(options.urls, ": ", std::strerror(-fd))
+                                  : std::strerror(-fd);
   }
   if (fd < 0) return f;
   auto image = llvm::MemoryBuffer::getOpenFile(fd, where != nullptr ? where : b.name,

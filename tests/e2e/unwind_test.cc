@@ -300,10 +300,27 @@ TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
   RunResult fetched =
       sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client " + pdfix() + " fetch -q --buildid-dir " +
          cache + " --debuginfod " + url + " " + dir_ + "/in.data");
+  // In one step: unwind asks the server itself for what it lacks, into another cache.
+  fs::create_directories(dir_ + "/cache2");
+  RunResult one_step = sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client2 " + pdfix() +
+                          " unwind --json --buildid-dir " + dir_ + "/cache2 --debuginfod " + url +
+                          " " + dir_ + "/in.data " + dir_ + "/one.data");
   sh("kill " + pid + "; for i in $(seq 100); do kill -0 " + pid +
      " 2>/dev/null || exit 0; sleep 0.1; done");
   ASSERT_EQ(ready.status, 0) << "debuginfod never served the program";
   ASSERT_EQ(fetched.status, 0) << fetched.err;
+  ASSERT_EQ(one_step.status, 0) << one_step.err << one_step.out;
+  EXPECT_NE(one_step.out.find("\"" + dir_ + "/prog\": \"fetched"), std::string::npos)
+      << one_step.out;
+  EXPECT_GE(same_share(before, frames(dir_ + "/one.data")), 0.99);
+  // The server gone: the summary names it, and the exit status says not all is there.
+  fs::create_directories(dir_ + "/cache3");
+  RunResult gone = sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client3 " + pdfix() +
+                      " unwind --buildid-dir " + dir_ + "/cache3 --debuginfod " + url + " " +
+                      dir_ + "/in.data " + dir_ + "/gone.data");
+  EXPECT_EQ(gone.status, 3) << gone.err;
+  EXPECT_NE(gone.err.find("debuginfod could not be reached: " + url), std::string::npos)
+      << gone.err;
   RunResult r = sh(pdfix() + " unwind --json --buildid-dir " + cache + " " + dir_ + "/in.data " +
                    dir_ + "/out.data");
   ASSERT_EQ(r.status, 0) << r.err;
