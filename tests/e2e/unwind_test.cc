@@ -7,8 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include "e2e/call_sites.h"
 #include "e2e/harness.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -92,6 +94,47 @@ double same_share(const std::vector<Sample>& a, const std::vector<Sample>& b) {
   return a.empty() ? 0 : static_cast<double>(same) / static_cast<double>(a.size());
 }
 
+bool has_user_frame(const Sample& s) {
+  return std::any_of(s.begin() + (s.empty() ? 0 : 1), s.end(),
+                     [](const std::string& line) { return line.find(" (/") != std::string::npos; });
+}
+
+// Judged by the binaries, not by perf: no return address pdfix wrote may end anything but a
+// call. Where perf's frames differ from pdfix's, which of the two the binaries support is said.
+void expect_call_sites(const std::vector<Sample>& perf, const std::vector<Sample>& ours) {
+  CallSites sites;
+  size_t bad = 0, checked = 0, differ = 0, perf_bad = 0, ours_bad_where_differ = 0;
+  std::string example;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const auto wrong = sites.bad(ours[i]);
+    checked += CallSites::callers(ours[i]).size();
+    bad += wrong.size();
+    if (!wrong.empty() && example.empty()) example = ours[i].front() + " " + wrong.front();
+    if (i < perf.size() && perf[i] != ours[i]) {
+      ++differ;
+      perf_bad += !sites.bad(perf[i]).empty();
+      ours_bad_where_differ += !wrong.empty();
+    }
+  }
+  EXPECT_GT(checked, 0U);
+  EXPECT_EQ(bad, 0U) << "of " << checked << " callers pdfix wrote, e.g. " << example;
+  std::cout << "call sites: " << checked << " callers in OUT, " << bad << " not after a call; "
+            << differ
+            << " samples differ from perf's, of which perf's chain has a bad call site in "
+            << perf_bad << ", pdfix's in " << ours_bad_where_differ << "\n";
+}
+
+// Of the samples perf shows user frames for, the share that OUT shows user frames for.
+double user_covered(const std::vector<Sample>& perf, const std::vector<Sample>& ours) {
+  size_t want = 0, have = 0;
+  for (size_t i = 0; i < std::min(perf.size(), ours.size()); ++i) {
+    if (!has_user_frame(perf[i])) continue;
+    ++want;
+    have += has_user_frame(ours[i]);
+  }
+  return want == 0 ? 0 : static_cast<double>(have) / static_cast<double>(want);
+}
+
 uint64_t user_frames(const std::vector<Sample>& samples) {
   uint64_t n = 0;
   for (const Sample& s : samples) {
@@ -123,6 +166,7 @@ class UnwindTest : public ::testing::Test {
     const auto before = frames(in), after = frames(out);
     ASSERT_GT(before.size(), 50U);
     EXPECT_GE(same_share(before, after), 0.99);
+    expect_call_sites(before, after);
     EXPECT_GT(user_frames(after), 3 * after.size());
     EXPECT_GE(fs::file_size(in), 20 * fs::file_size(out));
     RunResult ev = sh("perf evlist -v -i " + quote(out));
@@ -155,6 +199,24 @@ TEST_F(UnwindTest, OwnProgramShowsPerfsFramesAndShrinks) {
     ASSERT_FALSE(theirs.empty()) << "hotspot-perfparser reads nothing of OUT";
     EXPECT_EQ(theirs["samples"], hotspot_stats(dir_ + "/in.data")["samples"]);
   }
+}
+
+// A shell loop that forks and execs: a child's exec and first samples are often in the file
+// before the FORK that made it (another CPU's buffer). Nearly every sample perf shows user frames
+// for has them in OUT, every caller ends a call, and the hit binaries count the children's.
+TEST_F(UnwindTest, AForkAndExecLoop) {
+  record(dir_ + "/in.data",
+         "bash -c 'for i in 1 2 3 4 5 6; do python3 -c \"sum(range(200000))\"; "
+         "ls -R /usr/share/doc >/dev/null; done'");
+  RunResult r = sh(pdfix() + " unwind " + dir_ + "/in.data " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto before = frames(dir_ + "/in.data"), after = frames(dir_ + "/out.data");
+  ASSERT_GT(before.size(), 100U);
+  EXPECT_GE(user_covered(before, after), 0.99) << r.err;
+  expect_call_sites(before, after);
+  RunResult hits = sh(pdfix() + " buildid-list --hits " + dir_ + "/out.data");
+  ASSERT_EQ(hits.status, 0) << hits.err;
+  EXPECT_NE(hits.out.find("/usr/bin/ls"), std::string::npos) << hits.out;
 }
 
 TEST_F(UnwindTest, FixUnwindGivesUnwindsFrames) {
@@ -302,9 +364,9 @@ TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
          cache + " --debuginfod " + url + " " + dir_ + "/in.data");
   // In one step: unwind asks the server itself for what it lacks, into another cache.
   fs::create_directories(dir_ + "/cache2");
-  RunResult one_step = sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client2 " + pdfix() +
-                          " unwind --json --buildid-dir " + dir_ + "/cache2 --debuginfod " + url +
-                          " " + dir_ + "/in.data " + dir_ + "/one.data");
+  RunResult one_step =
+      sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client2 " + pdfix() + " unwind --json --buildid-dir " +
+         dir_ + "/cache2 --debuginfod " + url + " " + dir_ + "/in.data " + dir_ + "/one.data");
   sh("kill " + pid + "; for i in $(seq 100); do kill -0 " + pid +
      " 2>/dev/null || exit 0; sleep 0.1; done");
   ASSERT_EQ(ready.status, 0) << "debuginfod never served the program";
@@ -315,9 +377,9 @@ TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
   EXPECT_GE(same_share(before, frames(dir_ + "/one.data")), 0.99);
   // The server gone: the summary names it, and the exit status says not all is there.
   fs::create_directories(dir_ + "/cache3");
-  RunResult gone = sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client3 " + pdfix() +
-                      " unwind --buildid-dir " + dir_ + "/cache3 --debuginfod " + url + " " +
-                      dir_ + "/in.data " + dir_ + "/gone.data");
+  RunResult gone =
+      sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client3 " + pdfix() + " unwind --buildid-dir " + dir_ +
+         "/cache3 --debuginfod " + url + " " + dir_ + "/in.data " + dir_ + "/gone.data");
   EXPECT_EQ(gone.status, 3) << gone.err;
   EXPECT_NE(gone.err.find("debuginfod could not be reached: " + url), std::string::npos)
       << gone.err;
