@@ -3,9 +3,10 @@
 # perf script (-F comm,tid,time,ip,sym,dso --no-inline) and perf report (--stdio --no-inline) both
 # unwind every sample's stack copy with the binaries' CFI, as pdfix unwind does once for good.
 # Also perf script of pdfix's output (what analysing an unwound archive costs), the sizes, and
-# peak RSS. The recording: a 4 s run of a -fomit-frame-pointer program (qsort through libc,
-# recursion) at 2000 Hz, about 70 MB. hyperfine, page cache warm, output removed before each run;
-# medians and ratios of medians.
+# peak RSS. Two recordings: a 4 s run of a -fomit-frame-pointer program (qsort through libc,
+# recursion) at 2000 Hz, about 70 MB; and a shell loop that forks and execs python3 and ls -R,
+# 15 rounds at 999 Hz (many short-lived processes and binaries, each touched briefly). hyperfine,
+# page cache warm, output removed before each run; medians and ratios of medians.
 #
 #   bash bench/unwind_vs_perf.sh [RUNS]     (10 by default; PDFIX_BENCH_DIR keeps the recording)
 set -euo pipefail
@@ -15,7 +16,6 @@ runs=${1:-10}
 pdfix=$PWD/build/pdfix
 
 in=$work/unwind-in.data
-out=$work/unwind-out.data
 if [ ! -s "$in" ]; then
   cat >"$work/qsort.c" <<'C'
 #include <stdlib.h>
@@ -45,27 +45,43 @@ C
   gcc -O2 -fomit-frame-pointer -o "$work/qsort" "$work/qsort.c"
   perf record -q --call-graph dwarf -F 2000 -o "$in" -- "$work/qsort" 2>/dev/null
 fi
-"$pdfix" unwind -q "$in" "$out"
+loop=$work/unwind-loop.data
+if [ ! -s "$loop" ]; then
+  perf record -q --call-graph dwarf -F 999 -o "$loop" -- bash -c 'for i in $(seq 15); do
+    python3 -c "sum(range(300000))"; ls -R /usr/share/doc >/dev/null; done' 2>/dev/null
+fi
 
-script="perf script -i $in -F comm,tid,time,ip,sym,dso --no-inline"
-report="perf report -i $in --stdio --no-inline"
-script_out="perf script -i $out -F comm,tid,time,ip,sym,dso --no-inline"
-hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/unwind.json" \
-  --prepare "sh -c 'rm -f $out.tmp; sync'" \
-  "$pdfix unwind -q $in $out.tmp" "$script" "$report" "$script_out" >/dev/null
-read -r _ pdfix_rss < <(time_of "$pdfix" unwind -q "$in" "$out.tmp")
-read -r _ perf_rss < <(time_of $script)
-python3 - "$work/unwind.json" "$(stat -c %s "$in")" "$(stat -c %s "$out")" "$pdfix_rss" \
-  "$perf_rss" <<'PY'
+# bench NAME IN: the four commands over IN, and peak RSS of pdfix unwind and perf script.
+bench() {
+  local name=$1 in=$2 out=$work/unwind-out.data
+  "$pdfix" unwind -q "$in" "$out"
+  local script="perf script -i $in -F comm,tid,time,ip,sym,dso --no-inline"
+  local report="perf report -i $in --stdio --no-inline"
+  local script_out="perf script -i $out -F comm,tid,time,ip,sym,dso --no-inline"
+  hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/unwind.json" \
+    --prepare "sh -c 'rm -f $out.tmp; sync'" \
+    "$pdfix unwind -q $in $out.tmp" "$script" "$report" "$script_out" >/dev/null
+  local pdfix_rss perf_rss
+  read -r _ pdfix_rss < <(time_of "$pdfix" unwind -q "$in" "$out.tmp")
+  read -r _ perf_rss < <(time_of $script)
+  python3 - "$name" "$work/unwind.json" "$(stat -c %s "$in")" "$(stat -c %s "$out")" \
+    "$pdfix_rss" "$perf_rss" <<'PY'
 import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-size_in, size_out, pdfix_rss, perf_rss = map(int, sys.argv[2:])
+name = sys.argv[1]
+results = json.load(open(sys.argv[2]))["results"]
+size_in, size_out, pdfix_rss, perf_rss = map(int, sys.argv[3:])
 med = [r["median"] * 1000 for r in results]
 names = ["pdfix unwind", "perf script (IN)", "perf report (IN)", "perf script (OUT)"]
-print(f"IN {size_in / 2**20:.1f} MiB, OUT {size_out / 2**20:.2f} MiB ({size_in / size_out:.0f}x smaller)")
+print(f"== {name}: IN {size_in / 2**20:.1f} MiB, OUT {size_out / 2**20:.2f} MiB "
+      f"({size_in / size_out:.0f}x smaller)")
 for n, m in zip(names, med):
     print(f"{n:<18} {m:8.1f} ms  {m / med[0]:5.2f}x pdfix unwind")
 print(f"pdfix unwind / perf script: {med[0] / med[1]:.2f}; / perf report: {med[0] / med[2]:.2f}")
-print(f"peak RSS: pdfix unwind {pdfix_rss // 1024} MiB, perf script {perf_rss // 1024} MiB")
+print(f"peak RSS: pdfix unwind {pdfix_rss // 1024} MiB, perf script {perf_rss // 1024} MiB "
+      f"({pdfix_rss / perf_rss:.2f}x)")
 PY
-rm -f "$out" "$out.tmp"
+  rm -f "$out" "$out.tmp"
+}
+
+bench "qsort program" "$in"
+bench "fork-and-exec shell loop" "$loop"
