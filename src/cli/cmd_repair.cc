@@ -161,8 +161,10 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                     "afterwards, as\n`pdfix archive OUT BUNDLE` or `pdfix store OUT` would: the "
                     "whole pre-archive step.",
                     kShapes),
-       exit_status(
-           {{kExitIncomplete, absl::StrCat("(with --archive or --store) ", kStrictExit)}})});
+       exit_status({{kExitIncomplete,
+                     absl::StrCat("(with --archive or --store) ", kStrictExit,
+                                  " Also when a pass could not do all it was asked: with "
+                                  "--unwind, a --debuginfod server could not be reached.")}})});
   add_common(*cmd, *args);
   auto* archive = cmd->add_option("--archive", args->archive,
                                   "Then bundle OUT with the binaries it names, as `pdfix archive "

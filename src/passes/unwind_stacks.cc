@@ -496,8 +496,9 @@ void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
         << "; the binaries it would have sent stay without CFI\n";
   }
   for (const auto& [name, what] : r.fetched) {
-    if (verbose || what.rfind("fetched", 0) != 0)
+    if (verbose || what.rfind("fetched", 0) != 0) {
       out << "  debuginfod: " << name << ": " << what << "\n";
+    }
   }
   for (const auto& [name, why] : r.unproven) {
     if (verbose || r.lacking_cfi.contains(name)) {
