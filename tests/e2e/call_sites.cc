@@ -1,5 +1,7 @@
 #include "e2e/call_sites.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "llvm/MC/MCAsmInfo.h"
 #include "llvm/MC/MCContext.h"
@@ -101,10 +103,31 @@ std::vector<std::pair<std::string, uint64_t>> CallSites::callers(
   return out;
 }
 
+bool CallSites::starts_sigreturn(const std::string& path, uint64_t offset) {
+  // mov $15, %rax; syscall: rt_sigreturn, the trampoline (glibc's __restore_rt) that the kernel
+  // makes a signal handler return to. The handler's return address is its first byte.
+  static constexpr uint8_t kSigreturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+  auto it = impl_->files.find(path);
+  if (it == impl_->files.end() || !it->second) return false;
+  const llvm::MemoryBuffer& file = *it->second;
+  return offset <= file.getBufferSize() && file.getBufferSize() - offset >= sizeof kSigreturn &&
+         std::memcmp(file.getBufferStart() + offset, kSigreturn, sizeof kSigreturn) == 0;
+}
+
 std::vector<std::string> CallSites::bad(const std::vector<std::string>& sample) {
   std::vector<std::string> out;
+  bool interrupted = false;  // the frame above a signal trampoline: the exact pc, no call
   for (const auto& [dso, at] : callers(sample)) {
-    if (!ends_call(dso, at)) out.push_back(absl::StrCat(dso, "+0x", absl::Hex(at)));
+    if (interrupted) {
+      interrupted = false;
+      continue;
+    }
+    if (ends_call(dso, at)) continue;
+    if (starts_sigreturn(dso, at)) {
+      interrupted = true;
+      continue;
+    }
+    out.push_back(absl::StrCat(dso, "+0x", absl::Hex(at)));
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // The referee where two unwinders disagree: a return address must end a call instruction in its
-// binary (LLVM's x86-64 disassembler decides), whatever either unwinder printed. perf script
-// prints a user frame as its file offset in the DSO, and a caller as its return address less one.
+// binary (LLVM's x86-64 disassembler decides), whatever either unwinder printed; the one other
+// return address the binary explains is a signal handler's, into the sigreturn trampoline. perf
+// script prints a user frame as its file offset in the DSO, and a caller as its return address less
+// one.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,10 @@ class CallSites {
   // Each as (DSO path, the return address's file offset).
   static std::vector<std::pair<std::string, uint64_t>> callers(
       const std::vector<std::string>& sample);
-  // Of a sample's callers, those whose return address ends no call.
+  // Whether file offset `offset` of `path` (read by ends_call) starts x86-64's rt_sigreturn.
+  bool starts_sigreturn(const std::string& path, uint64_t offset);
+  // Of a sample's callers, those whose return address ends no call (nor is a signal handler's
+  // return into the sigreturn trampoline, whose caller is then the interrupted pc).
   std::vector<std::string> bad(const std::vector<std::string>& sample);
 
  private:

@@ -217,6 +217,19 @@ TEST_F(UnwindTest, AForkAndExecLoop) {
   RunResult hits = sh(pdfix() + " buildid-list --hits " + dir_ + "/out.data");
   ASSERT_EQ(hits.status, 0) << hits.err;
   EXPECT_NE(hits.out.find("/usr/bin/ls"), std::string::npos) << hits.out;
+  // archive --hits counts the children's samples for what they exec'd.
+  ASSERT_EQ(sh(pdfix() + " fix -q " + dir_ + "/in.data " + dir_ + "/fixed.data").status, 0);
+  RunResult archived = sh(pdfix() + " archive --hits --json " + dir_ + "/fixed.data " + dir_ +
+                          "/bundle.tar 2>/dev/null");
+  auto json = llvm::json::parse(archived.out);
+  ASSERT_TRUE(bool(json)) << archived.out;
+  int64_t ls_samples = 0;
+  for (const llvm::json::Value& b : *json->getAsObject()->getArray("binaries")) {
+    if (b.getAsObject()->getString("name") == "/usr/bin/ls") {
+      ls_samples = b.getAsObject()->getInteger("samples").value_or(0);
+    }
+  }
+  EXPECT_GT(ls_samples, 0) << archived.out;
 }
 
 TEST_F(UnwindTest, FixUnwindGivesUnwindsFrames) {
@@ -280,6 +293,7 @@ int main(void) {
   ASSERT_EQ(sh(pdfix() + " unwind -q " + dir_ + "/in.data " + dir_ + "/out.data").status, 0);
   const auto before = frames(dir_ + "/in.data"), after = frames(dir_ + "/out.data");
   EXPECT_GE(same_share(before, after), 0.99);
+  expect_call_sites(before, after);
   size_t through = 0;
   for (const Sample& s : after) {
     auto handler = std::find_if(s.begin(), s.end(), [](const std::string& l) {
