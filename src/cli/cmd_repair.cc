@@ -164,7 +164,8 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
        exit_status({{kExitIncomplete,
                      absl::StrCat("(with --archive or --store) ", kStrictExit,
                                   " Also when a pass could not do all it was asked: with "
-                                  "--unwind, a --debuginfod server could not be reached.")}})});
+                                  "--unwind, samples stopped in a binary of which no proven copy "
+                                  "was found, or a --debuginfod server could not be reached.")}})});
   add_common(*cmd, *args);
   auto* archive = cmd->add_option("--archive", args->archive,
                                   "Then bundle OUT with the binaries it names, as `pdfix archive "

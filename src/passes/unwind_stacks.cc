@@ -467,7 +467,8 @@ llvm::json::Object UnwindStacks::report_json() const {
                             {"lacking_cfi", std::move(lacking)},
                             {"unproven", std::move(unproven)},
                             {"debuginfod", std::move(fetched)},
-                            {"debuginfod_unreachable", report_.unreachable}};
+                            {"debuginfod_unreachable", report_.unreachable},
+                            {"stopped_without_binary", report_.stopped_without_binary()}};
 }
 
 void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
@@ -490,6 +491,10 @@ void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
   }
   for (const auto& [name, n] : r.lacking_cfi) {
     out << "  no CFI: " << name << " (" << n << " samples)\n";
+  }
+  if (const uint64_t lost = r.stopped_without_binary(); lost > 0) {
+    out << "  " << lost << " samples stopped in binaries of which no proven copy was found: "
+        << "their callers are lost (give --search, --buildid-dir or --debuginfod)\n";
   }
   if (!r.unreachable.empty()) {
     out << "  debuginfod could not be reached: " << r.unreachable
@@ -540,8 +545,9 @@ and aarch64 recordings are unwound.)";
   }
   std::string fix_switch() const override { return "--unwind"; }
   std::string incomplete_exit() const override {
-    return "a --debuginfod server could not be reached (the binaries it would have sent are "
-           "named in the summary).";
+    return "samples stopped in a binary of which no proven copy was found (their callers are "
+           "lost; the binaries are named in the summary), or a --debuginfod server could not be "
+           "reached.";
   }
   void declare(Options& o) override {
     o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",

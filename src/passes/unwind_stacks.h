@@ -48,6 +48,13 @@ struct UnwindReport {
   std::map<std::string, std::string> unproven;  // name -> why no proven copy was found
   std::map<std::string, std::string> fetched;   // name -> what debuginfod did for it
   std::string unreachable;  // the debuginfod servers that could not be asked, and why
+
+  // Samples whose unwind stopped in a binary of which no proven copy was found.
+  uint64_t stopped_without_binary() const {
+    uint64_t n = 0;
+    for (const auto& [name, samples] : lacking_cfi) n += unproven.contains(name) ? samples : 0;
+    return n;
+  }
 };
 
 class UnwindStacks : public Repair {
@@ -67,7 +74,10 @@ class UnwindStacks : public Repair {
                       transform::FeatureEdits& edits) override;
   llvm::json::Object report_json() const override;
   void report_text(std::ostream& out, bool verbose) const override;
-  bool incomplete() const override { return !report_.unreachable.empty(); }
+  // Callers lost to a binary with no proven copy, or a server that could not be asked.
+  bool incomplete() const override {
+    return report_.stopped_without_binary() > 0 || !report_.unreachable.empty();
+  }
 
   const UnwindReport& report() const { return report_; }
 
