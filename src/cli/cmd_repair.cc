@@ -81,11 +81,16 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   std::optional<KeepTarget> target;
   if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
   if (a.store) target = KeepTarget{.cache = default_cache(host)};
-  const KeepArgs keep_args{.sysroot = a.sysroot,
-                           .search = a.search,
-                           .verbose = a.verbose,
-                           .quiet = a.quiet,
-                           .strict = a.strict};
+  KeepArgs keep_args{.sysroot = a.sysroot,
+                     .search = a.search,
+                     .verbose = a.verbose,
+                     .quiet = a.quiet,
+                     .strict = a.strict};
+  for (const passes::Repair* r : repairs) {
+    if (const std::string cache = r->cache_written(); !cache.empty()) {
+      keep_args.more_caches.push_back(cache);
+    }
+  }
   const int passes_status =
       std::any_of(repairs.begin(), repairs.end(), [](const auto* r) { return r->incomplete(); })
           ? kExitIncomplete
@@ -143,9 +148,11 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
   for (size_t i = 0; i < kinds.size(); ++i) {
     const std::string sw = kinds[i]->required_switch();
     const std::string asked = kinds[i]->fix_switch();
+    const std::string skip = kinds[i]->fix_skip_switch();
     steps += filled(
         absl::StrCat("  ", i + 1, ". ", kinds[i]->verb(), sw.empty() ? "" : " ", sw, ":"),
-        absl::StrCat(kinds[i]->summary(), asked.empty() ? "" : absl::StrCat(" (with ", asked, ")")),
+        absl::StrCat(kinds[i]->summary(), asked.empty() ? "" : absl::StrCat(" (with ", asked, ")"),
+                     skip.empty() ? "" : absl::StrCat(" (not with ", skip, ")")),
         6, 96);
   }
   auto args = std::make_shared<Args>();
@@ -165,7 +172,8 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                      absl::StrCat("(with --archive or --store) ", kStrictExit,
                                   " Also when a pass could not do all it was asked: with "
                                   "--unwind, samples stopped in a binary of which no proven copy "
-                                  "was found, or a --debuginfod server could not be reached.")}})});
+                                  "was found, or a --debuginfod server could not be reached; a "
+                                  "jitdump the recording names could not be read.")}})});
   add_common(*cmd, *args);
   auto* archive = cmd->add_option("--archive", args->archive,
                                   "Then bundle OUT with the binaries it names, as `pdfix archive "
@@ -186,9 +194,16 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                     absl::StrCat("Also ", k->summary(), " (pdfix ", k->verb(), ")."));
     }
   }
+  auto skipped = std::make_shared<std::map<passes::RepairKind*, bool>>();
+  for (passes::RepairKind* k : kinds) {
+    if (const std::string sw = k->fix_skip_switch(); !sw.empty()) {
+      cmd->add_flag(sw, (*skipped)[k],
+                    absl::StrCat("Do not ", k->summary(), " (pdfix ", k->verb(), ")."));
+    }
+  }
   CliOptions options(*cmd);
   for (passes::RepairKind* k : kinds) k->declare(options);
-  return {cmd, [kinds, args, asked, &host] {
+  return {cmd, [kinds, args, asked, skipped, &host] {
             if ((args->store || !args->archive.empty()) && args->out == "-") {
               return fail(absl::InvalidArgumentError(
                   "--archive and --store read OUT again: give OUT as a file, not '-'"));
@@ -198,7 +213,9 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
             }
             std::vector<passes::RepairKind*> chosen;
             for (passes::RepairKind* k : kinds) {
-              if (k->fix_switch().empty() || asked->at(k)) chosen.push_back(k);
+              if (!k->fix_switch().empty() && !asked->at(k)) continue;
+              if (!k->fix_skip_switch().empty() && skipped->at(k)) continue;
+              chosen.push_back(k);
             }
             return run("fix", chosen, *args, host);
           }};

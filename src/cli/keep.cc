@@ -105,6 +105,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                     {.sysroot = args.sysroot,
                                      .search = args.search,
                                      .cache_dir = host.buildid_cache(),
+                                     .more_caches = args.more_caches,
                                      .hits_only = args.hits_only});
   if (!named.ok()) return fail(named.status());
   const std::vector<store::Binary>& binaries = named->binaries;

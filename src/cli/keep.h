@@ -21,6 +21,8 @@ struct KeepArgs {
   // A binary that samples hit and the bundle or cache cannot resolve makes the exit status 3.
   bool strict = false;
   int zstd_level = 3;
+  // Build-id caches the run's passes wrote files into, looked in besides perf's.
+  std::vector<std::string> more_caches;
 };
 
 // --hits, --strict, -q, --search (and, with `bundle_options`, --bundle-zstd-level).

@@ -91,6 +91,7 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
     a.sample_regs_user = e.u64(p + kAttrSampleRegsUserOffset);
     a.sample_stack_user = e.u32(p + kAttrSampleStackUserOffset);
   }
+  if (size >= kAttrClockidOffset + 4) a.clockid = e.s32(p + kAttrClockidOffset);
   return a;
 }
 

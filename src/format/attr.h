@@ -20,6 +20,7 @@ inline constexpr uint32_t kAttrFlagsOffset = 40;
 inline constexpr uint32_t kAttrBranchSampleTypeOffset = 72;
 inline constexpr uint32_t kAttrSampleRegsUserOffset = 80;
 inline constexpr uint32_t kAttrSampleStackUserOffset = 88;
+inline constexpr uint32_t kAttrClockidOffset = 92;
 
 enum SampleType : uint64_t {
   kSampleIp = 1ULL << 0,
@@ -44,6 +45,7 @@ enum AttrFlag : uint64_t {
   kAttrSampleIdAll = 1ULL << 18,
   kAttrExcludeCallchainUser = 1ULL << 22,
   kAttrMmap2 = 1ULL << 23,
+  kAttrUseClockid = 1ULL << 25,
   kAttrBuildId = 1ULL << 34,
 };
 
@@ -59,6 +61,7 @@ struct EventAttr {
   uint64_t branch_sample_type = 0;
   uint64_t sample_regs_user = 0;
   uint32_t sample_stack_user = 0;
+  int32_t clockid = 0;  // perf record -k: the clock of every time, when use_clockid is set
   std::vector<uint64_t> ids;
 
   bool sample_id_all() const { return (flags & kAttrSampleIdAll) != 0; }

@@ -1,6 +1,7 @@
 #include "passes/compat.h"
 #include "passes/fix_module_sizes.h"
 #include "passes/inject_build_ids.h"
+#include "passes/inject_jit.h"
 #include "passes/repair.h"
 #include "passes/repair_build_ids.h"
 #include "passes/tag_kernel.h"
@@ -15,6 +16,8 @@ std::vector<std::unique_ptr<RepairKind>> repair_kinds() {
   kinds.push_back(fix_module_sizes_kind());
   kinds.push_back(repair_build_ids_kind());
   kinds.push_back(tag_kernel_kind());
+  // Its maps carry their ids: injection lists them in the table as it does any id a record holds.
+  kinds.push_back(inject_jit_kind());
   kinds.push_back(inject_build_ids_kind());
   // Finds its binaries by the ids injection proved.
   kinds.push_back(unwind_stacks_kind());

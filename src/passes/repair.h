@@ -38,6 +38,9 @@ class Repair : public transform::Pass {
   virtual void report_text(std::ostream& out, bool verbose) const = 0;
   // Done, but not all that was asked for is there (its RepairKind::incomplete_exit says when).
   virtual bool incomplete() const { return false; }
+  // A build-id cache this pass put files into that OUT names: `fix --archive` and `--store` keep
+  // them from there. Empty: none.
+  virtual std::string cache_written() const { return ""; }
 };
 
 // How a pass declares its options without knowing the command-line parser.
@@ -66,6 +69,8 @@ class RepairKind {
   virtual std::string required_option() const { return ""; }
   // A pass `fix` runs only when this switch asks for it ("--unwind"); empty: fix always runs it.
   virtual std::string fix_switch() const { return ""; }
+  // A switch that makes `fix` leave this pass out ("--no-jit"); empty: none.
+  virtual std::string fix_skip_switch() const { return ""; }
   // When the verb exits 3, done but not all there (for its --help); empty: it never does.
   virtual std::string incomplete_exit() const { return ""; }
   virtual void declare(Options& /*options*/) {}

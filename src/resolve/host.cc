@@ -173,8 +173,17 @@ std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
   const long hz = sysconf(_SC_CLK_TCK);
   if (boot < 0 || hz <= 0) return std::nullopt;
   constexpr int64_t kNanos = 1'000'000'000;
-  return Process{absl::StrCat("/proc/", pid, "/root"),
-                 boot * kNanos + static_cast<int64_t>(ticks) * (kNanos / hz)};
+  Process p{absl::StrCat("/proc/", pid, "/root"),
+            boot * kNanos + static_cast<int64_t>(ticks) * (kNanos / hz), pid};
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  while (std::getline(status, line)) {
+    if (!line.starts_with("NSpid:")) continue;
+    std::vector<absl::string_view> pids = absl::StrSplit(absl::string_view(line).substr(6),
+                                                         absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    if (!pids.empty() && !absl::SimpleAtoi(pids.back(), &p.ns_pid)) p.ns_pid = pid;
+    break;
+  }
+  return p;
 }
 
 std::optional<std::string> LiveHost::mount_type(uint32_t maj, uint32_t min) const {

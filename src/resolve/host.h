@@ -42,6 +42,9 @@ class Host {
   struct Process {
     std::string root;
     int64_t started_at = 0;
+    // Its pid in its own pid namespace (the last of /proc/PID/status's NSpid): the pid a
+    // containerised runtime names its perf-PID.map and jit-PID.dump for.
+    uint32_t ns_pid = 0;
   };
   virtual std::optional<Process> process(uint32_t pid) const = 0;
   // The type of the filesystem mounted here with device maj:min ("btrfs", "overlay"), as this

@@ -82,11 +82,15 @@ class Prover {
   }
 
   bool from_cache(Binary& b) const {
-    if (options_.cache_dir.empty()) return false;
-    const std::string path = cached_file(options_.cache_dir, b.id, b.kind);
-    if (b.kind == EntryKind::kKallsyms ? !is_file(path) : !proven_file(path, b.id)) return false;
-    take(b, path, "perf's build-id cache");
-    return true;
+    std::vector<std::string> caches = options_.more_caches;
+    if (!options_.cache_dir.empty()) caches.insert(caches.begin(), options_.cache_dir);
+    for (const std::string& cache : caches) {
+      const std::string path = cached_file(cache, b.id, b.kind);
+      if (b.kind == EntryKind::kKallsyms ? !is_file(path) : !proven_file(path, b.id)) continue;
+      take(b, path, "perf's build-id cache");
+      return true;
+    }
+    return false;
   }
 
   void kernel(Binary& b) {

@@ -46,6 +46,8 @@ struct FindOptions {
   // More roots a binary may be found under (--search): a copy there with the id is proof too.
   std::vector<std::string> search;
   std::string cache_dir;  // perf's build-id cache to take proven copies from; empty: none
+  // Caches a pass of this run wrote into (the JIT code's ELF files, under --buildid-dir).
+  std::vector<std::string> more_caches;
   bool hits_only = false;
   // Whether to prove copies at all (fetch only needs the names and ids).
   bool prove = true;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "format/machine.h"
+#include "format/map_kind.h"
+
 namespace pdfix::transform {
 
 RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildId& id,
@@ -53,6 +56,26 @@ RecordRef Rebuilt::map_without_build_id(const RecordRef& from, const Session& s)
   map_.fields.filename = {reinterpret_cast<const char*>(bytes_.data()) + at,
                           from.map->fields.filename.size()};
   r.original = false;
+  r.map = &map_;
+  return r;
+}
+
+RecordRef Rebuilt::new_map(const format::MmapRecord& fields, const format::BuildId& id,
+                           std::span<const uint8_t> trailer, const RecordRef& at,
+                           const Session& s) {
+  RecordRef r = inserted(format::encode_mmap2_with_build_id(fields, id.view(), trailer, s.endian()),
+                         at, s.endian());
+  map_ = Map{.fields = fields,
+             .kind = format::classify(fields.filename, fields.misc),
+             .machine = format::machine_of(fields.misc, fields.pid),
+             .build_id = id};
+  map_.fields.is_mmap2 = true;
+  map_.fields.misc = r.header.misc;
+  map_.fields.build_id_size = id.size;
+  std::copy(id.bytes.begin(), id.bytes.end(), map_.fields.build_id.begin());
+  map_.fields.filename = {
+      reinterpret_cast<const char*>(bytes_.data()) + format::kMmap2FilenameOffset,
+      fields.filename.size()};
   r.map = &map_;
   return r;
 }

@@ -21,6 +21,10 @@ class Rebuilt {
   // `from` (an MMAP2 that carries a build-id) without it: dev/ino unknown (zero), as an MMAP2 of
   // a file perf could not stat. For an id known to be wrong.
   RecordRef map_without_build_id(const RecordRef& from, const Session& s);
+  // A new MMAP2 of `fields` carrying `id`, with `trailer` for its sample_id, placed where `at` is:
+  // a map the input did not have (of a file a pass wrote).
+  RecordRef new_map(const format::MmapRecord& fields, const format::BuildId& id,
+                    std::span<const uint8_t> trailer, const RecordRef& at, const Session& s);
   // `bytes` (a whole record of a type that is no map) placed where `at` is.
   RecordRef inserted(std::vector<uint8_t> bytes, const RecordRef& at, const format::Endian& e);
 

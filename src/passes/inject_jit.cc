@@ -1,0 +1,488 @@
+#include "passes/inject_jit.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "format/attr.h"
+#include "format/record_type.h"
+#include "format/utf8.h"
+#include "jit/jit_elf.h"
+#include "jit/jitdump.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "store/cache_layout.h"
+#include "store/cache_store.h"
+#include "transform/time_order.h"
+
+namespace pdfix::passes {
+namespace {
+
+constexpr int32_t kClockMonotonic = 1;
+constexpr uint32_t kProtReadExec = 5;
+constexpr uint32_t kMapPrivate = 2;
+
+// Whether every event's times are CLOCK_MONOTONIC's (perf record -k mono), the clock the runtimes
+// write into their dumps.
+bool monotonic_times(const transform::Session& s) {
+  const auto& attrs = s.attrs();
+  return !attrs.empty() && std::all_of(attrs.begin(), attrs.end(), [](const format::EventAttr& a) {
+    return (a.flags & format::kAttrUseClockid) != 0 && a.clockid == kClockMonotonic;
+  });
+}
+
+bool is_anonymous_code(const transform::Map& m) {
+  const std::string_view name = m.fields.filename;
+  return m.kind == format::MapKind::kAnonymous && !format::is_kernel_mode(m.fields.misc) &&
+         (m.fields.misc & format::kMiscMmapData) == 0 &&
+         (name.starts_with("//anon") || name.starts_with("[anon:") || name.starts_with("/memfd:"));
+}
+
+uint16_t elf_machine(std::string_view arch) {
+  if (arch == "x86_64") return 62;
+  if (arch == "aarch64" || arch == "arm64") return 183;
+  if (arch == "i386" || arch == "i686") return 3;
+  if (arch.starts_with("arm")) return 40;
+  if (arch.starts_with("ppc64")) return 21;
+  if (arch == "s390x") return 22;
+  if (arch == "riscv64") return 243;
+  return 62;
+}
+
+std::string dir_of(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? "" : std::string(path.substr(0, slash));
+}
+
+std::string base_of(std::string_view path) { return std::string(path.substr(path.rfind('/') + 1)); }
+
+// A file the recording names, and where pdfix may read it.
+struct Candidate {
+  std::string path;
+  // The path the recording names, seen from here (its root, the process's, a --search root):
+  // only the inode that was mapped is that file. A --jit-dir copy has another inode.
+  bool recorded_path = false;
+};
+
+std::string describe(const std::vector<std::string>& problems) {
+  std::string out;
+  for (const std::string& p : problems) absl::StrAppend(&out, out.empty() ? "" : "; ", p);
+  return out;
+}
+
+}  // namespace
+
+InjectJit::InjectJit(InjectJitConfig config, const Common& common)
+    : config_(std::move(config)), common_(common) {}
+
+bool InjectJit::wants(uint32_t type) const {
+  return type == format::kMmap || type == format::kMmap2;
+}
+
+std::vector<uint8_t> InjectJit::trailer_of(const transform::RecordRef& r,
+                                           const transform::Session& s, uint32_t pid, uint32_t tid,
+                                           uint64_t time) const {
+  const auto trailer = r.bytes.last(s.trailer_size(r));
+  std::vector<uint8_t> out(trailer.begin(), trailer.end());
+  const format::EventAttr* attr = s.attr_for(r);
+  if (attr == nullptr || out.empty()) return out;
+  size_t at = 0;
+  if ((attr->sample_type & format::kSampleTid) != 0 && out.size() >= 8) {
+    s.endian().put_u32(out.data(), pid);
+    s.endian().put_u32(out.data() + 4, tid);
+    at = 8;
+  }
+  if ((attr->sample_type & format::kSampleTime) != 0 && out.size() >= at + 8) {
+    s.endian().put_u64(out.data() + at, time);
+  }
+  return out;
+}
+
+absl::Status InjectJit::keep(const std::string& name, const format::BuildId& id,
+                             std::span<const uint8_t> bytes, JitReport::Source& source) {
+  if (config_.buildid_dir.empty()) {
+    return absl::FailedPreconditionError(
+        "no build-id cache to put its ELF file in (no HOME or PERF_BUILDID_DIR): give "
+        "--buildid-dir");
+  }
+  auto entry = store::cache_entry(name, id, store::EntryKind::kElf);
+  if (!entry) return absl::InternalError("no build-id cache entry for " + name);
+  auto stored = store::store_in_cache(config_.buildid_dir, *entry, bytes);
+  if (!stored.ok()) {
+    return absl::Status(
+        stored.status().code(),
+        absl::StrCat("keeping the JIT code of ", source.name, ": ", stored.status().message()));
+  }
+  if (*stored == store::Stored::kAdded) ++report_.files_added;
+  source.build_id = id.hex();
+  source.elf = config_.buildid_dir + "/" + entry->file;
+  return absl::OkStatus();
+}
+
+std::string InjectJit::cache_written() const {
+  const bool wrote = std::any_of(report_.sources.begin(), report_.sources.end(),
+                                 [](const JitReport::Source& s) { return !s.elf.empty(); });
+  return wrote ? config_.buildid_dir : "";
+}
+
+absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::Session& s,
+                                transform::RecordSink& out) {
+  if (r.map == nullptr || r.map->build_id) return out.emit(r);
+  const transform::Map& m = *r.map;
+  if (m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc) &&
+      jit::jitdump_pid(m.fields.filename)) {
+    return marker(r, s, out);
+  }
+  if (is_anonymous_code(m)) return anonymous(r, s, out);
+  return out.emit(r);
+}
+
+absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::Session& s,
+                               transform::RecordSink& out) {
+  const transform::Map& m = *r.map;
+  const std::string path(m.fields.filename);
+  const uint32_t named_pid = *jit::jitdump_pid(path);
+  JitReport::Source source{.kind = "jitdump", .name = path, .pid = m.fields.pid};
+  auto leave = [&](std::string why) {
+    source.problem = std::move(why);
+    ++report_.dumps_missing;
+    report_.sources.push_back(std::move(source));
+    return out.emit(r);
+  };
+  if (!monotonic_times(s)) {
+    return leave(
+        "recorded without -k mono: the dump's times cannot be matched with the recording's "
+        "(record with perf record -k mono)");
+  }
+  const std::optional<uint64_t> marker_time = transform::record_time(r, s);
+
+  std::vector<Candidate> where;
+  where.push_back({common_.sysroot + path, true});
+  if (common_.sysroot.empty()) {
+    if (auto p = common_.host->process(m.fields.pid)) where.push_back({p->root + path, true});
+  }
+  for (const std::string& root : common_.search) where.push_back({root + path, true});
+  for (const std::string& dir : config_.jit_dirs)
+    where.push_back({dir + "/" + base_of(path), false});
+
+  const bool has_inode = m.fields.is_mmap2 && !m.fields.has_build_id();
+  std::vector<std::string> problems;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  std::optional<jit::JitDump> dump;
+  for (const Candidate& c : where) {
+    struct stat st{};
+    if (stat(c.path.c_str(), &st) != 0) continue;
+    if (c.recorded_path && has_inode && st.st_ino != m.fields.ino) {
+      problems.push_back(c.path + " is another file (not the inode mapped)");
+      continue;
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(c.path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer) {
+      problems.push_back(c.path + ": " + buffer.getError().message());
+      continue;
+    }
+    auto parsed = jit::parse_jitdump({reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
+                                      (*buffer)->getBufferSize()});
+    if (!parsed.ok()) {
+      problems.push_back(absl::StrCat(c.path, ": ", parsed.status().message()));
+      continue;
+    }
+    if (parsed->pid != named_pid) {
+      problems.push_back(absl::StrCat(c.path, " is process ", parsed->pid, "'s dump"));
+      continue;
+    }
+    // A copy is taken for the dump only if the runtime made it before it mapped it.
+    if (!c.recorded_path && marker_time && parsed->timestamp > *marker_time) {
+      problems.push_back(c.path + " was begun after the recorded dump was mapped: another run's");
+      continue;
+    }
+    if (parsed->arch_timestamp) {
+      problems.push_back(c.path + ": times from the CPU's counter, not CLOCK_MONOTONIC");
+      continue;
+    }
+    file = std::move(*buffer);
+    dump = std::move(*parsed);
+    source.found_at = c.path;
+    break;
+  }
+  if (!dump) {
+    return leave(problems.empty() ? "not found (give a copy with --jit-dir)" : describe(problems));
+  }
+  if (dump->cut_at) {
+    source.problem =
+        absl::StrCat("cut off at byte ", *dump->cut_at, ": its whole records are kept");
+  }
+  auto image = jit::dump_image(*dump);
+  if (!image.ok()) return image.status();
+  const std::string elf_name = absl::StrCat(dir_of(path), "/jitted-", m.fields.pid, ".so");
+  if (auto st = keep(elf_name, image->elf.id, image->elf.bytes, source); !st.ok()) {
+    return leave(std::string(st.message()));
+  }
+  source.functions = dump->loads.size();
+
+  // Loads and moves in the dump's order, which is their time order.
+  struct Placed {
+    uint64_t time;
+    uint32_t tid;
+    uint64_t start;
+    uint64_t len;
+    uint64_t pgoff;
+  };
+  std::vector<Placed> placed;
+  absl::flat_hash_map<uint64_t, size_t> load_of_index;
+  size_t next_move = 0;
+  auto place_moves_before = [&](uint64_t time) {
+    for (; next_move < dump->moves.size() && dump->moves[next_move].timestamp <= time;
+         ++next_move) {
+      const jit::CodeMove& mv = dump->moves[next_move];
+      auto it = load_of_index.find(mv.code_index);
+      if (it == load_of_index.end() || mv.code_size == 0) continue;
+      placed.push_back(
+          {mv.timestamp, mv.tid, mv.new_code_addr, mv.code_size, image->offsets[it->second]});
+    }
+  };
+  for (size_t i = 0; i < dump->loads.size(); ++i) {
+    const jit::CodeLoad& l = dump->loads[i];
+    place_moves_before(l.timestamp);
+    load_of_index[l.code_index] = i;
+    if (l.code.empty()) continue;
+    placed.push_back({l.timestamp, l.tid, l.code_addr, l.code.size(), image->offsets[i]});
+  }
+  place_moves_before(UINT64_MAX);
+
+  const uint32_t pid = m.fields.pid;
+  for (const Placed& p : placed) {
+    format::MmapRecord fields{.is_mmap2 = true,
+                              .misc = static_cast<uint16_t>(m.fields.misc & format::kCpuModeMask),
+                              .pid = pid,
+                              // The dump's tids are those of the runtime's pid namespace.
+                              .tid = dump->pid == pid ? p.tid : pid,
+                              .start = p.start,
+                              .len = p.len,
+                              .pgoff = p.pgoff,
+                              .prot = kProtReadExec,
+                              .flags = kMapPrivate,
+                              .filename = elf_name};
+    // Never before the marker: what perf has applied by then, it does not take again.
+    const uint64_t time = marker_time ? std::max(p.time, *marker_time) : p.time;
+    const std::vector<uint8_t> trailer = trailer_of(r, s, pid, fields.tid, time);
+    if (auto st = out.emit(rebuilt_.new_map(fields, image->elf.id, trailer, r, s)); !st.ok()) {
+      return st;
+    }
+    ++source.maps;
+  }
+  dumped_pids_.insert(pid);
+  report_.sources.push_back(std::move(source));
+  return absl::OkStatus();
+}
+
+const InjectJit::MapImage* InjectJit::map_image(uint32_t pid, const transform::Session& s) {
+  auto [it, added] = map_images_.try_emplace(pid);
+  if (!added) return it->second.get();
+  const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
+  std::vector<Candidate> where;
+  // This host's /tmp holds this recording's map files only when it is the recording's host, and
+  // only those written to since the recording began; a process that lives has its own /tmp.
+  const bool here = common_.sysroot.empty() && s.hostname() == common_.host->hostname();
+  if (!common_.sysroot.empty()) where.push_back({common_.sysroot + path, true});
+  if (here) {
+    where.push_back({path, true});
+    if (auto p = common_.host->process(pid);
+        p && (!common_.recording_ended_at || p->started_at <= *common_.recording_ended_at)) {
+      where.push_back({absl::StrCat(p->root, "/tmp/perf-", p->ns_pid, ".map"), true});
+    }
+  }
+  for (const std::string& dir : config_.jit_dirs)
+    where.push_back({dir + "/" + base_of(path), false});
+
+  auto image = std::make_unique<MapImage>();
+  for (const Candidate& c : where) {
+    struct stat st{};
+    if (stat(c.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const int64_t mtime =
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (c.recorded_path && common_.recording_started_at && mtime < *common_.recording_started_at) {
+      continue;  // last written before the recording began: an earlier process's
+    }
+    std::ifstream f(c.path, std::ios::binary);
+    image->text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    size_t skipped = 0;
+    image->symbols = jit::parse_perf_map(image->text, skipped);
+    if (image->symbols.empty()) continue;
+    JitReport::Source source{.kind = "perf map", .name = path, .pid = pid, .found_at = c.path};
+    if (skipped > 0) source.problem = absl::StrCat(skipped, " lines that are no symbol skipped");
+    auto elf = jit::symbol_image(image->symbols, elf_machine(s.arch()), s.endian().is_big());
+    if (!elf.ok()) return nullptr;
+    image->elf_name = absl::StrCat("/tmp/jitted-", pid, "-perf-map.so");
+    image->id = elf->elf.id;
+    image->base = elf->base;
+    if (auto kept = keep(image->elf_name, elf->elf.id, elf->elf.bytes, source); !kept.ok()) {
+      source.found_at.clear();
+      source.problem = std::string(kept.message());
+      report_.sources.push_back(std::move(source));
+      return nullptr;
+    }
+    source.functions = image->symbols.size();
+    std::sort(image->symbols.begin(), image->symbols.end(),
+              [](const jit::MapSymbol& a, const jit::MapSymbol& b) { return a.start < b.start; });
+    image->source = report_.sources.size();
+    report_.sources.push_back(std::move(source));
+    it->second = std::move(image);
+    return it->second.get();
+  }
+  return nullptr;
+}
+
+absl::Status InjectJit::anonymous(const transform::RecordRef& r, const transform::Session& s,
+                                  transform::RecordSink& out) {
+  const transform::Map& m = *r.map;
+  // perf inject --jit does the same: the dump's maps describe the code these held.
+  if (dumped_pids_.contains(m.fields.pid)) {
+    ++report_.anonymous_dropped;
+    return absl::OkStatus();
+  }
+  const MapImage* image = map_image(m.fields.pid, s);
+  if (image == nullptr) return out.emit(r);
+  auto first =
+      std::lower_bound(image->symbols.begin(), image->symbols.end(), m.fields.start,
+                       [](const jit::MapSymbol& sym, uint64_t start) { return sym.start < start; });
+  if (first == image->symbols.end() || first->start >= m.fields.start + m.fields.len) {
+    return out.emit(r);
+  }
+  format::MmapRecord fields = m.fields;
+  fields.filename = image->elf_name;
+  fields.pgoff = jit::SymbolImage{.base = image->base}.offset_of(m.fields.start);
+  if (!fields.is_mmap2) {
+    fields.prot = kProtReadExec;
+    fields.flags = kMapPrivate;
+  }
+  fields.is_mmap2 = true;
+  ++report_.sources[image->source].maps;
+  return out.emit(rebuilt_.new_map(fields, image->id, r.bytes.last(s.trailer_size(r)), r, s));
+}
+
+llvm::json::Object InjectJit::report_json() const {
+  llvm::json::Array sources;
+  for (const auto& src : report_.sources) {
+    llvm::json::Object o{{"kind", src.kind},
+                         {"name", format::escape_invalid_utf8(src.name)},
+                         {"pid", static_cast<int64_t>(src.pid)},
+                         {"functions", static_cast<int64_t>(src.functions)},
+                         {"maps", static_cast<int64_t>(src.maps)}};
+    if (!src.found_at.empty()) o["found_at"] = format::escape_invalid_utf8(src.found_at);
+    if (!src.problem.empty()) o["problem"] = format::escape_invalid_utf8(src.problem);
+    if (!src.build_id.empty()) o["build_id"] = src.build_id;
+    if (!src.elf.empty()) o["elf"] = format::escape_invalid_utf8(src.elf);
+    sources.push_back(std::move(o));
+  }
+  return llvm::json::Object{
+      {"sources", std::move(sources)},
+      {"dumps_missing", static_cast<int64_t>(report_.dumps_missing)},
+      {"anonymous_maps_dropped", static_cast<int64_t>(report_.anonymous_dropped)},
+      {"files_added", static_cast<int64_t>(report_.files_added)}};
+}
+
+void InjectJit::report_text(std::ostream& out, bool verbose) const {
+  uint64_t dumps = 0;
+  uint64_t maps = 0;
+  uint64_t records = 0;
+  for (const auto& src : report_.sources) {
+    if (src.found_at.empty()) continue;
+    ++(src.kind == "jitdump" ? dumps : maps);
+    records += src.maps;
+  }
+  if (report_.sources.empty() && !verbose) return;
+  out << "pdfix jit: " << dumps << " jitdump" << (dumps == 1 ? "" : "s") << " and " << maps
+      << " perf map file" << (maps == 1 ? "" : "s") << " made into ELF files ("
+      << report_.files_added << " new in " << config_.buildid_dir << "); " << records
+      << " map records name them";
+  if (report_.anonymous_dropped > 0) {
+    out << ", " << report_.anonymous_dropped << " anonymous maps of their code dropped";
+  }
+  out << "\n";
+  for (const auto& src : report_.sources) {
+    if (src.found_at.empty()) {
+      out << "  " << src.kind << " " << format::escape_invalid_utf8(src.name) << " (pid " << src.pid
+          << "): not used, its JIT code stays unknown: " << format::escape_invalid_utf8(src.problem)
+          << "\n";
+      continue;
+    }
+    if (!verbose && src.problem.empty()) continue;
+    out << "  " << src.kind << " " << format::escape_invalid_utf8(src.found_at) << " (pid "
+        << src.pid << "): " << src.functions << " functions, " << src.maps << " maps, "
+        << src.build_id;
+    if (!src.problem.empty()) out << "; " << format::escape_invalid_utf8(src.problem);
+    out << "\n";
+  }
+}
+
+namespace {
+
+class Kind : public RepairKind {
+ public:
+  std::string verb() const override { return "inject-jit"; }
+  std::string report_key() const override { return "jit"; }
+  std::string fix_skip_switch() const override { return "--no-jit"; }
+  std::string summary() const override {
+    return "turn jitdumps and perf-PID.map files into ELF files with build-ids the maps name";
+  }
+  std::string incomplete_exit() const override {
+    return "A jitdump the recording names could not be read (missing, another run's, or recorded "
+           "without -k mono): its code stays unknown.";
+  }
+  std::string description() const override {
+    return R"(JIT runtimes describe their code in files that live only as long as the process, or until
+the next boot: a jitdump (jit-PID.dump, written by node --perf-prof, the JVM's perf agent and
+others, and mapped by the runtime so that the recording names it) and /tmp/perf-PID.map (node
+--perf-basic-prof, the JVM's -XX:+DumpPerfMapAtExit). This pass makes each into one ELF file with
+a build-id computed from its contents, stored in perf's build-id cache (--buildid-dir), where
+perf report, archive and store find it:
+
+  jitdump: every function the dump loads is placed in one file (perf inject --jit writes one
+  per function). Each load and move becomes an MMAP2 of that file at the load's time,
+  carrying its build-id; the marker map and the process's anonymous code maps after it are
+  dropped. The recording must have been made with perf record -k mono, the clock the dumps use.
+  A dump cut off mid-record keeps its whole records.
+
+  perf-PID.map: a symbol-only ELF file; each anonymous code map of the process that symbols
+  fall in becomes an MMAP2 of it carrying its build-id.
+
+A dump is read at the path the recording names (the inode mapped, under --sysroot if given),
+under the process's root while it lives, under each --search root, and in each --jit-dir (a
+copy: taken when it is the named process's and was begun before its map). A map file is read in
+this host's /tmp (only for a recording of this host, and only when written since the recording
+began), under the living process's root, and in each --jit-dir.)";
+  }
+  void declare(Options& o) override {
+    o.value("--jit-dir", "DIR",
+            "A directory holding jitdumps and perf-PID.map files copied off the recording host.",
+            [this](const std::string& v) {
+              struct stat st{};
+              if (stat(v.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+                return absl::NotFoundError("no such directory: " + v);
+              }
+              config_.jit_dirs = {v};
+              return absl::OkStatus();
+            });
+    o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
+                config_.buildid_dir);
+  }
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    InjectJitConfig config = config_;
+    if (config.buildid_dir.empty()) config.buildid_dir = common.host->buildid_cache_path();
+    return std::make_unique<InjectJit>(std::move(config), common);
+  }
+
+ private:
+  InjectJitConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<RepairKind> inject_jit_kind() { return std::make_unique<Kind>(); }
+
+}  // namespace pdfix::passes

@@ -1,0 +1,101 @@
+// JIT code into the recording: each jitdump a recording's maps name (jit-PID.dump, mapped by the
+// runtime as a marker) becomes one ELF file of all its code, and each load and move an MMAP2 of it
+// carrying its build-id, at the load's time, in place of the marker and of the process's
+// anonymous code maps; a process's /tmp/perf-PID.map becomes a symbol-only ELF file that its
+// anonymous code maps are renamed to. The files go into the build-id cache, so that readers and
+// bundles find them by id once the dump, the map file and the process are gone.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "jit/perf_map.h"
+#include "passes/repair.h"
+#include "transform/rebuilt.h"
+
+namespace pdfix::passes {
+
+struct InjectJitConfig {
+  std::string buildid_dir;            // where the ELF files go
+  std::vector<std::string> jit_dirs;  // --jit-dir: dumps and map files copied off the host
+};
+
+struct JitReport {
+  // One jitdump or map file, found or not.
+  struct Source {
+    std::string kind;  // "jitdump", "perf map"
+    std::string name;  // as the recording names it
+    uint32_t pid = 0;
+    std::string found_at;  // the file read; empty when none was usable
+    std::string problem;   // why not, or what was left of it
+    std::string build_id;
+    std::string elf;  // the ELF file in the cache
+    uint64_t functions = 0;
+    uint64_t maps = 0;  // MMAP2 records naming the ELF file
+  };
+  std::vector<Source> sources;
+  uint64_t dumps_missing = 0;  // named by a marker, not usable: their code stays unknown
+  uint64_t anonymous_dropped = 0;
+  uint64_t files_added = 0;  // ELF files new to the cache
+};
+
+class InjectJit : public Repair {
+ public:
+  InjectJit(InjectJitConfig config, const Common& common);
+
+  std::string_view name() const override { return "inject-jit"; }
+  bool wants(uint32_t type) const override;
+  absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
+                       transform::RecordSink& out) override;
+  llvm::json::Object report_json() const override;
+  void report_text(std::ostream& out, bool verbose) const override;
+  bool incomplete() const override { return report_.dumps_missing > 0; }
+  std::string cache_written() const override;
+
+  const JitReport& report() const { return report_; }
+
+ private:
+  // A process's map file as an ELF image: its symbols by address, the file's name and id.
+  struct MapImage {
+    std::string text;  // the map file; the symbols view it
+    std::vector<jit::MapSymbol> symbols;
+    std::string elf_name;
+    format::BuildId id;
+    uint64_t base = 0;  // jit::SymbolImage::base
+    size_t source = 0;  // in report_.sources
+  };
+
+  absl::Status marker(const transform::RecordRef& r, const transform::Session& s,
+                      transform::RecordSink& out);
+  absl::Status anonymous(const transform::RecordRef& r, const transform::Session& s,
+                         transform::RecordSink& out);
+  // The map file of `pid`, read and written as ELF once; nullptr when there is none.
+  const MapImage* map_image(uint32_t pid, const transform::Session& s);
+  // `bytes` as `name` in the build-id cache.
+  absl::Status keep(const std::string& name, const format::BuildId& id,
+                    std::span<const uint8_t> bytes, JitReport::Source& source);
+  // The trailer of `r` with its pid, tid and time set to those given.
+  std::vector<uint8_t> trailer_of(const transform::RecordRef& r, const transform::Session& s,
+                                  uint32_t pid, uint32_t tid, uint64_t time) const;
+  // Where a file the recording names may be read here: its path (under --sysroot), under the
+  // process's root while it lives, under each --search root, then in each --jit-dir.
+  std::vector<std::string> candidates(const std::string& path, uint32_t pid,
+                                      const std::string& ns_name) const;
+
+  InjectJitConfig config_;
+  const Common& common_;
+  JitReport report_;
+  absl::flat_hash_set<uint32_t> dumped_pids_;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<MapImage>> map_images_;
+  transform::Rebuilt rebuilt_;
+};
+
+std::unique_ptr<RepairKind> inject_jit_kind();
+
+}  // namespace pdfix::passes
