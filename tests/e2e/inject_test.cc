@@ -401,7 +401,7 @@ TEST_F(InjectTest, FixJsonHasEachPassUnderItsNameWithPerfsCounts) {
   std::getline(lines, keys);
   std::getline(lines, inject);
   std::getline(lines, modules);
-  EXPECT_EQ(keys, "['compat', 'inject', 'module_sizes', 'repair_build_ids', 'tag_kernel']");
+  EXPECT_EQ(keys, "['compat', 'inject', 'jit', 'module_sizes', 'repair_build_ids', 'tag_kernel']");
   // perf's view: the map records that carry an id after, none before (perf record -B).
   int with_id_before = 0, with_id_after = 0, maps = 0;
   for (const MapLine& m : perf_maps(in)) with_id_before += m.build_id.empty() ? 0 : 1;

@@ -1,0 +1,220 @@
+// JIT code travels with the recording: node with a jitdump (--perf-prof), node with a map file
+// (--perf-basic-prof) and OpenJDK 17 with a map file at exit, each recorded by the machine's perf,
+// fixed and bundled by pdfix; then the dump and the map files are taken away, the bundle unpacked
+// elsewhere, and perf must name the same functions as perf inject --jit (jitdump) or as perf with
+// the map file in place did.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "e2e/harness.h"
+#include "gtest/gtest.h"
+
+namespace pdfix::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kNodeWork = R"(
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function spin(ms) { const end = Date.now() + ms; let s = 0; while (Date.now() < end) s += fib(20); return s; }
+function sortMany() { const a = []; for (let i = 0; i < 200000; i++) a.push((i * 7919) % 100003); a.sort((x, y) => x - y); return a[5]; }
+let t = 0; for (let i = 0; i < 4; i++) { t += spin(120); t += sortMany(); }
+console.log(t > 0);
+)";
+
+constexpr const char* kJavaWork = R"(
+public class Work {
+  static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+  static long spin(long ms) {
+    long end = System.currentTimeMillis() + ms, s = 0;
+    while (System.currentTimeMillis() < end) s += fib(22);
+    return s;
+  }
+  public static void main(String[] a) {
+    long t = 0;
+    for (int i = 0; i < 5; i++) t += spin(120);
+    System.out.println(t > 0);
+  }
+}
+)";
+
+// Each sample's symbol as perf script names it, in file order ("[unknown]" where it names none).
+std::vector<std::string> sample_symbols(const std::string& env, const std::string& perf_args,
+                                        const std::string& data) {
+  RunResult r =
+      sh(env + " perf " + perf_args + " script -F ip,sym -i " + quote(data) + " 2>/dev/null");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> out;
+  std::istringstream lines(r.out);
+  static const std::regex row(R"(^\s*[0-9a-f]+\s+(.*)$)");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) out.push_back(m[1]);
+  }
+  return out;
+}
+
+class JitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PDFIX_NEEDS_PERF_RECORD();
+    dir_ = temp_dir();
+    home_ = dir_ + "/home";
+    fs::create_directories(home_);
+    fs::create_directories(dir_ + "/elsewhere");
+  }
+  void TearDown() override {
+    for (const std::string& m : moved_) fs::remove(m);
+  }
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+  }
+  void record(const std::string& perf_options, const std::string& command) {
+    RunResult r = sh("cd " + quote(dir_) + " && perf record -q " + perf_options +
+                     " -o in.data -- " + command);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  // HOME is the test's: the ELF files go to its ~/.debug.
+  std::string env() const { return "HOME=" + quote(home_) + " PERF_BUILDID_DIR= "; }
+  // fix --archive, then everything the recording host had is taken away: the dump, the map
+  // files, the cache; the bundle is unpacked elsewhere and read with its own .debug.
+  std::vector<std::string> fixed_and_moved(const std::vector<std::string>& jit_files) {
+    RunResult fix = sh(env() + pdfix() + " fix " + quote(dir_ + "/in.data") + " " +
+                       quote(dir_ + "/out.data") + " --archive " + quote(dir_ + "/b.tar"));
+    EXPECT_EQ(fix.status, 0) << fix.err;
+    fix_summary_ = fix.err;
+    RunResult again = sh(env() + pdfix() + " fix -q " + quote(dir_ + "/out.data") + " " +
+                         quote(dir_ + "/again.data"));
+    EXPECT_EQ(again.status, 0) << again.err;
+    EXPECT_TRUE(same_file(dir_ + "/out.data", dir_ + "/again.data"))
+        << "a second fix changed the output";
+    for (const std::string& f : jit_files) fs::remove(f);
+    fs::remove_all(home_ + "/.debug");
+    RunResult unpack =
+        sh(pdfix() + " unpack " + quote(dir_ + "/b.tar") + " " + quote(dir_ + "/elsewhere/un"));
+    EXPECT_EQ(unpack.status, 0) << unpack.err;
+    return sample_symbols(env(), "--buildid-dir " + quote(dir_ + "/elsewhere/un/.debug"),
+                          dir_ + "/elsewhere/un/perf.data");
+  }
+  // `ours` names what `theirs` names for >= 99% of samples, and the JIT functions are among them.
+  void expect_same_names(const std::vector<std::string>& theirs,
+                         const std::vector<std::string>& ours, const std::string& jit_function) {
+    ASSERT_EQ(theirs.size(), ours.size());
+    ASSERT_GT(theirs.size(), 100u);
+    size_t same = 0;
+    size_t jitted = 0;
+    size_t unknown_before = 0;
+    for (size_t i = 0; i < theirs.size(); ++i) {
+      if (theirs[i] == ours[i]) ++same;
+      if (ours[i].find(jit_function) != std::string::npos) ++jitted;
+      if (theirs[i] == "[unknown]") ++unknown_before;
+    }
+    std::cout << "  " << same << " of " << theirs.size() << " samples named alike, " << jitted
+              << " in " << jit_function << "\n";
+    EXPECT_GE(same * 100, theirs.size() * 99)
+        << same << " of " << theirs.size() << " samples named alike\n"
+        << fix_summary_;
+    // Most samples are in the JIT code, and named.
+    EXPECT_GE(jitted * 2, theirs.size())
+        << jitted << " of " << theirs.size() << " in " << jit_function;
+    EXPECT_LT(unknown_before * 10, theirs.size());
+    // A second reader takes the output: every sample, and maps.
+    const auto hotspot = hotspot_stats(dir_ + "/out.data");
+    ASSERT_FALSE(hotspot.empty()) << "hotspot-perfparser reads nothing of the output";
+    EXPECT_EQ(hotspot.at("samples"), hotspot_stats(dir_ + "/in.data").at("samples"));
+  }
+
+  std::string dir_;
+  std::string home_;
+  std::string fix_summary_;
+  std::vector<std::string> moved_;
+};
+
+std::string map_file_of(const std::string& data) {
+  RunResult r = sh("perf script --show-task-events -F pid -i " + quote(data) +
+                   " 2>/dev/null | "
+                   "awk '{print $1}' | sort -u");
+  std::istringstream pids(r.out);
+  for (std::string pid; pids >> pid;) {
+    const std::string path = "/tmp/perf-" + pid + ".map";
+    if (fs::exists(path)) return path;
+  }
+  return "";
+}
+
+TEST_F(JitTest, NodeJitdumpNamesWhatPerfInjectJitNames) {
+  write("work.js", kNodeWork);
+  record("-k mono", "node --perf-prof --perf-prof-unwinding-info work.js");
+  std::vector<std::string> dumps;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().filename().string().starts_with("jit-")) dumps.push_back(e.path());
+  }
+  ASSERT_EQ(dumps.size(), 1u) << "node wrote no jitdump";
+  RunResult inject =
+      sh("cd " + quote(dir_) + " && " + env() + " perf inject --jit -i in.data -o injected.data");
+  ASSERT_EQ(inject.status, 0) << inject.err;
+  const auto theirs = sample_symbols(env(), "", dir_ + "/injected.data");
+  std::vector<std::string> jit_files = dumps;
+  size_t per_function = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().filename().string().starts_with("jitted-")) {
+      jit_files.push_back(e.path());
+      ++per_function;
+    }
+  }
+  const auto ours = fixed_and_moved(jit_files);
+  expect_same_names(theirs, ours, "JS:*fib");
+  EXPECT_NE(fix_summary_.find("1 jitdump"), std::string::npos) << fix_summary_;
+  // One file for the dump, where perf inject wrote one per function.
+  size_t ours_files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ + "/elsewhere/un/.debug")) {
+    if (e.path().string().find("jitted-") != std::string::npos && e.path().filename() == "elf") {
+      ++ours_files;
+    }
+  }
+  EXPECT_EQ(ours_files, 1u);
+  EXPECT_GT(per_function, 100u);
+}
+
+TEST_F(JitTest, NodeMapFileNamesWhatPerfNamedWithTheMapInPlace) {
+  write("work.js", kNodeWork);
+  record("", "node --perf-basic-prof work.js");
+  const std::string map = map_file_of(dir_ + "/in.data");
+  ASSERT_FALSE(map.empty()) << "node wrote no /tmp/perf-PID.map";
+  moved_.push_back(map);
+  const auto theirs = sample_symbols(env(), "", dir_ + "/in.data");
+  const auto ours = fixed_and_moved({map});
+  expect_same_names(theirs, ours, "JS:*fib");
+  EXPECT_NE(fix_summary_.find("1 perf map file"), std::string::npos) << fix_summary_;
+}
+
+TEST_F(JitTest, JavaMapFileAtExitNamesWhatPerfNamedWithTheMapInPlace) {
+  write("Work.java", kJavaWork);
+  RunResult javac = sh("cd " + quote(dir_) + " && javac Work.java");
+  ASSERT_EQ(javac.status, 0) << javac.err;
+  record("", "java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp . Work");
+  const std::string map = map_file_of(dir_ + "/in.data");
+  ASSERT_FALSE(map.empty()) << "the JVM wrote no /tmp/perf-PID.map";
+  moved_.push_back(map);
+  const auto theirs = sample_symbols(env(), "", dir_ + "/in.data");
+  const auto ours = fixed_and_moved({map});
+  expect_same_names(theirs, ours, "Work.fib");
+}
+
+TEST_F(JitTest, WithoutMonoTheDumpIsLeftAndFixSaysSo) {
+  write("work.js", kNodeWork);
+  record("", "node --perf-prof work.js");
+  RunResult fix =
+      sh(env() + pdfix() + " fix " + quote(dir_ + "/in.data") + " " + quote(dir_ + "/out.data"));
+  EXPECT_EQ(fix.status, 3) << fix.err;
+  EXPECT_NE(fix.err.find("-k mono"), std::string::npos) << fix.err;
+  RunResult skip = sh(env() + pdfix() + " fix -q --no-jit " + quote(dir_ + "/in.data") + " " +
+                      quote(dir_ + "/skipped.data"));
+  EXPECT_EQ(skip.status, 0) << skip.err;
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
