@@ -143,9 +143,10 @@ class Checker : public transform::DryRunObserver {
         inserted_.push_back({e, by, after->offset, after->part});
       }
     } else if (after != nullptr) {
-      add(after->part,
-          {Severity::kNote, after->offset, format::record_type_name(after->header.type),
-           "fix adds a record here", by});
+      // A pass may add thousands (a map per JIT function): told once a pass and type, counted.
+      note_once(absl::StrCat("adds ", by, " ", after->header.type), after->part,
+                {Severity::kNote, after->offset, format::record_type_name(after->header.type),
+                 "fix adds a record here", by});
     } else {
       add(before->part,
           {Severity::kError, before->offset, format::record_type_name(before->header.type),
@@ -188,6 +189,12 @@ class Checker : public transform::DryRunObserver {
                    m.fixed_by});
       }
     }
+    sort_findings();
+  }
+
+  void pass_finding(size_t pass, const transform::PassFinding& f) {
+    add(f.part, {f.repaired ? Severity::kNote : Severity::kError, f.offset, f.record, f.what,
+                 f.repaired ? names_[pass] : ""});
     sort_findings();
   }
 
@@ -268,6 +275,15 @@ class Checker : public transform::DryRunObserver {
     const transform::Map& a = *after.map;
     const std::string record = format::record_type_name(before.header.type);
     const std::string file(b.fields.filename);
+    if (b.fields.filename != a.fields.filename) {
+      note_once(absl::StrCat("renames ", by, " ", file), before.part,
+                {Severity::kNote, before.offset, record,
+                 absl::StrCat(
+                     file, " mapped at ", range(b), ": fix maps ", std::string(a.fields.filename),
+                     a.build_id ? " (build-id " + a.build_id->hex() + ")" : "", " there instead"),
+                 by});
+      return;
+    }
     if (b.fields.len != a.fields.len) {
       add(before.part, {Severity::kError, before.offset, record,
                         absl::StrCat(file, " mapped at ", range(b), ": the module is 0x",
@@ -415,6 +431,9 @@ absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
   fixers.resize(chain.size());
   Checker checker(std::move(fixers), in);
   if (auto s = transform::dry_run(in, chain, checker); !s.ok()) return s;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    for (const transform::PassFinding& f : chain[i]->findings()) checker.pass_finding(i, f);
+  }
   return checker.take();
 }
 

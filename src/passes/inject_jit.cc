@@ -128,6 +128,28 @@ std::string InjectJit::cache_written() const {
   return wrote ? config_.buildid_dir : "";
 }
 
+std::vector<transform::PassFinding> InjectJit::findings() const {
+  std::vector<transform::PassFinding> out;
+  for (const auto& src : report_.sources) {
+    transform::PassFinding f{.offset = src.offset, .part = src.part, .record = src.record};
+    const std::string name = format::escape_invalid_utf8(src.name);
+    if (src.found_at.empty()) {
+      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", src.kind, " ", name,
+                            " cannot be used (", format::escape_invalid_utf8(src.problem),
+                            "); its samples stay [unknown] (a copy: --jit-dir)");
+    } else {
+      f.repaired = true;
+      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", src.kind, " ", name,
+                            " is read from ", format::escape_invalid_utf8(src.found_at),
+                            " now, and gone when the ", src.kind == "jitdump" ? "dump" : "map file",
+                            " is; fix makes its ", src.functions,
+                            " functions an ELF file the maps name");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                 transform::RecordSink& out) {
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
@@ -145,7 +167,12 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   const transform::Map& m = *r.map;
   const std::string path(m.fields.filename);
   const uint32_t named_pid = *jit::jitdump_pid(path);
-  JitReport::Source source{.kind = "jitdump", .name = path, .pid = m.fields.pid};
+  JitReport::Source source{.kind = "jitdump",
+                           .name = path,
+                           .pid = m.fields.pid,
+                           .offset = r.offset,
+                           .part = r.part,
+                           .record = format::record_type_name(r.header.type)};
   auto leave = [&](std::string why) {
     source.problem = std::move(why);
     ++report_.dumps_missing;
@@ -280,7 +307,9 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   return absl::OkStatus();
 }
 
-const InjectJit::MapImage* InjectJit::map_image(uint32_t pid, const transform::Session& s) {
+const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
+                                                const transform::Session& s) {
+  const uint32_t pid = r.map->fields.pid;
   auto [it, added] = map_images_.try_emplace(pid);
   if (!added) return it->second.get();
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
@@ -313,7 +342,13 @@ const InjectJit::MapImage* InjectJit::map_image(uint32_t pid, const transform::S
     size_t skipped = 0;
     image->symbols = jit::parse_perf_map(image->text, skipped);
     if (image->symbols.empty()) continue;
-    JitReport::Source source{.kind = "perf map", .name = path, .pid = pid, .found_at = c.path};
+    JitReport::Source source{.kind = "perf map",
+                             .name = path,
+                             .pid = pid,
+                             .found_at = c.path,
+                             .offset = r.offset,
+                             .part = r.part,
+                             .record = format::record_type_name(r.header.type)};
     if (skipped > 0) source.problem = absl::StrCat(skipped, " lines that are no symbol skipped");
     auto elf = jit::symbol_image(image->symbols, elf_machine(s.arch()), s.endian().is_big());
     if (!elf.ok()) return nullptr;
@@ -345,7 +380,7 @@ absl::Status InjectJit::anonymous(const transform::RecordRef& r, const transform
     ++report_.anonymous_dropped;
     return absl::OkStatus();
   }
-  const MapImage* image = map_image(m.fields.pid, s);
+  const MapImage* image = map_image(r, s);
   if (image == nullptr) return out.emit(r);
   auto first =
       std::lower_bound(image->symbols.begin(), image->symbols.end(), m.fields.start,

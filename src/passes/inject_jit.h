@@ -38,6 +38,10 @@ struct JitReport {
     std::string elf;  // the ELF file in the cache
     uint64_t functions = 0;
     uint64_t maps = 0;  // MMAP2 records naming the ELF file
+    // The record that named it: the marker map, or the process's first anonymous code map.
+    uint64_t offset = 0;
+    uint32_t part = 0;
+    std::string record;
   };
   std::vector<Source> sources;
   uint64_t dumps_missing = 0;  // named by a marker, not usable: their code stays unknown
@@ -57,6 +61,7 @@ class InjectJit : public Repair {
   void report_text(std::ostream& out, bool verbose) const override;
   bool incomplete() const override { return report_.dumps_missing > 0; }
   std::string cache_written() const override;
+  std::vector<transform::PassFinding> findings() const override;
 
   const JitReport& report() const { return report_; }
 
@@ -76,7 +81,7 @@ class InjectJit : public Repair {
   absl::Status anonymous(const transform::RecordRef& r, const transform::Session& s,
                          transform::RecordSink& out);
   // The map file of `pid`, read and written as ELF once; nullptr when there is none.
-  const MapImage* map_image(uint32_t pid, const transform::Session& s);
+  const MapImage* map_image(const transform::RecordRef& r, const transform::Session& s);
   // `bytes` as `name` in the build-id cache.
   absl::Status keep(const std::string& name, const format::BuildId& id,
                     std::span<const uint8_t> bytes, JitReport::Source& source);

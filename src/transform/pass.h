@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,16 @@ struct FeatureEdits {
   // no longer than the input's: it is written where the input's was, so nothing else moves.
   std::optional<std::vector<uint8_t>> attrs;
   uint64_t attr_size = 0;
+};
+
+// What a pass found that `pdfix check` tells besides the records it changes: a file the pass needs
+// and read, or could not read.
+struct PassFinding {
+  uint64_t offset = 0;  // of the record it is about
+  uint32_t part = 0;    // see RecordRef::part
+  std::string record;   // "MMAP2"
+  std::string what;
+  bool repaired = false;  // the pass repairs it; else it stays after fix
 };
 
 class Pass {
@@ -65,6 +76,8 @@ class Pass {
   virtual std::optional<uint32_t> compressed_output(const Session& /*s*/) const {
     return std::nullopt;
   }
+  // After the last record: what `check` should tell that no record change says.
+  virtual std::vector<PassFinding> findings() const { return {}; }
 };
 
 // The passes of one run, in order.

@@ -168,6 +168,8 @@ TEST_F(JitTest, NodeJitdumpNamesWhatPerfInjectJitNames) {
   const auto ours = fixed_and_moved(jit_files);
   expect_same_names(theirs, ours, "JS:*fib");
   EXPECT_NE(fix_summary_.find("1 jitdump"), std::string::npos) << fix_summary_;
+  RunResult check = sh(env() + pdfix() + " check " + quote(dir_ + "/out.data"));
+  EXPECT_EQ(check.status, 0) << check.out;
   // One file for the dump, where perf inject wrote one per function.
   size_t ours_files = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir_ + "/elsewhere/un/.debug")) {
@@ -211,6 +213,11 @@ TEST_F(JitTest, WithoutMonoTheDumpIsLeftAndFixSaysSo) {
       sh(env() + pdfix() + " fix " + quote(dir_ + "/in.data") + " " + quote(dir_ + "/out.data"));
   EXPECT_EQ(fix.status, 3) << fix.err;
   EXPECT_NE(fix.err.find("-k mono"), std::string::npos) << fix.err;
+  // check says so before anything is written: the JIT code stays unknown after fix.
+  RunResult check = sh(env() + pdfix() + " check " + quote(dir_ + "/in.data"));
+  EXPECT_EQ(check.status, 3) << check.out;
+  EXPECT_NE(check.out.find("its jitdump"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("stay [unknown]"), std::string::npos) << check.out;
   RunResult skip = sh(env() + pdfix() + " fix -q --no-jit " + quote(dir_ + "/in.data") + " " +
                       quote(dir_ + "/skipped.data"));
   EXPECT_EQ(skip.status, 0) << skip.err;
