@@ -192,8 +192,9 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
     if (auto p = common_.host->process(m.fields.pid)) where.push_back({p->root + path, true});
   }
   for (const std::string& root : common_.search) where.push_back({root + path, true});
-  for (const std::string& dir : config_.jit_dirs)
+  for (const std::string& dir : config_.jit_dirs) {
     where.push_back({dir + "/" + base_of(path), false});
+  }
 
   const bool has_inode = m.fields.is_mmap2 && !m.fields.has_build_id();
   std::vector<std::string> problems;
@@ -325,8 +326,9 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
       where.push_back({absl::StrCat(p->root, "/tmp/perf-", p->ns_pid, ".map"), true});
     }
   }
-  for (const std::string& dir : config_.jit_dirs)
+  for (const std::string& dir : config_.jit_dirs) {
     where.push_back({dir + "/" + base_of(path), false});
+  }
 
   auto image = std::make_unique<MapImage>();
   for (const Candidate& c : where) {
