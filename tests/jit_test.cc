@@ -394,6 +394,20 @@ TEST_F(InjectJitTest, EveryLoadAndMoveBecomesAMapOfOneFileAtItsTime) {
   EXPECT_EQ(testing::read_file(elf), image->elf.bytes);
 }
 
+TEST_F(InjectJitTest, ADumpMappedAgainAddsNoMoreMaps) {
+  DumpWriter w(false);
+  w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);
+  write(dump_, w.bytes());
+  PerfDataBuilder b;
+  b.attr({.size = 128, .ids = {}, .flags = 1ULL << 25, .clockid = 1})
+      .mmap2(kPid, 0x7000000, 0x1000, 0, dump_, 8, 1, inode(dump_))
+      .mmap2(kPid, 0x7100000, 0x1000, 0, dump_, 8, 1, inode(dump_));
+  const auto out = maps(run(b.build()));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(filenames_[0], dir_ + "/jitted-4242.so");
+  EXPECT_EQ(pass_report_.sources.size(), 1u);
+}
+
 TEST_F(InjectJitTest, WithoutMonotonicTimesTheMarkerStaysAndTheRunIsIncomplete) {
   write(dump_, every_record(false).bytes());
   const auto out = maps(run(recording(false, inode(dump_))));

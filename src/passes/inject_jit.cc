@@ -173,7 +173,13 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
                            .offset = r.offset,
                            .part = r.part,
                            .record = format::record_type_name(r.header.type)};
+  // A runtime that maps its dump again names no new code: the dump's maps are in already.
+  if (!dumps_seen_.insert(absl::StrCat(m.fields.pid, " ", path)).second &&
+      dumped_pids_.contains(m.fields.pid)) {
+    return absl::OkStatus();
+  }
   auto leave = [&](std::string why) {
+    source.found_at.clear();
     source.problem = std::move(why);
     ++report_.dumps_missing;
     report_.sources.push_back(std::move(source));

@@ -97,6 +97,7 @@ class InjectJit : public Repair {
   const Common& common_;
   JitReport report_;
   absl::flat_hash_set<uint32_t> dumped_pids_;
+  absl::flat_hash_set<std::string> dumps_seen_;  // "pid path" of each marker
   absl::flat_hash_map<uint32_t, std::unique_ptr<MapImage>> map_images_;
   transform::Rebuilt rebuilt_;
 };
