@@ -233,7 +233,8 @@ ReadElf read_elf(const Bytes& bytes) {
 }
 
 TEST(JitElf, EveryLoadsCodeAtItsOffsetAndASymbolThere) {
-  auto d = jit::parse_jitdump(every_record(false).bytes());
+  const DumpWriter w = every_record(false);  // the dump views its bytes
+  auto d = jit::parse_jitdump(w.bytes());
   ASSERT_TRUE(d.ok());
   auto image = jit::dump_image(*d);
   ASSERT_TRUE(image.ok()) << image.status();
@@ -256,7 +257,8 @@ TEST(JitElf, EveryLoadsCodeAtItsOffsetAndASymbolThere) {
 }
 
 TEST(JitElf, TheSameDumpGivesTheSameIdAnotherDumpAnother) {
-  auto a = jit::parse_jitdump(every_record(false).bytes());
+  const DumpWriter w = every_record(false);
+  auto a = jit::parse_jitdump(w.bytes());
   auto again = jit::dump_image(*a);
   auto first = jit::dump_image(*a);
   ASSERT_TRUE(first.ok() && again.ok());
