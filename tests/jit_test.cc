@@ -16,6 +16,9 @@
 #include "jit/jit_elf.h"
 #include "jit/jitdump.h"
 #include "jit/perf_map.h"
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
+#include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "passes/inject_jit.h"
 #include "transform/pipeline.h"
@@ -254,6 +257,87 @@ TEST(JitElf, EveryLoadsCodeAtItsOffsetAndASymbolThere) {
               image->elf.bytes.begin() + static_cast<ptrdiff_t>(image->offsets[i] + code.size())),
         code);
   }
+}
+
+// An .eh_frame as a runtime writes it for code of `code_size` bytes: a CIE, one FDE over the
+// code, its address relative to itself with the table at the code's size rounded up to 8; then a
+// terminator, then an 8-byte .eh_frame_hdr.
+Bytes unwinding_for(uint64_t code_size) {
+  const format::Endian e = format::Endian::host();
+  Bytes t(24 + 20 + 4 + 8, 0);
+  e.put_u32(t.data(), 20);  // CIE: id 0, version 1, "zR", align 1 / -8, RA 16, encoding 0x1b
+  const Bytes cie = {1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01};
+  std::copy(cie.begin(), cie.end(), t.begin() + 8);
+  e.put_u32(t.data() + 24, 16);  // FDE
+  e.put_u32(t.data() + 28, 28);  // back to the CIE
+  const uint64_t table_at = (code_size + 7) & ~uint64_t{7};
+  e.put_u32(t.data() + 32, static_cast<uint32_t>(-static_cast<int64_t>(table_at + 32)));
+  e.put_u32(t.data() + 36, static_cast<uint32_t>(code_size));
+  return t;
+}
+
+TEST(JitElf, EveryLoadsUnwindingTableInOneEhFrameAtItsCode) {
+  DumpWriter w(false);
+  w.unwinding(2000, unwinding_for(kCodeA.size()), 8)
+      .load(3000, 0x7000, 1, "JS:a", kCodeA)
+      .unwinding(3500, unwinding_for(kCodeB.size()), 8)
+      .load(4000, 0x7100, 2, "JS:b", kCodeB);
+  auto d = jit::parse_jitdump(w.bytes());
+  ASSERT_TRUE(d.ok());
+  auto image = jit::dump_image(*d);
+  ASSERT_TRUE(image.ok()) << image.status();
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(reinterpret_cast<const char*>(image->elf.bytes.data()),
+                                            image->elf.bytes.size()),
+                            "jit"));
+  ASSERT_TRUE(static_cast<bool>(obj));
+  std::optional<llvm::object::SectionRef> eh;
+  for (const auto& section : (*obj)->sections()) {
+    auto name = section.getName();
+    if (name && *name == ".eh_frame") eh = section;
+  }
+  ASSERT_TRUE(eh.has_value()) << "no .eh_frame";
+  auto contents = eh->getContents();
+  ASSERT_TRUE(static_cast<bool>(contents));
+  llvm::DWARFDebugFrame frame(llvm::Triple::x86_64, true, eh->getAddress());
+  ASSERT_FALSE(static_cast<bool>(frame.parse(llvm::DWARFDataExtractor(*contents, true, 8))));
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& entry : frame.entries()) {
+    if (const auto* fde = llvm::dyn_cast<llvm::dwarf::FDE>(&entry)) {
+      ranges.emplace_back(fde->getInitialLocation(), fde->getAddressRange());
+    }
+  }
+  // Each FDE covers its load's code where the file holds it.
+  EXPECT_EQ(ranges, (std::vector<std::pair<uint64_t, uint64_t>>{
+                        {image->offsets[0], kCodeA.size()}, {image->offsets[1], kCodeB.size()}}));
+}
+
+TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
+  DumpWriter w(false);
+  w.debug_info(2000, 0x7000, {{10, "a.js"}, {11, "\xff"}})
+      .load(3000, 0x7000, 1, "JS:a", kCodeA)
+      .debug_info(3500, 0x7100, {{20, "b.js"}})
+      .load(3600, 0x7200, 2, "JS:c", kCodeB);  // another address: the lines are not its
+  auto d = jit::parse_jitdump(w.bytes());
+  ASSERT_TRUE(d.ok());
+  auto image = jit::dump_image(*d);
+  ASSERT_TRUE(image.ok()) << image.status();
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(reinterpret_cast<const char*>(image->elf.bytes.data()),
+                                            image->elf.bytes.size()),
+                            "jit"));
+  ASSERT_TRUE(static_cast<bool>(obj));
+  auto dwarf = llvm::DWARFContext::create(**obj);
+  auto line_at = [&](uint64_t address) {
+    const llvm::DILineInfo info =
+        dwarf->getLineInfoForAddress({address, llvm::object::SectionedAddress::UndefSection},
+                                     {llvm::DILineInfoSpecifier::FileLineInfoKind::RawValue,
+                                      llvm::DILineInfoSpecifier::FunctionNameKind::None});
+    return absl::StrCat(info.FileName, ":", info.Line);
+  };
+  EXPECT_EQ(line_at(image->offsets[0]), "a.js:10");
+  EXPECT_EQ(line_at(image->offsets[0] + 4), "a.js:11");
+  EXPECT_EQ(line_at(image->offsets[1]), llvm::DILineInfo().FileName + ":0");
 }
 
 TEST(JitElf, TheSameDumpGivesTheSameIdAnotherDumpAnother) {

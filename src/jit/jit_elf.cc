@@ -1,9 +1,15 @@
 #include "jit/jit_elf.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "format/byte_order.h"
+#include "format/utf8.h"
+#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
+#include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
 #include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SHA1.h"
@@ -63,11 +69,20 @@ absl::StatusOr<std::vector<uint8_t>> emit(const std::string& yaml) {
   llvm::SmallVector<char, 0> out;
   llvm::raw_svector_ostream os(out);
   std::string errors;
-  llvm::yaml::Input input(yaml);
+  // The parser's own messages go with the emitter's into the error, not to stderr.
+  llvm::yaml::Input input(
+      yaml, nullptr,
+      [](const llvm::SMDiagnostic& d, void* context) {
+        auto& out = *static_cast<std::string*>(context);
+        absl::StrAppend(&out, out.empty() ? "" : "; ", d.getMessage().str());
+      },
+      &errors);
   const bool ok = llvm::yaml::convertYAML(input, os, [&errors](const llvm::Twine& message) {
     absl::StrAppend(&errors, errors.empty() ? "" : "; ", message.str());
   });
-  if (!ok) return absl::InternalError("writing the JIT code's ELF file: " + errors);
+  if (!ok || input.error()) {
+    return absl::InternalError("writing the JIT code's ELF file: " + errors);
+  }
   return std::vector<uint8_t>(out.begin(), out.end());
 }
 
@@ -123,6 +138,192 @@ class SymbolTable {
   std::string strtab_ = std::string(1, '\0');
 };
 
+uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+llvm::Triple::ArchType triple_arch(uint32_t machine) {
+  if (machine == 62) return llvm::Triple::x86_64;
+  if (machine == 183) return llvm::Triple::aarch64;
+  if (machine == 3) return llvm::Triple::x86;
+  return llvm::Triple::UnknownArch;
+}
+
+// One .eh_frame of every load's: a runtime writes each load's unwinding table to follow its code
+// in memory (.eh_frame at the code's size rounded up to 8, then .eh_frame_hdr), its FDEs' code
+// addresses relative to their own fields. Here the tables sit together after .text: each FDE's
+// address is read (by LLVM) where the table would have been, and written anew where it is.
+class EhFrame {
+ public:
+  EhFrame(uint32_t machine, bool big_endian, uint64_t address)
+      : arch_(triple_arch(machine)),
+        e_(big_endian == (std::endian::native == std::endian::big) ? format::Endian::host()
+                                                                   : format::Endian::swapped()),
+        big_endian_(big_endian),
+        address_(address) {}
+
+  // The table of the load whose code is at `code_at`; tables LLVM cannot read, or whose FDE
+  // addresses are not 4-byte pc-relative (all runtimes' are), are left out.
+  void add(const CodeLoad& l, uint64_t code_at) {
+    if (l.unwinding.size() <= l.eh_frame_hdr_size) return;
+    const auto table = l.unwinding.first(l.unwinding.size() - l.eh_frame_hdr_size);
+    // Up to the terminator, a zero length.
+    uint64_t end = 0;
+    while (end + 4 <= table.size()) {
+      const uint32_t length = e_.u32(table.data() + end);
+      if (length == 0 || length == UINT32_MAX || length > table.size() - end - 4) break;
+      end += 4 + length;
+    }
+    if (end == 0) return;
+    const uint64_t was_at = code_at + align8(l.code.size());
+    llvm::DWARFDebugFrame frame(arch_, /*IsEH=*/true, was_at);
+    const llvm::StringRef bytes(reinterpret_cast<const char*>(table.data()), end);
+    if (llvm::Error err = frame.parse(llvm::DWARFDataExtractor(bytes, !big_endian_, 8))) {
+      llvm::consumeError(std::move(err));
+      return;
+    }
+    std::vector<uint8_t> copy(table.begin(), table.begin() + static_cast<ptrdiff_t>(end));
+    const uint64_t now_at = address_ + bytes_.size();
+    for (const llvm::dwarf::FrameEntry& entry : frame.entries()) {
+      const auto* fde = llvm::dyn_cast<llvm::dwarf::FDE>(&entry);
+      if (fde == nullptr) continue;
+      if (fde->getLinkedCIE() == nullptr ||
+          fde->getLinkedCIE()->getFDEPointerEncoding() !=
+              (llvm::dwarf::DW_EH_PE_pcrel | llvm::dwarf::DW_EH_PE_sdata4)) {
+        return;
+      }
+      // Length, CIE pointer, then the address.
+      const uint64_t field = fde->getOffset() + 8;
+      const auto relative = static_cast<int64_t>(fde->getInitialLocation() - (now_at + field));
+      if (field + 4 > copy.size() || relative < INT32_MIN || relative > INT32_MAX) return;
+      e_.put_u32(copy.data() + field, static_cast<uint32_t>(relative));
+    }
+    bytes_.insert(bytes_.end(), copy.begin(), copy.end());
+  }
+  // The section: the tables and a terminator; empty when no load had one.
+  std::vector<uint8_t> finish() {
+    if (!bytes_.empty()) bytes_.resize(bytes_.size() + 4, 0);
+    return std::move(bytes_);
+  }
+
+ private:
+  llvm::Triple::ArchType arch_;
+  format::Endian e_;
+  bool big_endian_;
+  uint64_t address_;
+  std::vector<uint8_t> bytes_;
+};
+
+// A YAML double-quoted scalar of `s` (bytes that are no UTF-8 shown as \xNN, as text).
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : format::escape_invalid_utf8(s)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// The loads' JIT_CODE_DEBUG_INFO as DWARF: a line program with a sequence per load, its rows at
+// the load's offsets here, and a compile unit whose ranges are those loads' code only (an address
+// of code without lines is then in no unit, and readers say so).
+class LineTable {
+ public:
+  explicit LineTable(bool is_32_bit) : address_size_(is_32_bit ? 4 : 8) {}
+
+  void add(const CodeLoad& l, uint64_t code_at, const DebugInfo& info) {
+    bool begun = false;
+    uint32_t line = 1;
+    uint32_t file = 1;
+    uint64_t at = code_at;
+    for (const LineEntry& e : info.entries) {
+      if (e.addr < l.code_addr || e.addr - l.code_addr >= l.code.size() || e.line == 0) continue;
+      const uint64_t address = code_at + (e.addr - l.code_addr);
+      if (!begun) {
+        set_address(address);
+        begun = true;
+      } else if (address > at) {
+        absl::StrAppend(
+            &opcodes_, "        - Opcode: DW_LNS_advance_pc\n          Data: ", address - at, "\n");
+      } else if (address < at) {
+        continue;  // rows go up in address within a sequence
+      }
+      at = address;
+      auto [it, added] = files_.try_emplace(std::string(e.file), files_.size() + 1);
+      if (added) file_names_.push_back(it->first);
+      if (it->second != file) {
+        file = it->second;
+        absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_set_file\n          Data: ", file,
+                        "\n");
+      }
+      if (e.line != line) {
+        absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_advance_line\n          SData: ",
+                        static_cast<int64_t>(e.line) - line, "\n");
+        line = e.line;
+      }
+      absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_copy\n          Data: 0\n");
+    }
+    if (!begun) return;
+    units_.emplace_back(code_at, l.code.size());
+    absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_advance_pc\n          Data: ",
+                    code_at + l.code.size() - at,
+                    "\n        - Opcode: DW_LNS_extended_op\n          ExtLen: 1\n"
+                    "          SubOpcode: DW_LNE_end_sequence\n");
+  }
+
+  // The DWARF key of the YAML; empty when no load had lines.
+  std::string yaml() const {
+    if (opcodes_.empty()) return "";
+    std::string ranges;
+    for (const auto& [at, size] : units_) {
+      absl::StrAppend(&ranges, "        - LowOffset: 0x", absl::Hex(at),
+                      "\n          HighOffset: 0x", absl::Hex(at + size), "\n");
+    }
+    std::string files;
+    for (const std::string& name : file_names_) {
+      absl::StrAppend(&files, "        - Name: ", quoted(name),
+                      "\n          DirIdx: 0\n          ModTime: 0\n          Length: 0\n");
+    }
+    return absl::StrCat(
+        "DWARF:\n  debug_abbrev:\n    - Table:\n        - Code: 1\n"
+        "          Tag: DW_TAG_compile_unit\n          Children: DW_CHILDREN_no\n"
+        "          Attributes:\n"
+        "            - Attribute: DW_AT_name\n              Form: DW_FORM_string\n"
+        "            - Attribute: DW_AT_stmt_list\n              Form: DW_FORM_sec_offset\n"
+        "            - Attribute: DW_AT_low_pc\n              Form: DW_FORM_addr\n"
+        "            - Attribute: DW_AT_ranges\n              Form: DW_FORM_sec_offset\n"
+        "  debug_ranges:\n    - Offset: 0\n      AddrSize: ",
+        address_size_, "\n      Entries:\n", ranges,
+        "  debug_info:\n    - Version: 4\n      AddrSize: ", address_size_,
+        "\n      Entries:\n        - AbbrCode: 1\n          Values:\n"
+        "            - CStr: \"JIT code\"\n            - Value: 0\n            - Value: 0\n"
+        "            - Value: 0\n"
+        "  debug_line:\n    - Version: 4\n      MinInstLength: 1\n      MaxOpsPerInst: 1\n"
+        "      DefaultIsStmt: 1\n      LineBase: 251\n      LineRange: 14\n      OpcodeBase: 13\n"
+        "      StandardOpcodeLengths: [ 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 ]\n"
+        "      IncludeDirs: []\n      Files:\n",
+        files, "      Opcodes:\n", opcodes_);
+  }
+
+ private:
+  void set_address(uint64_t address) {
+    absl::StrAppend(
+        &opcodes_, "        - Opcode: DW_LNS_extended_op\n          ExtLen: ", address_size_ + 1,
+        "\n          SubOpcode: DW_LNE_set_address\n          Data: 0x", absl::Hex(address), "\n");
+  }
+
+  uint32_t address_size_;
+  std::vector<std::pair<uint64_t, uint64_t>> units_;  // where and how long each load's code is
+  std::map<std::string, uint32_t> files_;
+  std::vector<std::string> file_names_;
+  std::string opcodes_;
+};
+
 }  // namespace
 
 absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
@@ -139,14 +340,33 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   }
   const uint32_t machine = dump.elf_machine != kEmNone ? dump.elf_machine : 62;
   const bool big_endian = dump.swapped == (std::endian::native == std::endian::little);
-  const Body body{
-      .program_headers = program_headers(0, 0, kTextOffset + end, kTextOffset + end),
-      .text = absl::StrCat("  - Name: .text\n    Type: SHT_PROGBITS\n"
-                           "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
-                           absl::Hex(kTextOffset), "\n    Offset: 0x", absl::Hex(kTextOffset),
-                           "\n    AddressAlign: 0x", absl::Hex(kCodeAlign), "\n    Size: 0x",
-                           absl::Hex(end), "\n"),
-      .symbols = symbols.yaml()};
+  const uint64_t eh_at = align8(kTextOffset + end);
+  EhFrame eh(machine, big_endian, eh_at);
+  for (size_t i = 0; i < dump.loads.size(); ++i) eh.add(dump.loads[i], image.offsets[i]);
+  const std::vector<uint8_t> eh_frame = eh.finish();
+  LineTable lines(is_32_bit(machine));
+  for (size_t i = 0; i < dump.loads.size(); ++i) {
+    if (dump.loads[i].lines) {
+      lines.add(dump.loads[i], image.offsets[i], dump.debug_info[*dump.loads[i].lines]);
+    }
+  }
+  code.emplace_back(eh_frame);
+  const uint64_t file_end = eh_frame.empty() ? kTextOffset + end : eh_at + eh_frame.size();
+  std::string sections = absl::StrCat(
+      "  - Name: .text\n    Type: SHT_PROGBITS\n"
+      "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
+      absl::Hex(kTextOffset), "\n    Offset: 0x", absl::Hex(kTextOffset), "\n    AddressAlign: 0x",
+      absl::Hex(kCodeAlign), "\n    Size: 0x", absl::Hex(end), "\n");
+  if (!eh_frame.empty()) {
+    absl::StrAppend(&sections,
+                    "  - Name: .eh_frame\n    Type: SHT_PROGBITS\n    Flags: [ SHF_ALLOC ]\n"
+                    "    Address: 0x",
+                    absl::Hex(eh_at), "\n    Offset: 0x", absl::Hex(eh_at),
+                    "\n    AddressAlign: 8\n    Size: 0x", absl::Hex(eh_frame.size()), "\n");
+  }
+  const Body body{.program_headers = program_headers(0, 0, file_end, file_end),
+                  .text = sections,
+                  .symbols = absl::StrCat(symbols.yaml(), lines.yaml())};
   auto elf = build(machine, big_endian, body, code);
   if (!elf.ok()) return elf.status();
   image.elf = std::move(*elf);
@@ -159,6 +379,12 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
     if (!code_bytes.empty()) {
       std::memcpy(image.elf.bytes.data() + image.offsets[i], code_bytes.data(), code_bytes.size());
     }
+  }
+  if (!eh_frame.empty()) {
+    if (image.elf.bytes.size() < file_end) {
+      return absl::InternalError("the JIT code's ELF file is shorter than its .eh_frame");
+    }
+    std::memcpy(image.elf.bytes.data() + eh_at, eh_frame.data(), eh_frame.size());
   }
   return image;
 }

@@ -76,6 +76,7 @@ absl::StatusOr<JitDump> parse_jitdump(std::span<const uint8_t> bytes) {
   d.arch_timestamp = (e.u64(bytes.data() + 32) & kFlagArchTimestamp) != 0;
 
   std::optional<std::span<const uint8_t>> unwinding;
+  std::optional<size_t> lines;  // a DEBUG_INFO, for the load that follows it
   uint64_t eh_frame_hdr_size = 0;
   uint64_t at = header_size;
   auto cut = [&](uint64_t where) {
@@ -109,6 +110,9 @@ absl::StatusOr<JitDump> parse_jitdump(std::span<const uint8_t> bytes) {
           l.eh_frame_hdr_size = eh_frame_hdr_size;
           unwinding.reset();
         }
+        // Lines are for the load right after them: a later load at the address is other code.
+        if (lines && d.debug_info[*lines].code_addr == l.code_addr) l.lines = lines;
+        lines.reset();
         d.loads.push_back(l);
         break;
       }
@@ -142,6 +146,7 @@ absl::StatusOr<JitDump> parse_jitdump(std::span<const uint8_t> bytes) {
           previous = entry.file;
           info.entries.push_back(entry);
         }
+        lines = d.debug_info.size();
         d.debug_info.push_back(std::move(info));
         break;
       }

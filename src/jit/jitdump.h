@@ -27,6 +27,8 @@ struct CodeLoad {
   // to follow the code in memory (8-byte aligned).
   std::span<const uint8_t> unwinding;
   uint64_t eh_frame_hdr_size = 0;
+  // The JIT_CODE_DEBUG_INFO for this code that came before it (an index into JitDump::debug_info).
+  std::optional<size_t> lines;
 };
 
 struct CodeMove {
@@ -46,7 +48,8 @@ struct LineEntry {
   std::string_view file;
 };
 
-// JIT_CODE_DEBUG_INFO: the lines of the code that the next load at `code_addr` brings.
+// JIT_CODE_DEBUG_INFO: the lines of the code that the next load at `code_addr` brings; each
+// entry's `addr` is in the process.
 struct DebugInfo {
   uint64_t code_addr = 0;
   std::vector<LineEntry> entries;

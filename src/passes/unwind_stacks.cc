@@ -569,8 +569,9 @@ and aarch64 recordings are unwound.)";
       config.resolver.buildid_dir = common.host->buildid_cache();
     }
     if (config.debuginfod_urls.empty()) config.debuginfod_urls = common.host->debuginfod_urls();
-    // What a server sends goes where perf would keep it, made if need be.
-    if (config.resolver.buildid_dir.empty() && !config.debuginfod_urls.empty()) {
+    // Where perf would keep its cache, though it is not there yet: inject-jit makes it in the same
+    // run for the JIT code's ELF files, and what a server sends goes there.
+    if (config.resolver.buildid_dir.empty()) {
       config.resolver.buildid_dir = common.host->buildid_cache_path();
     }
     config.debuginfod_client_cache = common.host->debuginfod_client_cache();

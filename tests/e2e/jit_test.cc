@@ -206,6 +206,70 @@ TEST_F(JitTest, JavaMapFileAtExitNamesWhatPerfNamedWithTheMapInPlace) {
   expect_same_names(theirs, ours, "Work.fib");
 }
 
+// Of the samples whose leaf is `leaf`: how many, and how many of their callchains reach `root`.
+std::pair<size_t, size_t> chains_reaching(const std::string& env, const std::string& data,
+                                          const std::string& leaf, const std::string& root) {
+  RunResult r = sh(env + " perf script -F ip,sym -i " + quote(data) + " 2>/dev/null");
+  EXPECT_EQ(r.status, 0) << r.err;
+  size_t samples = 0;
+  size_t reaching = 0;
+  std::istringstream blocks(r.out + "\n");
+  std::string block;
+  for (std::string line; std::getline(blocks, line);) {
+    if (!line.empty()) {
+      block += line + "\n";
+      continue;
+    }
+    const size_t first = block.find('\n');
+    if (first != std::string::npos && block.substr(0, first).find(leaf) != std::string::npos) {
+      ++samples;
+      if (block.find(root) != std::string::npos) ++reaching;
+    }
+    block.clear();
+  }
+  return {samples, reaching};
+}
+
+TEST_F(JitTest, NodeDwarfStacksUnwindThroughJitFrames) {
+  write("work.js", R"(
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function outer(k) { let s = 0; for (let i = 0; i < k; i++) s += fib(18); return s; }
+function spin(ms) { const end = Date.now() + ms; let s = 0; while (Date.now() < end) s += outer(3); return s; }
+let t = 0; for (let i = 0; i < 4; i++) t += spin(150);
+console.log(t > 0);
+)");
+  record("-k mono --call-graph dwarf -F 999",
+         "node --perf-prof --perf-prof-unwinding-info work.js");
+  RunResult fix = sh(env() + pdfix() + " fix --unwind " + quote(dir_ + "/in.data") + " " +
+                     quote(dir_ + "/out.data"));
+  EXPECT_EQ(fix.status, 0) << fix.err;
+  RunResult without = sh(env() + pdfix() + " fix -q --no-jit --unwind " + quote(dir_ + "/in.data") +
+                         " " + quote(dir_ + "/nojit.data"));
+  EXPECT_TRUE(without.status == 0 || without.status == 3) << without.err;
+  // With the dump's unwinding tables the chains of fib's samples go on through the JIT frames to
+  // node's own; without them they stop at the first JIT frame.
+  const auto [samples, reaching] =
+      chains_reaching(env(), dir_ + "/out.data", "JS:*fib", "node::Start");
+  const auto [all, all_reaching] = chains_reaching(env(), dir_ + "/out.data", "", "node::Start");
+  const size_t reaching_nojit =
+      chains_reaching(env(), dir_ + "/nojit.data", "", "node::Start").second;
+  std::cout << "  " << reaching << " of " << samples << " fib samples reach node::Start; of all "
+            << all << " samples " << all_reaching << ", without the dump " << reaching_nojit
+            << "\n";
+  ASSERT_GT(samples, 100u) << fix.err;
+  EXPECT_GE(reaching * 10, samples * 9) << fix.err;
+  EXPECT_LT(reaching_nojit * 2, all_reaching);
+  // perf gives fib's samples the line the dump gave fib (its file names are V8's own bytes).
+  RunResult lines = sh(env() + " perf report -i " + quote(dir_ + "/out.data") +
+                       " --no-children --sort sym,srcline --stdio -g none 2>/dev/null");
+  std::istringstream rows(lines.out);
+  bool fib_line = false;
+  for (std::string row; std::getline(rows, row);) {
+    if (row.find("JS:*fib") != std::string::npos && row.ends_with(":2")) fib_line = true;
+  }
+  EXPECT_TRUE(fib_line) << lines.out.substr(0, 3000);
+}
+
 TEST_F(JitTest, WithoutMonoTheDumpIsLeftAndFixSaysSo) {
   write("work.js", kNodeWork);
   record("", "node --perf-prof work.js");
