@@ -125,6 +125,10 @@ class Checker : public transform::DryRunObserver {
           format::decode_mmap(r.bytes, session_->endian(), session_->trailer_size(r), r.offset);
       if (!m.ok() || m->has_build_id()) return;
       const format::MapKind kind = format::classify(m->filename, m->misc);
+      if (is_anonymous_code(*m, kind)) {
+        anonymous_code_.emplace(
+            key(r), Idless{std::string(m->filename), r.offset, r.part, name, m->misc, m->pid});
+      }
       if (kind == format::MapKind::kAnonymous || kind == format::MapKind::kVdso) return;
       idless_.emplace(key(r),
                       Idless{std::string(m->filename), r.offset, r.part, name, m->misc, m->pid});
@@ -134,6 +138,12 @@ class Checker : public transform::DryRunObserver {
   void changed(size_t pass, const transform::RecordRef* before,
                const transform::RecordRef* after) override {
     const std::string& by = names_[pass];
+    // A pass named what an anonymous code map held (JIT code), or dropped it for maps that do.
+    if (before != nullptr && before->map != nullptr &&
+        (after == nullptr || after->map == nullptr ||
+         after->map->fields.filename != before->map->fields.filename)) {
+      anonymous_code_.erase(key(*before));
+    }
     if (before != nullptr && after != nullptr) {
       map_changed(*before, *after, by);
     } else if (after != nullptr && after->header.type == format::kHeaderBuildId) {
@@ -169,6 +179,7 @@ class Checker : public transform::DryRunObserver {
     }
     table_findings();
     hits_.finish();
+    jit_code_findings();
     for (const auto& [k, m] : idless_) {
       if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
       if (m.fixed_by.empty()) {
@@ -199,6 +210,33 @@ class Checker : public transform::DryRunObserver {
   }
 
   CheckReport take() { return std::move(report_); }
+
+  static bool is_anonymous_code(const format::MmapRecord& m, format::MapKind kind) {
+    return kind == format::MapKind::kAnonymous && !format::is_kernel_mode(m.misc) &&
+           (m.misc & format::kMiscMmapData) == 0 &&
+           (m.filename.starts_with("//anon") || m.filename.starts_with("[anon:") ||
+            m.filename.starts_with("/memfd:"));
+  }
+
+  // Anonymous code that samples hit and that no pass named: JIT code whose jitdump or map file is
+  // not here. Told once, with the processes.
+  void jit_code_findings() {
+    std::map<uint32_t, const Idless*> by_pid;
+    for (const auto& [k, m] : anonymous_code_) {
+      if (hits_.was_hit(m.misc, m.pid, m.filename)) by_pid.try_emplace(m.pid, &m);
+    }
+    if (by_pid.empty()) return;
+    std::string pids;
+    for (const auto& [pid, m] : by_pid) absl::StrAppend(&pids, pids.empty() ? "" : ", ", pid);
+    const Idless& first = *by_pid.begin()->second;
+    add(first.part,
+        {Severity::kNote, first.offset, first.record,
+         absl::StrCat("samples hit anonymous code (JIT code?) of process",
+                      by_pid.size() == 1 ? " " : "es ", pids,
+                      " that no jitdump or /tmp/perf-PID.map here names: its functions stay "
+                      "unnamed unless the map files are given (fix --jit-dir)"),
+         ""});
+  }
 
  private:
   using Key = std::tuple<uint32_t, uint64_t, uint64_t, bool>;
@@ -389,6 +427,7 @@ class Checker : public transform::DryRunObserver {
   uint32_t read_part_ = 0;
   uint64_t table_offset_ = 0;
   std::map<Key, Idless> idless_;
+  std::map<Key, Idless> anonymous_code_;  // maps of JIT code, until a pass names them
   DsoHits hits_;
   std::vector<Inserted> inserted_;
   std::vector<std::pair<std::string, std::vector<BuildIdEntry>>> tables_;

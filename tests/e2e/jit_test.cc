@@ -191,6 +191,10 @@ TEST_F(JitTest, NodeMapFileNamesWhatPerfNamedWithTheMapInPlace) {
   const auto ours = fixed_and_moved({map});
   expect_same_names(theirs, ours, "JS:*fib");
   EXPECT_NE(fix_summary_.find("1 perf map file"), std::string::npos) << fix_summary_;
+  // The map file gone, check of the input says the JIT code can no longer be named.
+  RunResult check = sh(env() + pdfix() + " check " + quote(dir_ + "/in.data"));
+  EXPECT_NE(check.out.find("anonymous code (JIT code?) of process"), std::string::npos)
+      << check.out;
 }
 
 TEST_F(JitTest, JavaMapFileAtExitNamesWhatPerfNamedWithTheMapInPlace) {
