@@ -292,9 +292,11 @@ TEST(JitElf, EveryLoadsUnwindingTableInOneEhFrameAtItsCode) {
                             "jit"));
   ASSERT_TRUE(static_cast<bool>(obj));
   std::optional<llvm::object::SectionRef> eh;
+  std::optional<llvm::object::SectionRef> hdr;
   for (const auto& section : (*obj)->sections()) {
     auto name = section.getName();
     if (name && *name == ".eh_frame") eh = section;
+    if (name && *name == ".eh_frame_hdr") hdr = section;
   }
   ASSERT_TRUE(eh.has_value()) << "no .eh_frame";
   auto contents = eh->getContents();
@@ -310,6 +312,22 @@ TEST(JitElf, EveryLoadsUnwindingTableInOneEhFrameAtItsCode) {
   // Each FDE covers its load's code where the file holds it.
   EXPECT_EQ(ranges, (std::vector<std::pair<uint64_t, uint64_t>>{
                         {image->offsets[0], kCodeA.size()}, {image->offsets[1], kCodeB.size()}}));
+  // .eh_frame_hdr (what libunwind searches): the .eh_frame's address, then each FDE by the code
+  // it covers, relative to the header.
+  ASSERT_TRUE(hdr.has_value()) << "no .eh_frame_hdr";
+  auto table = hdr->getContents();
+  ASSERT_TRUE(static_cast<bool>(table));
+  ASSERT_EQ(table->size(), 12u + 2 * 8);
+  const format::Endian e = format::Endian::host();
+  const auto* h = reinterpret_cast<const uint8_t*>(table->data());
+  EXPECT_EQ(h[0], 1);
+  EXPECT_EQ(hdr->getAddress() + 4 + static_cast<int32_t>(e.u32(h + 4)), eh->getAddress());
+  EXPECT_EQ(e.u32(h + 8), 2u);
+  EXPECT_EQ(hdr->getAddress() + static_cast<int32_t>(e.u32(h + 12)), image->offsets[0]);
+  EXPECT_EQ(hdr->getAddress() + static_cast<int32_t>(e.u32(h + 20)), image->offsets[1]);
+  const uint64_t second_fde = hdr->getAddress() + static_cast<int32_t>(e.u32(h + 24));
+  EXPECT_GT(second_fde, eh->getAddress());
+  EXPECT_LT(second_fde, eh->getAddress() + eh->getSize());
 }
 
 TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {

@@ -182,6 +182,7 @@ class EhFrame {
     }
     std::vector<uint8_t> copy(table.begin(), table.begin() + static_cast<ptrdiff_t>(end));
     const uint64_t now_at = address_ + bytes_.size();
+    std::vector<std::pair<uint64_t, uint64_t>> fdes;
     for (const llvm::dwarf::FrameEntry& entry : frame.entries()) {
       const auto* fde = llvm::dyn_cast<llvm::dwarf::FDE>(&entry);
       if (fde == nullptr) continue;
@@ -195,13 +196,32 @@ class EhFrame {
       const auto relative = static_cast<int64_t>(fde->getInitialLocation() - (now_at + field));
       if (field + 4 > copy.size() || relative < INT32_MIN || relative > INT32_MAX) return;
       e_.put_u32(copy.data() + field, static_cast<uint32_t>(relative));
+      fdes.emplace_back(fde->getInitialLocation(), now_at + fde->getOffset());
     }
     bytes_.insert(bytes_.end(), copy.begin(), copy.end());
+    fdes_.insert(fdes_.end(), fdes.begin(), fdes.end());
   }
   // The section: the tables and a terminator; empty when no load had one.
   std::vector<uint8_t> finish() {
     if (!bytes_.empty()) bytes_.resize(bytes_.size() + 4, 0);
     return std::move(bytes_);
+  }
+  // .eh_frame_hdr at `at`, for unwinders that find FDEs only through it (libunwind, which perf
+  // uses): the .eh_frame's address and a table of every FDE by the address it covers, sorted.
+  std::vector<uint8_t> header(uint64_t at) {
+    std::sort(fdes_.begin(), fdes_.end());
+    std::vector<uint8_t> hdr(12 + 8 * fdes_.size());
+    hdr[0] = 1;                                                             // version
+    hdr[1] = llvm::dwarf::DW_EH_PE_pcrel | llvm::dwarf::DW_EH_PE_sdata4;    // .eh_frame's address
+    hdr[2] = llvm::dwarf::DW_EH_PE_udata4;                                  // the count
+    hdr[3] = llvm::dwarf::DW_EH_PE_datarel | llvm::dwarf::DW_EH_PE_sdata4;  // the table
+    e_.put_u32(hdr.data() + 4, static_cast<uint32_t>(address_ - (at + 4)));
+    e_.put_u32(hdr.data() + 8, static_cast<uint32_t>(fdes_.size()));
+    for (size_t i = 0; i < fdes_.size(); ++i) {
+      e_.put_u32(hdr.data() + 12 + 8 * i, static_cast<uint32_t>(fdes_[i].first - at));
+      e_.put_u32(hdr.data() + 16 + 8 * i, static_cast<uint32_t>(fdes_[i].second - at));
+    }
+    return hdr;
   }
 
  private:
@@ -210,6 +230,7 @@ class EhFrame {
   bool big_endian_;
   uint64_t address_;
   std::vector<uint8_t> bytes_;
+  std::vector<std::pair<uint64_t, uint64_t>> fdes_;  // code address, FDE address
 };
 
 // A YAML double-quoted scalar of `s` (bytes that are no UTF-8 shown as \xNN, as text).
@@ -344,6 +365,9 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   EhFrame eh(machine, big_endian, eh_at);
   for (size_t i = 0; i < dump.loads.size(); ++i) eh.add(dump.loads[i], image.offsets[i]);
   const std::vector<uint8_t> eh_frame = eh.finish();
+  const uint64_t hdr_at = align8(eh_at + eh_frame.size());
+  const std::vector<uint8_t> eh_frame_hdr =
+      eh_frame.empty() ? std::vector<uint8_t>() : eh.header(hdr_at);
   LineTable lines(is_32_bit(machine));
   for (size_t i = 0; i < dump.loads.size(); ++i) {
     if (dump.loads[i].lines) {
@@ -351,7 +375,8 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
     }
   }
   code.emplace_back(eh_frame);
-  const uint64_t file_end = eh_frame.empty() ? kTextOffset + end : eh_at + eh_frame.size();
+  code.emplace_back(eh_frame_hdr);
+  const uint64_t file_end = eh_frame.empty() ? kTextOffset + end : hdr_at + eh_frame_hdr.size();
   std::string sections = absl::StrCat(
       "  - Name: .text\n    Type: SHT_PROGBITS\n"
       "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
@@ -362,9 +387,19 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
                     "  - Name: .eh_frame\n    Type: SHT_PROGBITS\n    Flags: [ SHF_ALLOC ]\n"
                     "    Address: 0x",
                     absl::Hex(eh_at), "\n    Offset: 0x", absl::Hex(eh_at),
-                    "\n    AddressAlign: 8\n    Size: 0x", absl::Hex(eh_frame.size()), "\n");
+                    "\n    AddressAlign: 8\n    Size: 0x", absl::Hex(eh_frame.size()), "\n",
+                    "  - Name: .eh_frame_hdr\n    Type: SHT_PROGBITS\n    Flags: [ SHF_ALLOC ]\n"
+                    "    Address: 0x",
+                    absl::Hex(hdr_at), "\n    Offset: 0x", absl::Hex(hdr_at),
+                    "\n    AddressAlign: 4\n    Size: 0x", absl::Hex(eh_frame_hdr.size()), "\n");
   }
-  const Body body{.program_headers = program_headers(0, 0, file_end, file_end),
+  std::string headers = program_headers(0, 0, file_end, file_end);
+  if (!eh_frame.empty()) {
+    absl::StrAppend(&headers, "  - Type: PT_GNU_EH_FRAME\n    Flags: [ PF_R ]\n    VAddr: 0x",
+                    absl::Hex(hdr_at),
+                    "\n    FirstSec: .eh_frame_hdr\n    LastSec: .eh_frame_hdr\n");
+  }
+  const Body body{.program_headers = headers,
                   .text = sections,
                   .symbols = absl::StrCat(symbols.yaml(), lines.yaml())};
   auto elf = build(machine, big_endian, body, code);
@@ -385,6 +420,7 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
       return absl::InternalError("the JIT code's ELF file is shorter than its .eh_frame");
     }
     std::memcpy(image.elf.bytes.data() + eh_at, eh_frame.data(), eh_frame.size());
+    std::memcpy(image.elf.bytes.data() + hdr_at, eh_frame_hdr.data(), eh_frame_hdr.size());
   }
   return image;
 }
