@@ -335,7 +335,8 @@ TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
   w.debug_info(2000, 0x7000, {{10, "a.js"}, {11, "\xff"}})
       .load(3000, 0x7000, 1, "JS:a", kCodeA)
       .debug_info(3500, 0x7100, {{20, "b.js"}})
-      .load(3600, 0x7200, 2, "JS:c", kCodeB);  // another address: the lines are not its
+      .load(3600, 0x7200, 2, "JS:c", kCodeB)   // another address: the lines are not its
+      .load(3700, 0x7100, 3, "JS:d", kCodeB);  // nor of later code at their address
   auto d = jit::parse_jitdump(w.bytes());
   ASSERT_TRUE(d.ok());
   auto image = jit::dump_image(*d);
@@ -356,6 +357,7 @@ TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
   EXPECT_EQ(line_at(image->offsets[0]), "a.js:10");
   EXPECT_EQ(line_at(image->offsets[0] + 4), "a.js:11");
   EXPECT_EQ(line_at(image->offsets[1]), llvm::DILineInfo().FileName + ":0");
+  EXPECT_EQ(line_at(image->offsets[2]), llvm::DILineInfo().FileName + ":0");
 }
 
 TEST(JitElf, TheSameDumpGivesTheSameIdAnotherDumpAnother) {

@@ -7,9 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/byte_order.h"
-#include "format/utf8.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
+#include "llvm/ObjectYAML/DWARFEmitter.h"
+#include "llvm/ObjectYAML/DWARFYAML.h"
 #include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SHA1.h"
@@ -233,29 +234,24 @@ class EhFrame {
   std::vector<std::pair<uint64_t, uint64_t>> fdes_;  // code address, FDE address
 };
 
-// A YAML double-quoted scalar of `s` (bytes that are no UTF-8 shown as \xNN, as text).
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : format::escape_invalid_utf8(s)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7f) {
-      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // The loads' JIT_CODE_DEBUG_INFO as DWARF: a line program with a sequence per load, its rows at
 // the load's offsets here, and a compile unit whose ranges are those loads' code only (an address
-// of code without lines is then in no unit, and readers say so).
+// of code without lines is then in no unit, and readers say so). The line program and the ranges
+// can be large (a row per line of every function): LLVM's DWARF emitter writes them from its
+// structures, not through YAML.
 class LineTable {
  public:
-  explicit LineTable(bool is_32_bit) : address_size_(is_32_bit ? 4 : 8) {}
+  LineTable(bool is_32_bit, bool big_endian)
+      : address_size_(is_32_bit ? 4 : 8), big_endian_(big_endian) {
+    table_.Format = llvm::dwarf::DWARF32;
+    table_.Version = 4;
+    table_.MinInstLength = 1;
+    table_.MaxOpsPerInst = 1;
+    table_.DefaultIsStmt = 1;
+    table_.LineBase = static_cast<uint8_t>(-5);
+    table_.LineRange = 14;
+    table_.OpcodeBase = 13;
+  }
 
   void add(const CodeLoad& l, uint64_t code_at, const DebugInfo& info) {
     bool begun = false;
@@ -266,83 +262,107 @@ class LineTable {
       if (e.addr < l.code_addr || e.addr - l.code_addr >= l.code.size() || e.line == 0) continue;
       const uint64_t address = code_at + (e.addr - l.code_addr);
       if (!begun) {
-        set_address(address);
+        extended(llvm::dwarf::DW_LNE_set_address, address_size_ + 1, address);
         begun = true;
       } else if (address > at) {
-        absl::StrAppend(
-            &opcodes_, "        - Opcode: DW_LNS_advance_pc\n          Data: ", address - at, "\n");
+        standard(llvm::dwarf::DW_LNS_advance_pc, address - at);
       } else if (address < at) {
         continue;  // rows go up in address within a sequence
       }
       at = address;
       auto [it, added] = files_.try_emplace(std::string(e.file), files_.size() + 1);
-      if (added) file_names_.push_back(it->first);
+      if (added) file_names_.push_back(&it->first);
       if (it->second != file) {
         file = it->second;
-        absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_set_file\n          Data: ", file,
-                        "\n");
+        standard(llvm::dwarf::DW_LNS_set_file, file);
       }
       if (e.line != line) {
-        absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_advance_line\n          SData: ",
-                        static_cast<int64_t>(e.line) - line, "\n");
+        llvm::DWARFYAML::LineTableOpcode op{};
+        op.Opcode = llvm::dwarf::DW_LNS_advance_line;
+        op.SData = static_cast<int64_t>(e.line) - line;
+        table_.Opcodes.push_back(op);
         line = e.line;
       }
-      absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_copy\n          Data: 0\n");
+      standard(llvm::dwarf::DW_LNS_copy, 0);
     }
     if (!begun) return;
-    units_.emplace_back(code_at, l.code.size());
-    absl::StrAppend(&opcodes_, "        - Opcode: DW_LNS_advance_pc\n          Data: ",
-                    code_at + l.code.size() - at,
-                    "\n        - Opcode: DW_LNS_extended_op\n          ExtLen: 1\n"
-                    "          SubOpcode: DW_LNE_end_sequence\n");
+    ranges_.push_back({llvm::yaml::Hex64(code_at), llvm::yaml::Hex64(code_at + l.code.size())});
+    standard(llvm::dwarf::DW_LNS_advance_pc, code_at + l.code.size() - at);
+    extended(llvm::dwarf::DW_LNE_end_sequence, 1, 0);
   }
 
-  // The DWARF key of the YAML; empty when no load had lines.
-  std::string yaml() const {
-    if (opcodes_.empty()) return "";
-    std::string ranges;
-    for (const auto& [at, size] : units_) {
-      absl::StrAppend(&ranges, "        - LowOffset: 0x", absl::Hex(at),
-                      "\n          HighOffset: 0x", absl::Hex(at + size), "\n");
+  // The .debug_line and .debug_ranges sections as YAML entries (their bytes by LLVM's emitter),
+  // and the DWARF key with the unit that names them; both empty when no load had lines.
+  absl::StatusOr<std::pair<std::string, std::string>> yaml() {
+    if (ranges_.empty()) return std::pair<std::string, std::string>();
+    for (const std::string* name : file_names_) table_.Files.push_back({*name, 0, 0, 0});
+    llvm::DWARFYAML::Data lines;
+    lines.IsLittleEndian = !big_endian_;
+    lines.Is64BitAddrSize = address_size_ == 8;
+    lines.DebugLines.push_back(table_);
+    lines.DebugRanges.emplace();
+    lines.DebugRanges->push_back({.Offset = llvm::yaml::Hex64(0),
+                                  .AddrSize = llvm::yaml::Hex8(address_size_),
+                                  .Entries = ranges_});
+    std::string line_bytes;
+    std::string range_bytes;
+    llvm::raw_string_ostream line_out(line_bytes);
+    llvm::raw_string_ostream range_out(range_bytes);
+    if (llvm::Error err = llvm::DWARFYAML::emitDebugLine(line_out, lines)) {
+      return absl::InternalError("writing the JIT code's line table: " +
+                                 llvm::toString(std::move(err)));
     }
-    std::string files;
-    for (const std::string& name : file_names_) {
-      absl::StrAppend(&files, "        - Name: ", quoted(name),
-                      "\n          DirIdx: 0\n          ModTime: 0\n          Length: 0\n");
+    if (llvm::Error err = llvm::DWARFYAML::emitDebugRanges(range_out, lines)) {
+      return absl::InternalError("writing the JIT code's ranges: " +
+                                 llvm::toString(std::move(err)));
     }
-    return absl::StrCat(
-        "DWARF:\n  debug_abbrev:\n    - Table:\n        - Code: 1\n"
-        "          Tag: DW_TAG_compile_unit\n          Children: DW_CHILDREN_no\n"
-        "          Attributes:\n"
-        "            - Attribute: DW_AT_name\n              Form: DW_FORM_string\n"
-        "            - Attribute: DW_AT_stmt_list\n              Form: DW_FORM_sec_offset\n"
-        "            - Attribute: DW_AT_low_pc\n              Form: DW_FORM_addr\n"
-        "            - Attribute: DW_AT_ranges\n              Form: DW_FORM_sec_offset\n"
-        "  debug_ranges:\n    - Offset: 0\n      AddrSize: ",
-        address_size_, "\n      Entries:\n", ranges,
-        "  debug_info:\n    - Version: 4\n      AddrSize: ", address_size_,
-        "\n      Entries:\n        - AbbrCode: 1\n          Values:\n"
-        "            - CStr: \"JIT code\"\n            - Value: 0\n            - Value: 0\n"
-        "            - Value: 0\n"
-        "  debug_line:\n    - Version: 4\n      MinInstLength: 1\n      MaxOpsPerInst: 1\n"
-        "      DefaultIsStmt: 1\n      LineBase: 251\n      LineRange: 14\n      OpcodeBase: 13\n"
-        "      StandardOpcodeLengths: [ 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 ]\n"
-        "      IncludeDirs: []\n      Files:\n",
-        files, "      Opcodes:\n", opcodes_);
+    auto section = [](const char* name, const std::string& bytes) {
+      std::string hex;
+      hex.reserve(bytes.size() * 2);
+      for (const char c : bytes) {
+        absl::StrAppend(&hex, absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+      }
+      return absl::StrCat("  - Name: ", name, "\n    Type: SHT_PROGBITS\n    Content: ", hex, "\n");
+    };
+    return std::pair<std::string, std::string>(
+        absl::StrCat(section(".debug_line", line_bytes), section(".debug_ranges", range_bytes)),
+        absl::StrCat(
+            "DWARF:\n  debug_abbrev:\n    - Table:\n        - Code: 1\n"
+            "          Tag: DW_TAG_compile_unit\n          Children: DW_CHILDREN_no\n"
+            "          Attributes:\n"
+            "            - Attribute: DW_AT_name\n              Form: DW_FORM_string\n"
+            "            - Attribute: DW_AT_stmt_list\n              Form: DW_FORM_sec_offset\n"
+            "            - Attribute: DW_AT_low_pc\n              Form: DW_FORM_addr\n"
+            "            - Attribute: DW_AT_ranges\n              Form: DW_FORM_sec_offset\n"
+            "  debug_info:\n    - Version: 4\n      AddrSize: ",
+            address_size_,
+            "\n      Entries:\n        - AbbrCode: 1\n          Values:\n"
+            "            - CStr: \"JIT code\"\n            - Value: 0\n            - Value: 0\n"
+            "            - Value: 0\n"));
   }
 
  private:
-  void set_address(uint64_t address) {
-    absl::StrAppend(
-        &opcodes_, "        - Opcode: DW_LNS_extended_op\n          ExtLen: ", address_size_ + 1,
-        "\n          SubOpcode: DW_LNE_set_address\n          Data: 0x", absl::Hex(address), "\n");
+  void standard(llvm::dwarf::LineNumberOps opcode, uint64_t data) {
+    llvm::DWARFYAML::LineTableOpcode op{};
+    op.Opcode = opcode;
+    op.Data = data;
+    table_.Opcodes.push_back(op);
+  }
+  void extended(llvm::dwarf::LineNumberExtendedOps sub, uint64_t length, uint64_t data) {
+    llvm::DWARFYAML::LineTableOpcode op{};
+    op.Opcode = llvm::dwarf::DW_LNS_extended_op;
+    op.ExtLen = length;
+    op.SubOpcode = sub;
+    op.Data = data;
+    table_.Opcodes.push_back(op);
   }
 
-  uint32_t address_size_;
-  std::vector<std::pair<uint64_t, uint64_t>> units_;  // where and how long each load's code is
+  uint8_t address_size_;
+  bool big_endian_;
+  llvm::DWARFYAML::LineTable table_{};
+  std::vector<llvm::DWARFYAML::RangeEntry> ranges_;  // each load's code with lines
   std::map<std::string, uint32_t> files_;
-  std::vector<std::string> file_names_;
-  std::string opcodes_;
+  std::vector<const std::string*> file_names_;  // by index, into files_
 };
 
 }  // namespace
@@ -368,12 +388,14 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   const uint64_t hdr_at = align8(eh_at + eh_frame.size());
   const std::vector<uint8_t> eh_frame_hdr =
       eh_frame.empty() ? std::vector<uint8_t>() : eh.header(hdr_at);
-  LineTable lines(is_32_bit(machine));
+  LineTable lines(is_32_bit(machine), big_endian);
   for (size_t i = 0; i < dump.loads.size(); ++i) {
     if (dump.loads[i].lines) {
       lines.add(dump.loads[i], image.offsets[i], dump.debug_info[*dump.loads[i].lines]);
     }
   }
+  auto line_sections = lines.yaml();
+  if (!line_sections.ok()) return line_sections.status();
   code.emplace_back(eh_frame);
   code.emplace_back(eh_frame_hdr);
   const uint64_t file_end = eh_frame.empty() ? kTextOffset + end : hdr_at + eh_frame_hdr.size();
@@ -399,9 +421,10 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
                     absl::Hex(hdr_at),
                     "\n    FirstSec: .eh_frame_hdr\n    LastSec: .eh_frame_hdr\n");
   }
-  const Body body{.program_headers = headers,
-                  .text = sections,
-                  .symbols = absl::StrCat(symbols.yaml(), lines.yaml())};
+  const Body body{
+      .program_headers = headers,
+      .text = sections,
+      .symbols = absl::StrCat(line_sections->first, symbols.yaml(), line_sections->second)};
   auto elf = build(machine, big_endian, body, code);
   if (!elf.ok()) return elf.status();
   image.elf = std::move(*elf);
