@@ -39,12 +39,12 @@ std::string header(uint32_t machine, bool big_endian) {
       absl::Hex(machine), "\n");
 }
 
-// The sections and symbols after the headers; `text` describes .text, `symbols` .strtab and the
-// symbols.
+// The YAML after the file header: the program headers, the sections after the build-id note, and
+// the rest (symbols, DWARF units).
 struct Body {
   std::string program_headers;
-  std::string text;
-  std::string symbols;
+  std::string sections;
+  std::string rest;
 };
 
 std::string note_section(const format::BuildId& id) {
@@ -90,10 +90,10 @@ absl::StatusOr<std::vector<uint8_t>> emit(const std::string& yaml) {
 absl::StatusOr<ElfImage> build(uint32_t machine, bool big_endian, const Body& body,
                                std::span<const std::span<const uint8_t>> code) {
   const std::string described =
-      absl::StrCat(header(machine, big_endian), body.program_headers, body.text, body.symbols);
+      absl::StrCat(header(machine, big_endian), body.program_headers, body.sections, body.rest);
   ElfImage image{.id = sha1_id(described, code)};
   auto bytes = emit(absl::StrCat(header(machine, big_endian), body.program_headers, "Sections:\n",
-                                 note_section(image.id), body.text, body.symbols));
+                                 note_section(image.id), body.sections, body.rest));
   if (!bytes.ok()) return bytes.status();
   image.bytes = std::move(*bytes);
   return image;
@@ -423,8 +423,8 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   }
   const Body body{
       .program_headers = headers,
-      .text = sections,
-      .symbols = absl::StrCat(line_sections->first, symbols.yaml(), line_sections->second)};
+      .sections = sections,
+      .rest = absl::StrCat(line_sections->first, symbols.yaml(), line_sections->second)};
   auto elf = build(machine, big_endian, body, code);
   if (!elf.ok()) return elf.status();
   image.elf = std::move(*elf);
@@ -465,11 +465,11 @@ absl::StatusOr<SymbolImage> symbol_image(std::span<const MapSymbol> symbols, uin
   const uint64_t size = hi - image.base;
   const Body body{
       .program_headers = program_headers(kTextOffset, kTextOffset, 0, size),
-      .text = absl::StrCat("  - Name: .text\n    Type: SHT_NOBITS\n"
-                           "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
-                           absl::Hex(kTextOffset), "\n    Offset: 0x", absl::Hex(kTextOffset),
-                           "\n    Size: 0x", absl::Hex(size), "\n"),
-      .symbols = listed.yaml()};
+      .sections = absl::StrCat("  - Name: .text\n    Type: SHT_NOBITS\n"
+                               "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
+                               absl::Hex(kTextOffset), "\n    Offset: 0x", absl::Hex(kTextOffset),
+                               "\n    Size: 0x", absl::Hex(size), "\n"),
+      .rest = listed.yaml()};
   auto elf = build(elf_machine, big_endian, body, {});
   if (!elf.ok()) return elf.status();
   image.elf = std::move(*elf);
