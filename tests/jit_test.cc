@@ -190,6 +190,19 @@ TEST(PerfMap, ParsesLinesAndSkipsWhatIsNoSymbol) {
   EXPECT_EQ(skipped, 2u);  // "nonsense" and the line without its newline
 }
 
+// An ELF image as LLVM's object reader opens it (viewing `bytes`).
+llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> object_of(const Bytes& bytes) {
+  return llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "jit"));
+}
+
+// The ELF file of the dump `w` writes.
+absl::StatusOr<jit::DumpImage> image_of(const DumpWriter& w) {
+  auto d = jit::parse_jitdump(w.bytes());
+  if (!d.ok()) return d.status();
+  return jit::dump_image(*d);
+}
+
 // The ELF file as LLVM's reader sees it: each symbol's value and the bytes at its file offset.
 struct ReadElf {
   std::map<std::string, std::pair<uint64_t, uint64_t>> symbols;  // name -> (value, size)
@@ -198,8 +211,7 @@ struct ReadElf {
 };
 ReadElf read_elf(const Bytes& bytes) {
   ReadElf r;
-  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
-      llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "jit"));
+  auto obj = object_of(bytes);
   EXPECT_TRUE(static_cast<bool>(obj));
   if (!obj) {
     llvm::consumeError(obj.takeError());
@@ -282,14 +294,9 @@ TEST(JitElf, EveryLoadsUnwindingTableInOneEhFrameAtItsCode) {
       .load(3000, 0x7000, 1, "JS:a", kCodeA)
       .unwinding(3500, unwinding_for(kCodeB.size()), 8)
       .load(4000, 0x7100, 2, "JS:b", kCodeB);
-  auto d = jit::parse_jitdump(w.bytes());
-  ASSERT_TRUE(d.ok());
-  auto image = jit::dump_image(*d);
+  auto image = image_of(w);
   ASSERT_TRUE(image.ok()) << image.status();
-  auto obj = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(reinterpret_cast<const char*>(image->elf.bytes.data()),
-                                            image->elf.bytes.size()),
-                            "jit"));
+  auto obj = object_of(image->elf.bytes);
   ASSERT_TRUE(static_cast<bool>(obj));
   std::optional<llvm::object::SectionRef> eh;
   std::optional<llvm::object::SectionRef> hdr;
@@ -337,14 +344,9 @@ TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
       .debug_info(3500, 0x7100, {{20, "b.js"}})
       .load(3600, 0x7200, 2, "JS:c", kCodeB)   // another address: the lines are not its
       .load(3700, 0x7100, 3, "JS:d", kCodeB);  // nor of later code at their address
-  auto d = jit::parse_jitdump(w.bytes());
-  ASSERT_TRUE(d.ok());
-  auto image = jit::dump_image(*d);
+  auto image = image_of(w);
   ASSERT_TRUE(image.ok()) << image.status();
-  auto obj = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(reinterpret_cast<const char*>(image->elf.bytes.data()),
-                                            image->elf.bytes.size()),
-                            "jit"));
+  auto obj = object_of(image->elf.bytes);
   ASSERT_TRUE(static_cast<bool>(obj));
   auto dwarf = llvm::DWARFContext::create(**obj);
   auto line_at = [&](uint64_t address) {
