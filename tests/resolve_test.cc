@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -15,9 +16,11 @@
 
 #include "absl/status/status.h"
 #include "fixture/fake_host.h"
+#include "format/machine.h"
 #include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/module_area.h"
+#include "resolve/mountinfo.h"
 #include "resolve/proc_modules.h"
 #include "resolve/resolver.h"
 
@@ -323,19 +326,29 @@ MapQuery user_map(const std::string& path, bool with_inode = false) {
 
 TEST_F(ResolveFiles, TheMappedInodeOrNothing) {
   const testing::FakeHost host;
-  const Recording rec = this_boot(host);
+  Recording rec = this_boot(host);
   Resolver r({}, host);
   MapQuery q = user_map(dir_ + "/prog", true);
   ASSERT_TRUE(r.resolve(q, rec.view()).id.has_value());
   EXPECT_EQ(hex_of(r.resolve(q, rec.view()).id), expected_);
   EXPECT_EQ(r.resolve(q, rec.view()).source, "file");
-  // Replaced after recording: same path, another inode.
+  // Replaced since the recording began: same path, another inode, made after the start.
+  rec.started_at = (time(nullptr) - 60) * kSecond;
   fs::copy_file(dir_ + "/prog", dir_ + "/prog.new");
   fs::rename(dir_ + "/prog.new", dir_ + "/prog");
   Resolver again({}, host);
   const Resolution& res = again.resolve(q, rec.view());
   EXPECT_FALSE(res.id.has_value());
-  EXPECT_NE(res.reason.find("inode differs"), std::string::npos) << res.reason;
+  EXPECT_NE(res.reason.find("replaced"), std::string::npos) << res.reason;
+  // The same file, but the recording began after it was made: the map was another file at that
+  // path, never this one.
+  rec.started_at = (time(nullptr) + 60) * kSecond;
+  Resolver older({}, host);
+  const Resolution& other = older.resolve(q, rec.view());
+  EXPECT_FALSE(other.id.has_value());
+  EXPECT_EQ(other.reason.find("replaced"), std::string::npos) << other.reason;
+  EXPECT_NE(other.reason.find("give its root or layers with --search"), std::string::npos)
+      << other.reason;
 }
 
 // A chroot's or container's file at a path where the host has another: the map's inode is found
@@ -410,10 +423,10 @@ TEST_F(ResolveFiles, AnInodeNumberAloneProvesOnlyAnOverlaysMap) {
   q.min = 4242;  // an anonymous device of this machine
   Resolver gone({.search = {layer}}, host);
   EXPECT_EQ(hex_of(gone.resolve(q, rec.view()).id), expected_);
-  host.mounts[{0, 4242}] = "overlay";
+  host.mounts[{0, 4242}] = {.type = "overlay"};
   Resolver overlay({.search = {layer}}, host);
   EXPECT_EQ(hex_of(overlay.resolve(q, rec.view()).id), expected_);
-  host.mounts[{0, 4242}] = "btrfs";
+  host.mounts[{0, 4242}] = {.type = "btrfs"};
   Resolver btrfs({.search = {layer}}, host);
   EXPECT_FALSE(btrfs.resolve(q, rec.view()).id.has_value());
 }
@@ -435,7 +448,7 @@ TEST_F(ResolveFiles, AnotherHostsRecordingIsNotGivenThisMachinesFiles) {
   Resolver r({}, host);
   const Resolution& res = r.resolve(user_map(dir_ + "/prog", true), rec.view());
   EXPECT_FALSE(res.id.has_value());
-  EXPECT_NE(res.reason.find("another host"), std::string::npos) << res.reason;
+  EXPECT_NE(res.reason.find("recorded on recorder-elsewhere"), std::string::npos) << res.reason;
   // A sysroot is the other host's files: that works.
   Resolver with_root({.sysroot = "/"}, host);
   const Resolution& rooted = with_root.resolve(user_map(dir_ + "/prog"), rec.view());
@@ -542,7 +555,8 @@ TEST_F(ResolveFiles, AStaleFileGivesWayToTheIdTheCacheProves) {
   EXPECT_EQ(hex_of(res.id), had);
   // Without the cache the stale file is refused, and says why.
   Resolver none({}, host);
-  EXPECT_NE(none.resolve(q, rec.view()).reason.find("inode differs"), std::string::npos);
+  EXPECT_NE(none.resolve(q, rec.view()).reason.find("another file than this host's at that path"),
+            std::string::npos);
 }
 
 TEST(Resolver, TableWinsOverFilesAndAmbiguityGivesNothing) {
@@ -689,6 +703,152 @@ TEST(ModuleArea, BoundsFromTheKernelSources) {
   // No bound that holds across versions: the next module and the kernel image bound these.
   EXPECT_EQ(module_area_end("aarch64", 0xffff800008000000), std::nullopt);
   EXPECT_EQ(module_area_end("ppc64le", 0xc008000000000000), std::nullopt);
+}
+
+}  // namespace
+}  // namespace pdfix::resolve
+
+namespace pdfix::resolve {
+namespace {
+
+// A recording's inodes as the whole-file survey would give them.
+class Survey : public MappedInodes {
+ public:
+  PathInodes inodes;
+  const PathInodes& all() const override { return inodes; }
+};
+
+TEST(Mountinfo, FindsAnOverlayWithItsLayersAndEscapedPaths) {
+  const std::string table =
+      "22 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+      "46 42 0:40 / /var/lib/a\\040b/merged rw,relatime - overlay overlay "
+      "rw,lowerdir=/l/one:/l/tw\\:o,upperdir=/u/diff,workdir=/u/work,uuid=on\n"
+      "47 42 0:41 /sub /mnt/bind rw - tmpfs tmpfs rw\n";
+  auto overlay = find_mount(table, 0, 40);
+  ASSERT_TRUE(overlay.has_value());
+  EXPECT_EQ(overlay->type, "overlay");
+  EXPECT_EQ(overlay->point, "/var/lib/a b/merged");
+  EXPECT_EQ(overlay->root, "/");
+  EXPECT_EQ(overlay->layers, (std::vector<std::string>{"/u/diff", "/l/one", "/l/tw:o"}));
+  auto bind = find_mount(table, 0, 41);
+  ASSERT_TRUE(bind.has_value());
+  EXPECT_EQ(bind->root, "/sub");
+  EXPECT_TRUE(bind->layers.empty());
+  EXPECT_EQ(find_mount(table, 254, 0)->type, "ext4");
+  EXPECT_FALSE(find_mount(table, 0, 4).has_value());
+}
+
+// The map's device is an overlay still mounted: its merged view shows the mapped inode, also for
+// a process long gone, and proves the map without any option.
+TEST_F(ResolveFiles, AMountedOverlayProvesItsMaps) {
+  testing::FakeHost host;
+  const Recording rec = this_boot(host);
+  MapQuery q = user_map(dir_ + "/prog", true);
+  const std::string merged = dir_ + "/merged";
+  q.filename = "/pdfix-test-absent" + dir_ + "/prog";
+  fs::create_directories(merged + "/pdfix-test-absent" + dir_);
+  fs::create_hard_link(dir_ + "/prog", merged + q.filename);
+  Resolver unmounted({}, host);
+  EXPECT_FALSE(unmounted.resolve(q, rec.view()).id.has_value());
+  host.mounts[{q.maj, q.min}] = {.type = "overlay", .point = merged, .root = "/"};
+  Resolver mounted({}, host);
+  const Resolution& res = mounted.resolve(q, rec.view());
+  EXPECT_EQ(hex_of(res.id), expected_) << res.reason;
+  EXPECT_EQ(res.source, "the mounted overlay at " + merged);
+}
+
+// perf's table gives one id for a path that two files were mapped from (the host's and a
+// container's): each map gets its own inode's id, and the table's id only where every other
+// inode of the path is proven to be another file.
+TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
+  const testing::FakeHost host;
+  Recording rec = this_boot(host);
+  const MapQuery host_map = user_map(dir_ + "/prog", true);
+  MapQuery container_map = host_map;
+  container_map.maj = 0;
+  container_map.min = 77;
+  container_map.ino = 4242;
+  Survey survey;
+  survey.inodes[{format::kHostMachine, host_map.filename}] = {
+      {host_map.maj, host_map.min, host_map.ino}, {0, 77, 4242}};
+  const std::string container_id(40, 'c');
+  rec.add(host_map.filename, container_id);
+  RecordingFacts facts = rec.view();
+  facts.inodes = &survey;
+  // The host's map is this host's file, whatever the table says of the path.
+  Resolver r({}, host);
+  EXPECT_EQ(hex_of(r.resolve(host_map, facts).id), expected_);
+  // The only other file mapped there is proven to be another one: the table's id is the
+  // container's.
+  EXPECT_EQ(hex_of(r.resolve(container_map, facts).id), container_id);
+  EXPECT_EQ(r.resolve(container_map, facts).source, "build-id table");
+  // A third file at the path, proven nowhere: the table's id may be its.
+  survey.inodes[{format::kHostMachine, host_map.filename}].insert({0, 78, 99});
+  Resolver three({}, host);
+  const Resolution& doubt = three.resolve(container_map, facts);
+  EXPECT_FALSE(doubt.id.has_value());
+  EXPECT_NE(doubt.reason.find("may be another file's"), std::string::npos) << doubt.reason;
+  // The table's id is the host file's: perf read it at the path, for the container's map.
+  Recording hosts = this_boot(host);
+  hosts.add(host_map.filename, expected_);
+  RecordingFacts host_facts = hosts.view();
+  host_facts.inodes = &survey;
+  Resolver misfiled({}, host);
+  EXPECT_FALSE(misfiled.resolve(container_map, host_facts).id.has_value());
+  EXPECT_EQ(hex_of(misfiled.resolve(host_map, host_facts).id), expected_);
+}
+
+// Recorded on another host that has this one's name (or in another boot): no inode proves
+// anything, and the table's one id reaches maps only of a path mapped from one file.
+TEST_F(ResolveFiles, ElsewhereTheTableSpeaksOnlyForAPathOfOneFile) {
+  testing::FakeHost host;
+  host.kernel_id = BuildId::from_hex(std::string(40, 'e'));
+  Recording rec = this_boot(host);
+  rec.add("[kernel.kallsyms]", std::string(40, 'f'), /*misc=*/1);
+  const MapQuery host_map = user_map(dir_ + "/prog", true);
+  MapQuery other = host_map;
+  other.min += 1;
+  const std::string listed(40, 'a');
+  rec.add(host_map.filename, listed);
+  Survey one;
+  one.inodes[{format::kHostMachine, host_map.filename}] = {
+      {host_map.maj, host_map.min, host_map.ino}};
+  RecordingFacts facts = rec.view();
+  facts.inodes = &one;
+  Resolver r({}, host);
+  EXPECT_NE(r.elsewhere(facts).find("kernel build"), std::string::npos);
+  EXPECT_EQ(hex_of(r.resolve(host_map, facts).id), listed);
+  Survey two = one;
+  two.inodes[{format::kHostMachine, host_map.filename}].insert({other.maj, other.min, other.ino});
+  facts.inodes = &two;
+  Resolver doubt({}, host);
+  const Resolution& res = doubt.resolve(host_map, facts);
+  EXPECT_FALSE(res.id.has_value());
+  EXPECT_NE(res.reason.find("inodes prove nothing off the host"), std::string::npos) << res.reason;
+}
+
+TEST(Provenance, TheHostnameAloneDoesNotMakeARecordingThisBoots) {
+  testing::FakeHost host;
+  host.kernel_id = BuildId::from_hex(std::string(40, 'e'));
+  host.booted_at = int64_t{2'000'000'000} * kSecond;
+  Recording rec = this_boot(host);
+  rec.started_at = *host.booted_at + kSecond;
+  rec.add("[kernel.kallsyms]", std::string(40, 'e'), /*misc=*/1);
+  const Resolver r({}, host);
+  EXPECT_EQ(r.elsewhere(rec.view()), "");
+  const auto elsewhere = [&](const Recording& other) { return r.elsewhere(other.view()); };
+  Recording before = rec;
+  before.started_at = *host.booted_at - kSecond;
+  EXPECT_NE(elsewhere(before).find("before this host's last boot"), std::string::npos);
+  Recording kaslr = rec;
+  kaslr.kernel_text = *host.text + 0x200000;
+  EXPECT_NE(elsewhere(kaslr).find("another boot"), std::string::npos);
+  Recording release = rec;
+  release.osrelease = "6.12.0-other";
+  EXPECT_NE(elsewhere(release).find("6.12.0-other"), std::string::npos);
+  Recording name = rec;
+  name.hostname = "other";
+  EXPECT_NE(elsewhere(name).find("recorded on other"), std::string::npos);
 }
 
 }  // namespace

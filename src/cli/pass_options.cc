@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "absl/strings/strip.h"
+#include "passes/map_survey.h"
 
 namespace pdfix::cli {
 
@@ -32,22 +33,25 @@ void CliOptions::directory(const std::string& name, const std::string& help, std
 void add_search_option(CLI::App& cmd, std::vector<std::string>& search) {
   cmd.add_option("--search", search,
                  "Another root under which the recording's files may be found: a container's "
-                 "rootfs, a chroot, an image layer (overlay2's diff/ directories). Repeatable. A "
-                 "file there proves a map only by being the inode that was mapped (archive and "
-                 "store: by having the build-id named).")
+                 "rootfs, a chroot, an image layer (overlay2's diff/ directories). Repeatable; "
+                 "DIR:DIR... gives several, as overlayfs's lowerdir and `podman image inspect` "
+                 "list an image's layers. A file there proves a map only by being the inode that "
+                 "was mapped (archive and store: by having the build-id named).")
+      ->delimiter(':')
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
-passes::Common common_for(const io::Input& in, const std::string& sysroot,
+passes::Common common_for(io::Input& in, const std::string& sysroot,
                           const std::vector<std::string>& search, const resolve::Host& host) {
   passes::Common common{.sysroot = std::string(absl::StripSuffix(sysroot, "/")), .host = &host};
   for (const std::string& root : search) {
     common.search.emplace_back(absl::StripSuffix(root, "/"));
   }
   if (in.mapped == nullptr) return common;
+  common.inodes = passes::MapSurvey::of(in);
   // The recording began when its file was created and ended when it was last written: a file
   // changed after that is not the one that was mapped.
   struct statx st{};

@@ -27,7 +27,7 @@ class CliOptions : public passes::Options {
 
 // The settings for a run over `in`: the sysroot, the --search roots, and the recording's time
 // span, which the trust rules compare file and cache times with.
-passes::Common common_for(const io::Input& in, const std::string& sysroot,
+passes::Common common_for(io::Input& in, const std::string& sysroot,
                           const std::vector<std::string>& search, const resolve::Host& host);
 
 // --search DIR, repeatable, onto a verb's command line.

@@ -30,6 +30,7 @@ uint64_t machine_of(const format::BuildIdEntry& e) {
 InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
     : recording_started_at_(common.recording_started_at),
       recording_ended_at_(common.recording_ended_at),
+      inodes_(common.inodes),
       resolver_(std::move(config.resolver), *common.host) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {
@@ -116,14 +117,16 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     ++report_.already;
     note(filename, "had build-id", "in the record", "");
     if (m.kind == format::MapKind::kAnonymous) return out.emit(r);
+    resolver_.vouch(filename, *m.build_id);
     if (auto st = add_to_table(r, *m.build_id, true, s, out); !st.ok()) return st;
     return out.emit(r);
   }
   const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
                                 m.fields.min, m.fields.ino,  m.fields.len,      m.fields.pid};
-  const resolve::Resolution& res = resolver_.resolve(
-      query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
-              recording_started_at_, recording_ended_at_, s.build_id_table().entries});
+  const resolve::Resolution& res =
+      resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+                                recording_started_at_, recording_ended_at_,
+                                s.build_id_table().entries, inodes_.get()});
   if (!res.id) {
     ++report_.left;
     ++report_.left_by_reason[res.reason];

@@ -78,6 +78,7 @@ class InjectBuildIds : public Repair {
 
   std::optional<int64_t> recording_started_at_;
   std::optional<int64_t> recording_ended_at_;
+  std::shared_ptr<const resolve::MappedInodes> inodes_;
   resolve::Resolver resolver_;
   InjectReport report_;
   std::map<std::pair<std::string, std::string>, size_t> report_index_;

@@ -186,17 +186,22 @@ std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
   return p;
 }
 
-std::optional<std::string> LiveHost::mount_type(uint32_t maj, uint32_t min) const {
-  // /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS] - TYPE SOURCE SUPER".
-  std::ifstream info("/proc/self/mountinfo");
-  const std::string dev = absl::StrCat(maj, ":", min);
-  for (std::string line; std::getline(info, line);) {
-    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
-    if (f.size() < 3 || f[2] != dev) continue;
-    const size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::vector<absl::string_view> rest = absl::StrSplit(line.substr(dash + 3), ' ');
-    return std::string(rest.front());
+std::optional<Mount> LiveHost::mount(uint32_t maj, uint32_t min) const {
+  // Read once: overlays mounted later belong to containers started after the recording.
+  if (!mountinfo_) {
+    std::ifstream f("/proc/self/mountinfo");
+    mountinfo_.emplace(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  return find_mount(*mountinfo_, maj, min);
+}
+
+std::optional<int64_t> LiveHost::boot_time() const {
+  std::ifstream stat("/proc/stat");
+  for (std::string line; std::getline(stat, line);) {
+    int64_t seconds = 0;
+    if (line.starts_with("btime ") && absl::SimpleAtoi(line.substr(6), &seconds)) {
+      return seconds * 1'000'000'000;
+    }
   }
   return std::nullopt;
 }

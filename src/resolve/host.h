@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/build_id.h"
+#include "resolve/mountinfo.h"
 
 namespace pdfix::resolve {
 
@@ -47,9 +48,11 @@ class Host {
     uint32_t ns_pid = 0;
   };
   virtual std::optional<Process> process(uint32_t pid) const = 0;
-  // The type of the filesystem mounted here with device maj:min ("btrfs", "overlay"), as this
-  // process's mount table shows it; nullopt when none is (an overlay since unmounted).
-  virtual std::optional<std::string> mount_type(uint32_t maj, uint32_t min) const = 0;
+  // The filesystem mounted here with device maj:min, as this process's mount table shows it;
+  // nullopt when none is (an overlay since unmounted, or mounted only in another namespace).
+  virtual std::optional<Mount> mount(uint32_t maj, uint32_t min) const = 0;
+  // When this boot began (/proc/stat btime), in nanoseconds since the epoch.
+  virtual std::optional<int64_t> boot_time() const = 0;
 };
 
 // This machine. Each fact is read from the system the first time it is asked for.
@@ -67,7 +70,8 @@ class LiveHost : public Host {
   std::string debuginfod_client_cache() const override;
   std::string debuginfod_urls() const override;
   std::optional<Process> process(uint32_t pid) const override;
-  std::optional<std::string> mount_type(uint32_t maj, uint32_t min) const override;
+  std::optional<Mount> mount(uint32_t maj, uint32_t min) const override;
+  std::optional<int64_t> boot_time() const override;
 
  private:
   mutable std::optional<std::string> hostname_;
@@ -77,6 +81,7 @@ class LiveHost : public Host {
   mutable std::map<std::string, std::optional<format::BuildId>> module_ids_;
   mutable std::optional<std::span<const uint8_t>> vdso_;
   mutable std::optional<std::string> cache_;
+  mutable std::optional<std::string> mountinfo_;
 };
 
 }  // namespace pdfix::resolve

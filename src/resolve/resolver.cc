@@ -5,6 +5,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -65,7 +66,7 @@ Resolution Resolver::resolve_uncached(const MapQuery& q) {
   return {};
 }
 
-std::optional<Resolution> Resolver::from_known_or_table(const MapQuery& q, MapKind kind) const {
+std::optional<Resolution> Resolver::from_known(const MapQuery& q, MapKind kind) const {
   const bool guest = format::is_guest_mode(q.misc);
   const std::string name = kind == MapKind::kKernel
                                ? (guest ? "[guest.kernel.kallsyms]" : "[kernel.kallsyms]")
@@ -82,6 +83,15 @@ std::optional<Resolution> Resolver::from_known_or_table(const MapQuery& q, MapKi
       return Resolution{it->second, "--known-build-ids", ""};
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Resolution> Resolver::from_known_or_table(const MapQuery& q, MapKind kind) const {
+  if (auto known = from_known(q, kind)) return known;
+  const bool guest = format::is_guest_mode(q.misc);
+  const std::string name = kind == MapKind::kKernel
+                               ? (guest ? "[guest.kernel.kallsyms]" : "[kernel.kallsyms]")
+                               : q.filename;
   // The table may name a file twice with different ids (a binary upgraded mid-run): then it
   // cannot tell which one this map is. Each machine's entries speak for its maps alone.
   const uint64_t machine = format::machine_of(q.misc, q.pid);
@@ -103,17 +113,67 @@ std::optional<Resolution> Resolver::from_known_or_table(const MapQuery& q, MapKi
   return std::nullopt;
 }
 
+std::vector<BuildId> Resolver::table_ids(const MapQuery& q) const {
+  const uint64_t machine = format::machine_of(q.misc, q.pid);
+  std::vector<BuildId> ids;
+  for (const auto& e : facts_.table) {
+    if (format::machine_of(e.misc, static_cast<uint32_t>(e.pid)) != machine ||
+        e.filename != q.filename) {
+      continue;
+    }
+    auto id = e.build_id();
+    if (id && std::find(ids.begin(), ids.end(), *id) == ids.end()) ids.push_back(*id);
+  }
+  return ids;
+}
+
 bool Resolver::this_host() const {
   return !facts_.hostname.empty() && facts_.hostname == host_.hostname();
 }
 
-bool Resolver::same_boot() {
-  if (!same_boot_) {
-    const auto text = host_.kernel_text();
-    same_boot_ = this_host() && facts_.osrelease == host_.kernel_release() && facts_.kernel_text &&
-                 text && *facts_.kernel_text == *text;
+std::string Resolver::elsewhere(const RecordingFacts& facts) const {
+  if (facts.hostname.empty()) return "the recording names no host";
+  if (facts.hostname != host_.hostname()) {
+    return absl::StrCat("recorded on ", std::string(facts.hostname), ", this is ",
+                        host_.hostname());
   }
-  return *same_boot_;
+  // Many hosts share a name (images cloned, containers, "localhost"): the kernel and its boot
+  // tell them apart.
+  if (const std::string release = host_.kernel_release();
+      !facts.osrelease.empty() && facts.osrelease != release) {
+    return absl::StrCat("recorded under kernel ", std::string(facts.osrelease), ", this host runs ",
+                        release);
+  }
+  if (const auto running = host_.kernel_build_id()) {
+    for (const auto& e : facts.table) {
+      if (format::machine_of(e.misc, static_cast<uint32_t>(e.pid)) != format::kHostMachine ||
+          e.filename != "[kernel.kallsyms]") {
+        continue;
+      }
+      if (auto id = e.build_id(); id && !(*id == *running)) {
+        return absl::StrCat("recorded under kernel build ", id->hex(), ", this host runs ",
+                            running->hex());
+      }
+    }
+  }
+  if (const auto text = host_.kernel_text();
+      facts.kernel_text && text && *facts.kernel_text != *text) {
+    return "recorded in another boot (the kernel's KASLR base differs)";
+  }
+  if (const auto boot = host_.boot_time(); boot && facts.started_at && *facts.started_at < *boot) {
+    return "recorded before this host's last boot";
+  }
+  return "";
+}
+
+bool Resolver::same_boot() const {
+  const auto text = host_.kernel_text();
+  return elsewhere(facts_).empty() && facts_.osrelease == host_.kernel_release() &&
+         facts_.kernel_text && text && *facts_.kernel_text == *text;
+}
+
+void Resolver::vouch(const std::string& path, const BuildId& id) {
+  proving_table_ids_.insert({path, id.hex()});
 }
 
 Resolution Resolver::kernel_image(const MapQuery& q) {
@@ -150,36 +210,95 @@ Resolution Resolver::kernel_module(const MapQuery& q) {
 }
 
 Resolution Resolver::user_file(const MapQuery& q) {
-  std::optional<Resolution> listed = from_known_or_table(q, MapKind::kFile);
-  if (listed && listed->id && listed->source == "build-id table" &&
-      id_is_host_files_not_the_mapped(q, *listed->id)) {
-    unproven_table_ids_.insert({q.filename, listed->id->hex()});
-    listed.reset();
+  if (auto known = from_known(q, MapKind::kFile)) return *known;
+  const bool deleted = q.filename.ends_with(" (deleted)");
+  const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
+  const Inode inode{q.maj, q.min, q.ino};
+  if (q.has_inode) seen_[path].insert(inode);
+  // On the host and boot that recorded, a file that is the mapped inode proves the map, whatever
+  // the table says of its path: the table gives ids by path, and one path may name several files.
+  const bool inodes_prove = q.has_inode && config_.sysroot.empty() && elsewhere(facts_).empty();
+  Resolution found;
+  if (inodes_prove && !deleted) {
+    found = by_inode(q);
+    if (found.id) {
+      proving_table_ids_.insert({q.filename, found.id->hex()});
+      // perf may have filed this host's file's id for it, read at the path.
+      for (const BuildId& id : table_ids(q)) {
+        if (!(id == *found.id) && id_is_host_files_not_the_mapped(q, id)) {
+          unproven_table_ids_.insert({q.filename, id.hex()});
+        }
+      }
+    }
+    if (found.id || !found.not_the_mapped) return found;
   }
-  if (listed && listed->id && listed->source == "build-id table") {
-    proving_table_ids_.insert({q.filename, listed->id->hex()});
+  std::string why;
+  const std::vector<BuildId> listed = table_ids(q);
+  if (listed.size() == 1) {
+    why = q.has_inode ? table_id_not_this_maps(q, listed.front(), inodes_prove) : "";
+    if (why.empty()) {
+      if (inodes_prove) proving_table_ids_.insert({q.filename, listed.front().hex()});
+      return {listed.front(), "build-id table", ""};
+    }
+  } else if (listed.size() > 1) {
+    why = inodes_prove ? "the build-id table names several files at this path and none here is "
+                         "this map's inode (a container's or chroot's?): give its root or layers "
+                         "with --search"
+                       : "ambiguous build-id table";
   }
-  if (listed) return *listed;
-  if (q.filename.ends_with(" (deleted)")) return {std::nullopt, "", "deleted"};
-  Resolution r = config_.sysroot.empty() ? from_file(q.filename, q, /*live=*/true)
-                                         : from_file(config_.sysroot + q.filename, q, false);
-  // This machine may see the file under other roots too: the process's own while it lives (its
-  // chroot or mount namespace), and each --search root. Each proves the map only by its inode,
-  // and all that prove it must agree.
+  if (deleted) return {std::nullopt, "", why.empty() ? "deleted" : why};
+  if (!inodes_prove) {
+    if (!why.empty()) return {std::nullopt, "", why};
+    found = config_.sysroot.empty() ? from_file(q.filename, q, /*live=*/true)
+                                    : from_file(config_.sysroot + q.filename, q, false);
+    if (found.id || !found.not_the_mapped) return found;
+  }
+  // A file that is gone, or another one now, may have left the id it had in the cache.
+  if (auto cached = from_buildid_cache(q.filename)) {
+    // perf filled its cache from this host's path too: for a chroot's or a container's map that
+    // is another file's id.
+    if (cached->id &&
+        (id_is_host_files_not_the_mapped(q, *cached->id) ||
+         (q.has_inode && !table_id_not_this_maps(q, *cached->id, inodes_prove).empty()))) {
+      return {std::nullopt, "",
+              "the build-id cache's entry may be another file's at that path, not the one mapped"};
+    }
+    if (cached->id || found.reason == "not found") return *cached;
+  }
+  return {std::nullopt, "", why.empty() ? found.reason : why};
+}
+
+Resolution Resolver::by_inode(const MapQuery& q) {
+  const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
+  const Inode inode{q.maj, q.min, q.ino};
+  if (q.pid == 0) {
+    if (auto it = inode_ids_.find({path, inode}); it != inode_ids_.end()) {
+      return it->second ? Resolution{it->second, "an earlier map of the inode", ""}
+                        : Resolution{std::nullopt, "", "not proven", true};
+    }
+  }
+  Resolution at_path = from_file(q.filename, q, /*live=*/true);
   std::vector<Resolution> proven;
-  if (r.id) proven.push_back(r);
-  if (config_.sysroot.empty() && q.has_inode && this_host()) {
-    // A pid is reused: a process that started after the recording ended is another one.
+  if (at_path.id) proven.push_back(at_path);
+  const auto prove = [&](const std::string& root, const std::string& source, bool layer) {
+    Resolution c = from_root(root, q, source, layer);
+    if (c.id) proven.push_back(std::move(c));
+  };
+  // An overlay still mounted shows its files, those of processes long gone included; its layers
+  // keep a file the merged view no longer shows (replaced inside the container).
+  if (const auto mount = host_.mount(q.maj, q.min); mount && mount->type == "overlay") {
+    if (mount->root == "/") prove(mount->point, "the mounted overlay at " + mount->point, false);
+    for (const std::string& layer : mount->layers)
+      prove(layer, "the overlay's layer " + layer, true);
+  }
+  // A pid is reused: a process that started after the recording ended is another one.
+  if (q.pid != 0) {
     if (auto p = host_.process(q.pid);
         p && (!facts_.ended_at || p->started_at <= *facts_.ended_at)) {
-      Resolution c = from_root(p->root, q, absl::StrCat("/proc/", q.pid, "/root"), false);
-      if (c.id) proven.push_back(std::move(c));
-    }
-    for (const std::string& root : config_.search) {
-      Resolution c = from_root(root, q, "--search " + root, true);
-      if (c.id) proven.push_back(std::move(c));
+      prove(p->root, absl::StrCat("/proc/", q.pid, "/root"), false);
     }
   }
+  for (const std::string& root : config_.search) prove(root, "--search " + root, true);
   for (const Resolution& c : proven) {
     if (!(*c.id == *proven.front().id)) {
       return {std::nullopt, "",
@@ -188,22 +307,48 @@ Resolution Resolver::user_file(const MapQuery& q) {
     }
   }
   if (!proven.empty()) {
-    // The table's id may be right after all (a copy of the host's file): then it stays listed.
-    proving_table_ids_.insert({q.filename, proven.front().id->hex()});
+    inode_ids_[{path, inode}] = proven.front().id;
     return proven.front();
   }
-  // A file that is gone, or stale, may have left the id it had in the cache.
-  if (r.reason != "not found" && !r.reason.starts_with("stale")) return r;
-  if (auto cached = from_buildid_cache(q.filename)) {
-    // perf filled its cache from this host's path too: for a chroot's or a container's map that
-    // is another file's id.
-    if (cached->id && id_is_host_files_not_the_mapped(q, *cached->id)) {
-      return {std::nullopt, "",
-              "the build-id cache's entry is this host's file at that path, not the one mapped"};
-    }
-    if (cached->id || r.reason == "not found") return *cached;
+  if (q.pid != 0) inode_ids_.try_emplace({path, inode}, std::nullopt);
+  return at_path;
+}
+
+std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& id,
+                                             bool inodes_prove) {
+  if (inodes_prove && id_is_host_files_not_the_mapped(q, id)) {
+    unproven_table_ids_.insert({q.filename, id.hex()});
+    return "the build-id table's id is this host's file at that path, not the one mapped (a "
+           "container's or chroot's?): give its root or layers with --search";
   }
-  return r;
+  const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
+  std::set<Inode> others = seen_[path];
+  if (facts_.inodes != nullptr) {
+    const PathInodes& all = facts_.inodes->all();
+    if (auto it = all.find(path); it != all.end())
+      others.insert(it->second.begin(), it->second.end());
+  }
+  others.erase(Inode{q.maj, q.min, q.ino});
+  // The table's id is the file's of one of them: this map's only if every other one is proven
+  // to be a file with another id.
+  for (const Inode& other : others) {
+    if (!inodes_prove) {
+      return absl::StrCat("the build-id table gives one id for a path the recording maps from ",
+                          others.size() + 1, " files, and inodes prove nothing off the host (",
+                          elsewhere(facts_), ")");
+    }
+    MapQuery that = q;
+    that.maj = other.maj;
+    that.min = other.min;
+    that.ino = other.ino;
+    that.pid = 0;
+    const Resolution r = by_inode(that);
+    if (!r.id || *r.id == id) {
+      return "the build-id table's id may be another file's at that path (the recording maps "
+             "several): give this map's root or layers with --search";
+    }
+  }
+  return "";
 }
 
 Resolution Resolver::vdso(const MapQuery& q) {
@@ -229,20 +374,23 @@ Resolution Resolver::vdso(const MapQuery& q) {
 Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool live) {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return {std::nullopt, "", "not found"};
-  }
-  if (live && !this_host()) {
-    return {std::nullopt, "", "not found (recorded on another host; give --sysroot)"};
+    return {std::nullopt, "", "not found", true};
   }
   if (live) {
+    if (const std::string why = elsewhere(facts_); !why.empty()) {
+      return {std::nullopt, "", absl::StrCat("not proven here (", why, "); give --sysroot")};
+    }
     // On this machine a path proves nothing by itself: the file must be the very inode that was
     // mapped, and must not have changed since the recording ended.
     if (q.has_inode &&
         (st.st_ino != q.ino || major(st.st_dev) != q.maj || minor(st.st_dev) != q.min)) {
-      return {std::nullopt, "", "stale (the file was replaced: inode differs)"};
+      return {std::nullopt, "",
+              why_not_the_mapped(q, st.st_dev,
+                                 st.st_ctim.tv_sec * kNanosPerSecond + st.st_ctim.tv_nsec),
+              true};
     }
     if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {
-      return {std::nullopt, "", "stale (modified after the recording)"};
+      return {std::nullopt, "", "stale (modified after the recording)", true};
     }
   }
   auto id = build_id_of_file(path);
@@ -250,6 +398,23 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   if (!id.ok()) return {std::nullopt, "", std::string(id.status().message())};
   if (!id->has_value()) return {std::nullopt, "", "no build-id in file"};
   return {*id, live ? "file" : "sysroot", ""};
+}
+
+std::string Resolver::why_not_the_mapped(const MapQuery& q, uint64_t st_dev,
+                                         int64_t st_ctime_ns) const {
+  // A file replaced in place (a package upgrade renames a new file over the old) is a new inode
+  // on the same filesystem, made since the recording began.
+  const bool same_device = major(st_dev) == q.maj && minor(st_dev) == q.min;
+  if (same_device && facts_.started_at && st_ctime_ns >= *facts_.started_at) {
+    return "replaced (this host's file at that path is a new inode, made since the recording "
+           "began)";
+  }
+  if (same_device && !facts_.started_at) {
+    return "this host's file at that path is another inode (replaced, or a chroot's file: give "
+           "its root with --search)";
+  }
+  return "another file than this host's at that path (a container or chroot?): give its root or "
+         "layers with --search";
 }
 
 Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
@@ -268,11 +433,11 @@ Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
   const bool same_device = major(st.st_dev) == q.maj && minor(st.st_dev) == q.min;
   bool layer_of_the_maps_overlay = false;
   if (searched && !same_device && q.maj == 0) {
-    const std::optional<std::string> type = host_.mount_type(q.maj, q.min);
-    layer_of_the_maps_overlay = !type || *type == "overlay";
+    const std::optional<Mount> mount = host_.mount(q.maj, q.min);
+    layer_of_the_maps_overlay = !mount || mount->type == "overlay";
   }
   if (st.st_ino != q.ino || (!same_device && !overlay && !layer_of_the_maps_overlay)) {
-    return {std::nullopt, "", "stale (the file was replaced: inode differs)"};
+    return {std::nullopt, "", "another inode"};
   }
   if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {
     return {std::nullopt, "", "stale (modified after the recording)"};
@@ -283,7 +448,7 @@ Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
 }
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {
-  if (!config_.sysroot.empty() || !q.has_inode || !this_host()) return false;
+  if (!config_.sysroot.empty() || !q.has_inode || !elsewhere(facts_).empty()) return false;
   struct stat st{};
   if (stat(q.filename.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   if (st.st_ino == q.ino && major(st.st_dev) == q.maj && minor(st.st_dev) == q.min) return false;

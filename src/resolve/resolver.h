@@ -35,6 +35,24 @@ struct ResolverConfig {
 
 // What the recording says about where it was made. A view: in pipe mode it grows as the stream
 // goes by, and is read afresh at each resolve().
+// A file as the kernel names it in a map record: its device and inode number.
+struct Inode {
+  uint32_t maj = 0;
+  uint32_t min = 0;
+  uint64_t ino = 0;
+  auto operator<=>(const Inode&) const = default;
+};
+// The files a recording maps at each path, by machine and path: one path may name several (the
+// host's libc.so.6 and each container's), and perf's table gives ids by path alone.
+using PathInodes = std::map<std::pair<uint64_t, std::string>, std::set<Inode>>;
+// The inodes of a whole recording, found when first asked for: only a table id that a path's
+// several files make doubtful needs them.
+class MappedInodes {
+ public:
+  virtual ~MappedInodes() = default;
+  virtual const PathInodes& all() const = 0;
+};
+
 struct RecordingFacts {
   std::string_view hostname;            // HOSTNAME feature: this machine's files count only here
   std::string_view osrelease;           // OSRELEASE feature
@@ -44,6 +62,9 @@ struct RecordingFacts {
   std::optional<int64_t> started_at;
   std::optional<int64_t> ended_at;
   std::span<const format::BuildIdEntry> table;  // the build-id table and HEADER_BUILD_ID records
+  // Every inode mapped in the whole recording (file mode); nullptr: only those resolved so far
+  // are known (a stream).
+  const MappedInodes* inodes = nullptr;
 };
 
 struct MapQuery {
@@ -61,6 +82,8 @@ struct Resolution {
   std::optional<BuildId> id;
   std::string source;  // where the id came from
   std::string reason;  // why there is none
+  // There is no file at the path, or it is not the one mapped: perf's cache may hold what was.
+  bool not_the_mapped = false;
 };
 
 class Resolver {
@@ -72,6 +95,13 @@ class Resolver {
   // The build-id table's (path, hex id) pairs that were another file's for every map of the path
   // resolved so far (see id_is_host_files_not_the_mapped): entries to take out of the table.
   std::set<std::pair<std::string, std::string>> unproven_table_ids() const;
+  // A map record carries `id` for `path` already (a second run over fix's output): that table
+  // entry is some map's, whatever this host's file at the path is.
+  void vouch(const std::string& path, const BuildId& id);
+  // Why the recording cannot have been made on this host in this boot, as far as it tells (its
+  // hostname, kernel release and build-id, KASLR base, start before this boot); empty when
+  // nothing says so. Inode numbers and anonymous devices prove something only there.
+  std::string elsewhere(const RecordingFacts& facts) const;
 
  private:
   Resolution resolve_uncached(const MapQuery& q);
@@ -79,8 +109,20 @@ class Resolver {
   Resolution kernel_module(const MapQuery& q);
   Resolution user_file(const MapQuery& q);
   Resolution vdso(const MapQuery& q);
+  std::optional<Resolution> from_known(const MapQuery& q, format::MapKind kind) const;
   std::optional<Resolution> from_known_or_table(const MapQuery& q, format::MapKind kind) const;
+  // The table's ids for a user file's path, on the map's machine.
+  std::vector<BuildId> table_ids(const MapQuery& q) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
+  // Why this host's file at the path, inode `st_ino` of `st_dev`, is not the one mapped.
+  std::string why_not_the_mapped(const MapQuery& q, uint64_t st_dev, int64_t st_ctime_ns) const;
+  // Every file this machine shows that is the map's inode: this host's at the path, the map's
+  // overlay while mounted (and its layers), the process's root while it lives (pid != 0), each
+  // --search root. All that prove it must agree.
+  Resolution by_inode(const MapQuery& q);
+  // Why the table's only id for the map's path may be another inode's of those mapped there;
+  // empty when it can only be this map's.
+  std::string table_id_not_this_maps(const MapQuery& q, const BuildId& id, bool by_inode);
   // The file at `root` + the map's path, if it is the inode that was mapped; `source` names the
   // root in the answer; `searched`: a --search root, which may be a layer of the map's overlay.
   Resolution from_root(const std::string& root, const MapQuery& q, const std::string& source,
@@ -93,16 +135,18 @@ class Resolver {
   // made (perf record adds every mapped file at its end) is the file that was mapped.
   std::optional<Resolution> from_buildid_cache(const std::string& filename) const;
   bool this_host() const;
-  bool same_boot();
+  bool same_boot() const;
 
   ResolverConfig config_;
   const Host& host_;
   RecordingFacts facts_;  // those of the resolve() call under way
-  std::optional<bool> same_boot_;
   // Node-based: passes keep pointers to resolutions while more are added.
   absl::node_hash_map<std::string, Resolution> cache_;
   std::set<std::pair<std::string, std::string>> unproven_table_ids_;
   std::set<std::pair<std::string, std::string>> proving_table_ids_;
+  // Inodes of maps resolved so far, and the ids their files proved (by machine and path).
+  PathInodes seen_;
+  std::map<std::pair<std::pair<uint64_t, std::string>, Inode>, std::optional<BuildId>> inode_ids_;
 };
 
 }  // namespace pdfix::resolve
