@@ -33,10 +33,10 @@ void CliOptions::directory(const std::string& name, const std::string& help, std
 void add_search_option(CLI::App& cmd, std::vector<std::string>& search) {
   cmd.add_option("--search", search,
                  "Another root under which the recording's files may be found: a container's "
-                 "rootfs, a chroot, an image layer (overlay2's diff/ directories). Repeatable; "
-                 "DIR:DIR... gives several, as overlayfs's lowerdir and `podman image inspect` "
-                 "list an image's layers. A file there proves a map only by being the inode that "
-                 "was mapped (archive and store: by having the build-id named).")
+                 "rootfs, a chroot, an image layer (overlay2's diff/ directories). Repeatable, and "
+                 "directories joined by ':' count as several, as overlayfs's lowerdir and `podman "
+                 "image inspect` list an image's layers. A file there proves a map only by being "
+                 "the inode that was mapped (archive and store: by having the build-id named).")
       ->delimiter(':')
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR")

@@ -1,5 +1,7 @@
 #include "inspect/buildid_list.h"
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "inspect/dso_hits.h"
 #include "transform/open_session.h"
 #include "transform/reader.h"
@@ -42,9 +44,22 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
     hits.finish();
   }
   BuildIdListing out{.samples = hits.total_samples()};
+  // perf lists its table by name: a later id for a file replaces an earlier one. Samples tell the
+  // DSOs apart by id, and so does a listing of everything a recording can be analysed with.
+  const bool by_name = !with_hits && !options.every_source;
+  absl::flat_hash_map<std::string, size_t> named;
   for (size_t i = 0; i < hits.dsos().size(); ++i) {
     if (with_hits && !hits.was_hit(i)) continue;
-    out.dsos.push_back(hits.dsos()[i]);
+    const DsoBuildId& d = hits.dsos()[i];
+    if (by_name) {
+      auto [it, added] = named.try_emplace(absl::StrCat(d.machine, "\n", d.name), out.dsos.size());
+      if (!added) {
+        out.dsos[it->second].build_id = d.build_id;
+        out.dsos[it->second].samples += hits.samples(i);
+        continue;
+      }
+    }
+    out.dsos.push_back(d);
     out.dsos.back().samples = hits.samples(i);
   }
   return out;

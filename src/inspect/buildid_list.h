@@ -28,8 +28,9 @@ struct BuildIdListing {
 
 // What perf buildid-list prints, perf's own rules included: a file with a build-id table lists
 // the table; a stream, or a file without a table, lists the DSOs that sample addresses hit (perf
-// 6.1 looks at the sample ip only), with or without an id. One entry per DSO and machine; a
-// later id for the same DSO replaces an earlier one, as in perf.
+// 6.1 looks at the sample ip only), with or without an id. The table is listed by name, a later
+// id for a file replacing an earlier one, as in perf; hits and `every_source` list one entry per
+// machine, file and id: two files at one path (the host's and a container's) are two DSOs.
 absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOptions& options);
 
 }  // namespace pdfix::inspect

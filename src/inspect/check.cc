@@ -180,32 +180,43 @@ class Checker : public transform::DryRunObserver {
     table_findings();
     hits_.finish();
     jit_code_findings();
-    for (const auto& [k, m] : idless_) {
-      if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
-      if (m.fixed_by.empty()) {
-        Finding f{Severity::kNote, m.offset, m.record,
-                  absl::StrCat(m.filename,
-                               ": samples hit it, but no map of it carries a "
-                               "build-id, and fix proves none"),
-                  ""};
-        f.unrecoverable = true;
-        note_once("idless " + m.filename, m.part, std::move(f));
-      } else {
-        note_once("adds " + m.filename, m.part,
-                  {Severity::kNote, m.offset, m.record,
-                   absl::StrCat(m.filename,
-                                ": samples hit it, but no map of it carries a "
-                                "build-id; fix adds ",
-                                m.fixed_id),
-                   m.fixed_by});
-      }
-    }
     sort_findings();
   }
 
   void pass_finding(size_t pass, const transform::PassFinding& f) {
+    if (!f.about.empty()) {
+      why_idless_.try_emplace(f.about, f.what);
+      return;
+    }
     add(f.part, {f.repaired ? Severity::kNote : Severity::kError, f.offset, f.record, f.what,
                  f.repaired ? names_[pass] : ""});
+    sort_findings();
+  }
+
+  // After the passes have said why they leave maps without an id: the files samples hit in maps
+  // that carry none.
+  void idless_findings() {
+    for (const auto& [k, m] : idless_) {
+      if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
+      if (m.fixed_by.empty()) {
+        auto why = why_idless_.find(m.filename);
+        Finding f{Severity::kNote, m.offset, m.record,
+                  absl::StrCat(m.filename,
+                               ": samples hit maps of it that carry no build-id, and fix proves "
+                               "none",
+                               why == why_idless_.end() ? "" : ": " + why->second),
+                  ""};
+        f.unrecoverable = true;
+        note_once("idless " + m.filename, m.part, std::move(f));
+      } else {
+        note_once(
+            "adds " + m.filename, m.part,
+            {Severity::kNote, m.offset, m.record,
+             absl::StrCat(m.filename, ": samples hit maps of it that carry no build-id; fix adds ",
+                          m.fixed_id),
+             m.fixed_by});
+      }
+    }
     sort_findings();
   }
 
@@ -429,6 +440,7 @@ class Checker : public transform::DryRunObserver {
   std::map<Key, Idless> idless_;
   std::map<Key, Idless> anonymous_code_;  // maps of JIT code, until a pass names them
   DsoHits hits_;
+  std::map<std::string, std::string> why_idless_;  // file -> why fix proves no id for its maps
   std::vector<Inserted> inserted_;
   std::vector<std::pair<std::string, std::vector<BuildIdEntry>>> tables_;
   std::map<std::string, size_t> noted_;
@@ -473,6 +485,7 @@ absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
   for (size_t i = 0; i < chain.size(); ++i) {
     for (const transform::PassFinding& f : chain[i]->findings()) checker.pass_finding(i, f);
   }
+  checker.idless_findings();
   return checker.take();
 }
 

@@ -70,17 +70,28 @@ std::optional<size_t> find(const Maps& maps, uint64_t ip) {
 // comes with a FORK, which replaces them.
 class Model {
  public:
-  size_t dso(uint64_t machine, const std::string& name) {
-    auto [it, added] = index_.try_emplace(absl::StrCat(machine, "\n", name), dsos_.size());
-    if (added) dsos_.push_back({"", name, format::machine_label(machine)});
+  // A DSO is a file and the build-id its map records carry ("" when they carry none): the host's
+  // libc.so.6 and a container's are two DSOs of one name.
+  size_t dso(uint64_t machine, const std::string& name, const std::string& id) {
+    auto [it, added] =
+        index_.try_emplace(absl::StrCat(machine, "\n", name, "\n", id), dsos_.size());
+    if (added) {
+      dsos_.push_back({id, name, format::machine_label(machine)});
+      machines_.push_back(machine);
+    }
     return it->second;
   }
   std::optional<size_t> find_dso(uint64_t machine, const std::string& name) const {
-    auto it = index_.find(absl::StrCat(machine, "\n", name));
+    auto it = index_.find(absl::StrCat(machine, "\n", name, "\n"));
     if (it == index_.end()) return std::nullopt;
     return it->second;
   }
-  void set_id(size_t dso, std::string id) { dsos_[dso].build_id = std::move(id); }
+  // The build-id table names files by path alone: its ids go to the DSOs that no record gives one.
+  void listed(uint64_t machine, const std::string& name, const std::string& id) {
+    std::vector<std::string>& ids = table_[{machine, name}];
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    dso(machine, name, id);
+  }
   void hit(size_t dso) {
     hits_.resize(dsos_.size());
     hits_[dso] = true;
@@ -96,6 +107,13 @@ class Model {
   uint64_t samples(size_t dso) const { return dso < samples_.size() ? samples_[dso] : 0; }
   uint64_t total_samples() const { return total_samples_; }
   const std::vector<DsoBuildId>& dsos() const { return dsos_; }
+  uint64_t machine(size_t dso) const { return machines_[dso]; }
+  // The table's id for a DSO of `name` that no record gives one: the only one it lists (several:
+  // which one the maps were cannot be told).
+  std::string table_id(uint64_t machine, const std::string& name) const {
+    auto it = table_.find({machine, name});
+    return it != table_.end() && it->second.size() == 1 ? it->second.front() : "";
+  }
 
   Maps& kernel(uint64_t machine) { return kernel_[machine]; }
   void set_kernel_start(uint64_t machine, uint64_t start) { kernel_start_[machine] = start; }
@@ -123,6 +141,8 @@ class Model {
   }
 
   std::vector<DsoBuildId> dsos_;
+  std::vector<uint64_t> machines_;
+  std::map<std::pair<uint64_t, std::string>, std::vector<std::string>> table_;
   std::vector<bool> hits_;
   std::vector<uint64_t> samples_;
   uint64_t total_samples_ = 0;
@@ -199,10 +219,9 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   e.machine = format::machine_of(m->misc, m->pid);
   e.kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
   e.image = format::is_kernel_image_name(m->filename);
-  e.dso = model.dso(e.machine, dso_name(e.machine, m->filename));
-  if (m->has_build_id()) {
-    model.set_id(e.dso, format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}));
-  }
+  e.dso = model.dso(
+      e.machine, dso_name(e.machine, m->filename),
+      m->has_build_id() ? format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}) : "");
   e.start = m->start;
   e.end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
   return e;
@@ -265,9 +284,36 @@ class DsoHits::Impl {
  public:
   explicit Impl(bool callchains)
       : callchains_(callchains), ordered_([this](Event& e) { apply(model_, e); }) {}
+  // The DSOs as listed: those without an id of their own given the table's, then one entry per
+  // machine, name and id. Made when first asked for after a change.
+  struct Listing {
+    std::vector<DsoBuildId> dsos;
+    std::vector<bool> hits;
+    std::vector<uint64_t> samples;
+  };
+  const Listing& listing() {
+    if (listing_) return *listing_;
+    listing_.emplace();
+    absl::flat_hash_map<std::string, size_t> index;
+    for (size_t i = 0; i < model_.dsos().size(); ++i) {
+      DsoBuildId d = model_.dsos()[i];
+      if (d.build_id.empty()) d.build_id = model_.table_id(model_.machine(i), d.name);
+      auto [it, added] = index.try_emplace(
+          absl::StrCat(model_.machine(i), "\n", d.name, "\n", d.build_id), listing_->dsos.size());
+      if (added) {
+        listing_->dsos.push_back(d);
+        listing_->hits.push_back(false);
+        listing_->samples.push_back(0);
+      }
+      if (model_.was_hit(i)) listing_->hits[it->second] = true;
+      listing_->samples[it->second] += model_.samples(i);
+    }
+    return *listing_;
+  }
   bool callchains_;
   Model model_;
   transform::TimeOrder<Event> ordered_;
+  std::optional<Listing> listing_;
 };
 
 DsoHits::DsoHits(bool callchains) : impl_(std::make_unique<Impl>(callchains)) {}
@@ -276,13 +322,15 @@ DsoHits::~DsoHits() = default;
 void DsoHits::add_entries(std::span<const format::BuildIdEntry> entries) {
   Model& model = impl_->model_;
   for (const auto& e : entries) {
-    model.set_id(model.dso(format::machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename),
+    model.listed(format::machine_of(e.misc, static_cast<uint32_t>(e.pid)), e.filename,
                  format::build_id_hex(e));
   }
+  impl_->listing_.reset();
 }
 
 absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Session& s) {
   if (r.trailing) return absl::OkStatus();
+  impl_->listing_.reset();
   Model& model = impl_->model_;
   auto& ordered = impl_->ordered_;
   const auto time = [&] { return transform::record_time(r, s); };
@@ -316,13 +364,16 @@ absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Sessio
   return absl::OkStatus();
 }
 
-void DsoHits::finish() { impl_->ordered_.finish(); }
+void DsoHits::finish() {
+  impl_->ordered_.finish();
+  impl_->listing_.reset();
+}
 
-const std::vector<DsoBuildId>& DsoHits::dsos() const { return impl_->model_.dsos(); }
+const std::vector<DsoBuildId>& DsoHits::dsos() const { return impl_->listing().dsos; }
 
-bool DsoHits::was_hit(size_t dso) const { return impl_->model_.was_hit(dso); }
+bool DsoHits::was_hit(size_t dso) const { return impl_->listing().hits[dso]; }
 
-uint64_t DsoHits::samples(size_t dso) const { return impl_->model_.samples(dso); }
+uint64_t DsoHits::samples(size_t dso) const { return impl_->listing().samples[dso]; }
 
 uint64_t DsoHits::total_samples() const { return impl_->model_.total_samples(); }
 

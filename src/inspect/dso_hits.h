@@ -39,14 +39,16 @@ class DsoHits {
   // After the last record: delivers what still waits for its turn.
   void finish();
 
-  // Every DSO seen, in the order first seen, with the last id given for it.
+  // Every DSO seen, in the order first seen: one per machine, file and build-id (the id its map
+  // records carry, else the table's only id for its name; "" when there is none or several).
   const std::vector<DsoBuildId>& dsos() const;
   bool was_hit(size_t dso) const;
   // Samples whose own ip (not a callchain entry) falls in `dso`, and samples in all: the share of
   // a report's self time that the DSO's symbols explain.
   uint64_t samples(size_t dso) const;
   uint64_t total_samples() const;
-  // Whether samples hit the file a map record of `misc`, `pid` and `filename` maps.
+  // Whether samples hit the file a map record without a build-id, of `misc`, `pid` and
+  // `filename`, maps.
   bool was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const;
 
  private:

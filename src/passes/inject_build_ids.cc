@@ -190,6 +190,15 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
   return absl::OkStatus();
 }
 
+std::vector<transform::PassFinding> InjectBuildIds::findings() const {
+  std::vector<transform::PassFinding> out;
+  for (const auto& m : report_.maps) {
+    if (m.outcome == "left alone")
+      out.push_back({.record = "MMAP2", .what = m.detail, .about = m.filename});
+  }
+  return out;
+}
+
 llvm::json::Object InjectBuildIds::report_json() const {
   llvm::json::Object reasons;
   for (const auto& [why, n] : report_.left_by_reason) reasons[why] = static_cast<int64_t>(n);

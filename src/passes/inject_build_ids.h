@@ -51,6 +51,7 @@ class InjectBuildIds : public Repair {
   InjectBuildIds(InjectBuildIdsConfig config, const Common& common);
 
   std::string_view name() const override { return "inject-build-ids"; }
+  std::vector<transform::PassFinding> findings() const override;
   bool wants(uint32_t type) const override;
   // Maps are resolved as they come: the kernel map precedes the modules, as perf writes them.
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,

@@ -49,8 +49,12 @@ class Prover {
       }
     }
     if (from_cache(b)) return;
-    b.missing = is_file(where) ? "the file there has another build-id; not in the build-id cache"
-                               : "no such file; not in the build-id cache";
+    b.missing = !is_file(where) ? "no such file; not in the build-id cache"
+                : options_.sysroot.empty()
+                    ? "another file than this host's at that path (a container's or chroot's, or "
+                      "one replaced since): give its root or layers with --search; not in the "
+                      "build-id cache"
+                    : "the file there has another build-id; not in the build-id cache";
   }
 
   // The running kernel's ELF image, when one with the id is installed where distributions put it.

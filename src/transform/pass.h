@@ -46,6 +46,9 @@ struct PassFinding {
   std::string record;   // "MMAP2"
   std::string what;
   bool repaired = false;  // the pass repairs it; else it stays after fix
+  // Set: why the pass leaves maps of this file without a build-id. `check` tells it with what
+  // samples hit, not on its own.
+  std::string about;
 };
 
 class Pass {
