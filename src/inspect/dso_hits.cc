@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -70,27 +71,29 @@ std::optional<size_t> find(const Maps& maps, uint64_t ip) {
 // comes with a FORK, which replaces them.
 class Model {
  public:
-  // A DSO is a file and the build-id its map records carry ("" when they carry none): the host's
-  // libc.so.6 and a container's are two DSOs of one name.
-  size_t dso(uint64_t machine, const std::string& name, const std::string& id) {
+  // A DSO is a file and the build-id its map records carry: the host's libc.so.6 and a
+  // container's are two DSOs of one name. A map that carries no id is its inode's DSO (`key`
+  // "ino:...", or "" without one).
+  size_t dso(uint64_t machine, const std::string& name, const std::string& key, bool carried) {
     auto [it, added] =
-        index_.try_emplace(absl::StrCat(machine, "\n", name, "\n", id), dsos_.size());
+        index_.try_emplace(absl::StrCat(machine, "\n", name, "\n", key), dsos_.size());
     if (added) {
-      dsos_.push_back({id, name, format::machine_label(machine)});
+      dsos_.push_back({carried ? key : "", name, format::machine_label(machine)});
       machines_.push_back(machine);
+      if (!carried) idless_[{machine, name}].push_back(it->second);
     }
     return it->second;
   }
-  std::optional<size_t> find_dso(uint64_t machine, const std::string& name) const {
-    auto it = index_.find(absl::StrCat(machine, "\n", name, "\n"));
-    if (it == index_.end()) return std::nullopt;
-    return it->second;
+  // The DSOs of `name` whose maps carry no id.
+  std::vector<size_t> idless(uint64_t machine, const std::string& name) const {
+    auto it = idless_.find({machine, name});
+    return it == idless_.end() ? std::vector<size_t>{} : it->second;
   }
-  // The build-id table names files by path alone: its ids go to the DSOs that no record gives one.
+  // The build-id table names files by path alone: its ids name DSOs of their own.
   void listed(uint64_t machine, const std::string& name, const std::string& id) {
     std::vector<std::string>& ids = table_[{machine, name}];
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-    dso(machine, name, id);
+    dso(machine, name, id, true);
   }
   void hit(size_t dso) {
     hits_.resize(dsos_.size());
@@ -108,11 +111,19 @@ class Model {
   uint64_t total_samples() const { return total_samples_; }
   const std::vector<DsoBuildId>& dsos() const { return dsos_; }
   uint64_t machine(size_t dso) const { return machines_[dso]; }
-  // The table's id for a DSO of `name` that no record gives one: the only one it lists (several:
-  // which one the maps were cannot be told).
+  // The table's id for a DSO of `name` whose maps carry none: its only id, when the DSO is the
+  // only file of that name and no map record carries an id for it. Else the table cannot tell
+  // which file its id is (the host's libc.so.6 or a container's).
   std::string table_id(uint64_t machine, const std::string& name) const {
     auto it = table_.find({machine, name});
-    return it != table_.end() && it->second.size() == 1 ? it->second.front() : "";
+    if (it == table_.end() || it->second.size() != 1 || idless(machine, name).size() != 1) {
+      return "";
+    }
+    return records_carry_.contains({machine, name}) ? "" : it->second.front();
+  }
+  // A map record of `name` carries its own id.
+  void carries(uint64_t machine, const std::string& name) {
+    records_carry_.insert({machine, name});
   }
 
   Maps& kernel(uint64_t machine) { return kernel_[machine]; }
@@ -143,6 +154,8 @@ class Model {
   std::vector<DsoBuildId> dsos_;
   std::vector<uint64_t> machines_;
   std::map<std::pair<uint64_t, std::string>, std::vector<std::string>> table_;
+  std::set<std::pair<uint64_t, std::string>> records_carry_;
+  std::map<std::pair<uint64_t, std::string>, std::vector<size_t>> idless_;
   std::vector<bool> hits_;
   std::vector<uint64_t> samples_;
   uint64_t total_samples_ = 0;
@@ -219,9 +232,17 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   e.machine = format::machine_of(m->misc, m->pid);
   e.kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
   e.image = format::is_kernel_image_name(m->filename);
-  e.dso = model.dso(
-      e.machine, dso_name(e.machine, m->filename),
-      m->has_build_id() ? format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}) : "");
+  const std::string name = dso_name(e.machine, m->filename);
+  if (m->has_build_id()) {
+    model.carries(e.machine, name);
+    e.dso = model.dso(e.machine, name,
+                      format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}), true);
+  } else if (m->is_mmap2 && m->ino != 0) {
+    e.dso =
+        model.dso(e.machine, name, absl::StrCat("ino:", m->maj, ":", m->min, ":", m->ino), false);
+  } else {
+    e.dso = model.dso(e.machine, name, "", false);
+  }
   e.start = m->start;
   e.end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
   return e;
@@ -379,8 +400,9 @@ uint64_t DsoHits::total_samples() const { return impl_->model_.total_samples(); 
 
 bool DsoHits::was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const {
   const uint64_t machine = format::machine_of(misc, pid);
-  auto dso = impl_->model_.find_dso(machine, dso_name(machine, filename));
-  return dso && impl_->model_.was_hit(*dso);
+  const std::vector<size_t> idless = impl_->model_.idless(machine, dso_name(machine, filename));
+  return std::any_of(idless.begin(), idless.end(),
+                     [&](size_t d) { return impl_->model_.was_hit(d); });
 }
 
 }  // namespace pdfix::inspect

@@ -1,0 +1,385 @@
+// A real container runtime, as a user meets it: podman (runtime runc) runs an image this test
+// makes itself, with no registry (Debian 13 from mmdebstrap, imported, and a second layer with a
+// program and its library), while the host runs its own copies at the same paths: its own
+// libc.so.6, /usr/bin/perl, gzip and head, and the program and library built differently. perf
+// records the whole machine, with and without -B, and pdfix is run with the container alive,
+// then removed. Every map must carry the id of its own file or none, never the other's.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_split.h"
+#include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+// The README's command for the layers of an image (podman's; docker's differs only in its name).
+const char* const kLayersFormat =
+    "{{.GraphDriver.Data.UpperDir}}{{with .GraphDriver.Data.LowerDir}}:{{.}}{{end}}";
+
+std::string own_id(const std::string& path) {
+  RunResult r = sh("readelf -n " + quote(path) + " | sed -n 's/.*Build ID: //p'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+struct MapRecord {
+  std::string filename;
+  uint32_t pid = 0;
+  std::string dev;  // "maj:min" in hex, as dump prints it; empty when the record carries an id
+  uint64_t ino = 0;
+  std::string build_id;
+};
+
+std::vector<MapRecord> maps_of(const std::string& recording) {
+  RunResult r = sh(pdfix() + " dump --json " + quote(recording));
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<MapRecord> maps;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto v = llvm::json::parse(line);
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      continue;
+    }
+    const llvm::json::Object* o = v->getAsObject();
+    const std::string type = o == nullptr ? "" : o->getString("type").value_or("").str();
+    if (type != "MMAP" && type != "MMAP2") continue;
+    maps.push_back({o->getString("filename").value_or("").str(),
+                    static_cast<uint32_t>(o->getInteger("pid").value_or(0)),
+                    o->getString("dev").value_or("").str(),
+                    static_cast<uint64_t>(o->getInteger("ino").value_or(0)),
+                    o->getString("build_id").value_or("").str()});
+  }
+  return maps;
+}
+
+std::string dev_of(const struct stat& st) {
+  std::ostringstream s;
+  s << std::hex << major(st.st_dev) << ":" << minor(st.st_dev);
+  return s.str();
+}
+
+class PodmanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PDFIX_NEEDS_PERF_RECORD();
+    for (const char* tool : {"podman", "runc", "mmdebstrap"}) {
+      ASSERT_EQ(sh(std::string("command -v ") + tool).status, 0)
+          << tool << " is missing: scripts/setup.sh installs it";
+    }
+    dir_ = temp_dir();
+    tag_ = fs::path(dir_).filename().string();
+    for (char& c : tag_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    env_ = "HOME=" + quote(dir_ + "/home") + " ";
+    fs::create_directories(dir_ + "/home");
+    prefix_ = dir_ + "/opt";
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    sh("podman rm -f -t 0 " + container() + " >/dev/null 2>&1; podman rmi -f " + image() + " " +
+       base() + " >/dev/null 2>&1");
+    fs::remove_all(dir_);
+  }
+
+  std::string image() const { return "localhost/pdfix-e2e-" + tag_ + ":2"; }
+  std::string base() const { return "localhost/pdfix-e2e-" + tag_ + ":1"; }
+  std::string container() const { return "pdfix-e2e-" + tag_; }
+  RunResult pdfix_run(const std::string& args) const { return sh(env_ + pdfix() + " " + args); }
+
+  // PREFIX/bin/work, which spins in spin_vN and calls work_vN in PREFIX/lib/libwork.so, for four
+  // seconds: each variant has its own ids and function names.
+  void build_work(const std::string& root, const std::string& variant) {
+    const std::string lib = root + prefix_ + "/lib";
+    const std::string bin = root + prefix_ + "/bin";
+    fs::create_directories(lib);
+    fs::create_directories(bin);
+    std::ofstream(dir_ + "/lib.c") << "unsigned long work_v" << variant
+                                   << "(unsigned long n) { volatile unsigned long s = " << variant
+                                   << "; for (unsigned long i = 0; i < n; i++) s += i * i; "
+                                      "return s; }\n";
+    std::ofstream(dir_ + "/main.c")
+        << "#include <time.h>\nunsigned long work_v" << variant << "(unsigned long);\n"
+        << "__attribute__((noinline)) unsigned long spin_v" << variant
+        << "(unsigned long n) { volatile unsigned long s = 0; for (unsigned long i = 0; i < n; "
+           "i++) s += i; return s; }\n"
+        << "int main(void) { unsigned long s = 0; time_t end = time(0) + 4; while (time(0) < end) "
+           "s += spin_v"
+        << variant << "(2000000) + work_v" << variant << "(2000000); return s == 42; }\n";
+    RunResult r = sh("gcc -O1 -fPIC -shared -Wl,--build-id=sha1 -Wl,-soname,libwork.so -o " +
+                     quote(lib + "/libwork.so") + " " + quote(dir_ + "/lib.c") +
+                     " && gcc -O1 -Wl,--build-id=sha1 -o " + quote(bin + "/work") + " " +
+                     quote(dir_ + "/main.c") + " " + quote(lib + "/libwork.so") + " -Wl,-rpath," +
+                     quote(prefix_ + "/lib"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+
+  // Debian 13 (another libc, perl, gzip and head than this Debian 12 host's) as a first layer,
+  // and variant 2 of the program as a second.
+  void make_image() {
+    RunResult r = sh("mmdebstrap --quiet --variant=essential --include=perl-base trixie " +
+                     quote(dir_ + "/rootfs.tar") + " http://deb.debian.org/debian");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sh("podman import -q " + quote(dir_ + "/rootfs.tar") + " " + base());
+    ASSERT_EQ(r.status, 0) << r.err;
+    build_work(dir_ + "/layer", "2");
+    std::ofstream(dir_ + "/layer/Containerfile")
+        << "FROM " << base() << "\nCOPY " << prefix_.substr(1) << " " << prefix_ << "\n";
+    r = sh("cd " + quote(dir_ + "/layer") + " && podman build -q --pull=never --network none -t " +
+           image() + " -f Containerfile .");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+
+  // The same load on the host and in the container, at the same paths; the container starts
+  // when the host does, and lives on after.
+  void record() {
+    fs::create_directories(dir_ + "/sync");
+    std::ofstream(dir_ + "/sync/load.sh")
+        << prefix_ << "/bin/work &\n"
+        << "perl -e '$e = time + 4; $s = 0; while (time < $e) { $s += $_ for 1..1000 }' &\n"
+        << "i=0; while [ $i -lt 30 ]; do head -c 100000 /dev/urandom | gzip -c >/dev/null; "
+           "i=$((i+1)); done\nwait\n";
+    RunResult r = sh("podman run -d --name " + container() +
+                     " --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 -v " +
+                     quote(dir_ + "/sync") + ":/sync " + image() +
+                     " sh -c 'while [ ! -e /sync/go ]; do sleep 0.1; done; sh /sync/load.sh; "
+                     "touch /sync/done; exec sleep infinity'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string sync = quote(dir_ + "/sync");
+    const std::string until_done = "while [ ! -e " + sync + "/done ]; do sleep 0.1; done";
+    // Both recordings at once, of the same load: one with perf's build-id table, one without.
+    r = sh(env_ + "perf record -q -a -B -o " + quote(dir_ + "/inB.data") + " -- sh -c " +
+           quote(until_done) + " & " + env_ + "perf record -q -a -o " + quote(dir_ + "/in.data") +
+           " -- sh -c " +
+           quote("sleep 1; touch " + sync + "/go; sh " + sync + "/load.sh; " + until_done) +
+           "; s=$?; wait $! && exit $s");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+
+  // The image's layers, by the README's command.
+  std::string layers(const std::string& of) {
+    RunResult r = sh(std::string("podman image inspect --format '") + kLayersFormat + "' " + of);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return std::string(absl::StripTrailingAsciiWhitespace(r.out));
+  }
+
+  // The build-id of the file a map of `in` was, found by its inode: this host's file at the path,
+  // or the image's (in `roots`); "" when neither is.
+  std::string truth(const MapRecord& m, const std::vector<std::string>& roots) {
+    struct stat st{};
+    if (stat(m.filename.c_str(), &st) == 0 && st.st_ino == m.ino && dev_of(st) == m.dev) {
+      return id(m.filename);
+    }
+    for (const std::string& root : roots) {
+      if (stat((root + m.filename).c_str(), &st) == 0 && st.st_ino == m.ino) {
+        return id(root + m.filename);
+      }
+    }
+    return "";
+  }
+  std::string id(const std::string& path) {
+    auto [it, added] = ids_.try_emplace(path);
+    if (added) it->second = own_id(path);
+    return it->second;
+  }
+
+  // Every map of `out` (pdfix's output for `in`) carries its own file's id or none. Returns how
+  // many of the container's maps carry none.
+  int expect_own_ids(const std::string& in, const std::string& out) {
+    const std::vector<MapRecord> before = maps_of(in);
+    const std::vector<MapRecord> after = maps_of(out);
+    EXPECT_EQ(before.size(), after.size());
+    const std::vector<std::string> roots = absl::StrSplit(layers(image()), ':');
+    int host = 0;
+    int inside = 0;
+    int idless_inside = 0;
+    for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
+      const MapRecord& m = before[i];
+      if (m.filename.empty() || m.filename.front() != '/' || m.dev.empty()) continue;
+      const std::string own = truth(m, roots);
+      if (own.empty()) continue;
+      const bool in_container = !m.dev.starts_with("fe:") && m.dev.starts_with("0:");
+      (in_container ? inside : host)++;
+      if (after[i].build_id.empty()) {
+        idless_inside += in_container ? 1 : 0;
+        continue;
+      }
+      EXPECT_EQ(after[i].build_id, own) << m.filename << " pid " << m.pid << " dev " << m.dev;
+    }
+    EXPECT_GT(host, 50);
+    EXPECT_GT(inside, 50);
+    return idless_inside;
+  }
+
+  // A second fix writes the same bytes, and check of fix's output finds nothing wrong.
+  void expect_settled(const std::string& out, const std::string& options) {
+    RunResult r = pdfix_run("fix -q " + options + " " + quote(out) + " " + quote(out + ".again"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_file(out, out + ".again")) << out;
+    r = pdfix_run("check " + options + " " + quote(out));
+    EXPECT_EQ(r.status, 0) << r.out;
+  }
+
+  std::string dir_;
+  std::string tag_;
+  std::string env_;
+  std::string prefix_;
+  std::map<std::string, std::string> ids_;
+};
+
+TEST_F(PodmanTest, HostAndContainerMapDifferentFilesAtTheSamePaths) {
+  build_work("", "1");
+  make_image();
+  record();
+  const std::string in = dir_ + "/in.data";
+  const std::string in_b = dir_ + "/inB.data";
+  const std::string merged =
+      std::string(absl::StripTrailingAsciiWhitespace(sh("podman mount " + container()).out));
+  // The control: the same paths are other files inside.
+  for (const std::string& path : std::vector<std::string>{
+           "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/perl", prefix_ + "/lib/libwork.so"}) {
+    ASSERT_NE(own_id(path), own_id(merged + path)) << path;
+  }
+
+  // Alive: the overlay is mounted, and proves every container map, those of processes that have
+  // exited included, with no option.
+  for (const std::string& recording : {in, in_b}) {
+    SCOPED_TRACE(recording);
+    const std::string out = recording + ".alive";
+    RunResult r = pdfix_run("fix " + quote(recording) + " " + quote(out));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("from the mounted overlay at " + merged), std::string::npos) << r.err;
+    EXPECT_EQ(expect_own_ids(recording, out), 0) << r.err;
+    expect_settled(out, "");
+  }
+
+  ASSERT_EQ(sh("podman rm -f -t 0 " + container()).status, 0);
+  // The image's layers, all of them, by one command; a one-layer image gives one directory.
+  const std::string image_layers = layers(image());
+  EXPECT_NE(image_layers.find(':'), std::string::npos) << image_layers;
+  const std::string base_layers = layers(base());
+  EXPECT_EQ(base_layers.find(':'), std::string::npos) << base_layers;
+  EXPECT_TRUE(fs::is_directory(base_layers + "/usr/bin")) << base_layers;
+  const std::string search = "--search " + quote(image_layers);
+  const std::vector<std::string> image_roots = absl::StrSplit(image_layers, ':');
+
+  for (const std::string& recording : {in, in_b}) {
+    SCOPED_TRACE(recording);
+    // Removed, no layers given: no container map gets an id, none gets the host's; check and
+    // --strict say so, and name --search.
+    const std::string plain = recording + ".plain";
+    RunResult r = pdfix_run("fix " + quote(recording) + " " + quote(plain));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_GT(expect_own_ids(recording, plain), 50);
+    r = pdfix_run("check " + quote(recording));
+    EXPECT_EQ(r.status, 3) << r.out;
+    EXPECT_NE(r.out.find("libc.so.6: samples hit maps of it that carry no build-id, and fix proves "
+                         "none"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("give its root or layers with --search"), std::string::npos) << r.out;
+    r = pdfix_run("fix --strict --archive " + quote(recording + ".strict.tar.zst") + " " +
+                  quote(recording) + " " + quote(recording + ".strict"));
+    EXPECT_EQ(r.status, 3) << r.err;
+
+    // With the image's layers: every map proven, both files of each shared path in the bundle.
+    const std::string out = recording + ".fixed";
+    const std::string bundle = recording + ".tar.zst";
+    r = pdfix_run("fix --strict " + search + " --archive " + quote(bundle) + " " +
+                  quote(recording) + " " + quote(out));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(expect_own_ids(recording, out), 0) << r.err;
+    expect_settled(out, search);
+    RunResult listed = sh("tar -tf " + quote(bundle));
+    RunResult hits = pdfix_run("buildid-list --hits " + quote(out));
+    ASSERT_EQ(hits.status, 0) << hits.err;
+    for (const std::string& path :
+         std::vector<std::string>{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/perl",
+                                  prefix_ + "/lib/libwork.so", prefix_ + "/bin/work"}) {
+      const std::string host_id = own_id(path);
+      std::string inside_id;
+      for (const std::string& root : image_roots) {
+        if (fs::exists(root + path)) {
+          inside_id = own_id(root + path);
+          break;
+        }
+      }
+      ASSERT_FALSE(inside_id.empty()) << path;
+      for (const std::string& id : {host_id, inside_id}) {
+        EXPECT_NE(listed.out.find(".debug" + path + "/" + id + "/elf"), std::string::npos)
+            << path << " " << id << "\n"
+            << listed.out;
+        EXPECT_NE(hits.out.find(id + " " + path), std::string::npos) << path << "\n" << hits.out;
+      }
+    }
+    // perf reads the two files at one path as two DSOs, as pdfix lists them.
+    RunResult perf_hits =
+        sh("perf buildid-list --with-hits -i " + quote(out) + " 2>/dev/null | sort");
+    EXPECT_EQ(perf_hits.out, sh(pdfix() + " buildid-list --hits " + quote(out) + " | sort").out);
+
+    // The bundle, unpacked elsewhere: perf names the container's functions for the container's
+    // samples and the host's for the host's.
+    const std::string unpacked = recording + ".u";
+    ASSERT_EQ(pdfix_run("unpack " + quote(bundle) + " " + quote(unpacked)).status, 0);
+    std::map<uint32_t, std::string> work_variant;  // pid -> the work program's id
+    std::map<uint32_t, std::string> perl_of;       // pid -> its perl's id
+    for (const MapRecord& m : maps_of(out)) {
+      if (m.filename == prefix_ + "/bin/work") work_variant[m.pid] = m.build_id;
+      if (m.filename == "/usr/bin/perl") perl_of[m.pid] = m.build_id;
+    }
+    // The container's perl is stripped: its dynamic symbols are all a report can name.
+    std::string inside_perl;
+    for (const std::string& root : image_roots) {
+      if (fs::exists(root + "/usr/bin/perl")) inside_perl = root + "/usr/bin/perl";
+    }
+    std::set<std::string> inside_symbols;
+    std::istringstream nm(
+        sh("nm -D --defined-only " + quote(inside_perl) + " | awk '{print $3}'").out);
+    for (std::string sym; std::getline(nm, sym);) inside_symbols.insert(sym);
+    ASSERT_GT(inside_symbols.size(), 100U);
+    r = sh(env_ + "perf --buildid-dir " + quote(unpacked + "/.debug") + " script -i " +
+           quote(unpacked + "/perf.data") + " -F pid,ip,sym,dso 2>/dev/null");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string v1 = own_id(prefix_ + "/bin/work");
+    std::map<std::string, int> named;  // "host spin_v1", "container work_v2", ...
+    int perl_named = 0;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream f(line);
+      uint32_t pid = 0;
+      std::string ip;
+      std::string sym;
+      std::string dso;
+      f >> pid >> ip >> sym >> dso;
+      if (auto p = perl_of.find(pid); p != perl_of.end() && p->second == id(inside_perl) &&
+                                      dso == "(/usr/bin/perl)" && sym != "[unknown]") {
+        ++perl_named;
+        // perf names PLT stubs itself, from the relocations.
+        EXPECT_TRUE(inside_symbols.contains(sym) || sym.ends_with("@plt"))
+            << "the container's perl has no " << sym;
+      }
+      auto w = work_variant.find(pid);
+      if (w == work_variant.end() || (!sym.ends_with("_v1") && !sym.ends_with("_v2"))) continue;
+      ++named[(w->second == v1 ? "host " : "container ") + sym];
+    }
+    EXPECT_GT(named["host spin_v1"], 100);
+    EXPECT_GT(named["host work_v1"], 100);
+    EXPECT_GT(named["container spin_v2"], 100);
+    EXPECT_GT(named["container work_v2"], 100);
+    EXPECT_EQ(named["host spin_v2"] + named["host work_v2"], 0);
+    EXPECT_EQ(named["container spin_v1"] + named["container work_v1"], 0);
+    EXPECT_GT(perl_named, 20);
+  }
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
