@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -75,8 +76,7 @@ class Model {
   // container's are two DSOs of one name. A map that carries no id is its inode's DSO (`key`
   // "ino:...", or "" without one).
   size_t dso(uint64_t machine, const std::string& name, const std::string& key, bool carried) {
-    auto [it, added] =
-        index_.try_emplace(absl::StrCat(machine, "\n", name, "\n", key), dsos_.size());
+    auto [it, added] = index_.try_emplace({machine, name, key}, dsos_.size());
     if (added) {
       dsos_.push_back({carried ? key : "", name, format::machine_label(machine)});
       machines_.push_back(machine);
@@ -159,7 +159,7 @@ class Model {
   std::vector<bool> hits_;
   std::vector<uint64_t> samples_;
   uint64_t total_samples_ = 0;
-  absl::flat_hash_map<std::string, size_t> index_;
+  absl::flat_hash_map<std::tuple<uint64_t, std::string, std::string>, size_t> index_;
   std::map<uint64_t, Maps> kernel_;
   std::map<uint64_t, uint64_t> kernel_start_;
   std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Maps>> threads_;
