@@ -193,8 +193,9 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
 std::vector<transform::PassFinding> InjectBuildIds::findings() const {
   std::vector<transform::PassFinding> out;
   for (const auto& m : report_.maps) {
-    if (m.outcome == "left alone")
+    if (m.outcome == "left alone") {
       out.push_back({.record = "MMAP2", .what = m.detail, .about = m.filename});
+    }
   }
   return out;
 }

@@ -288,8 +288,9 @@ Resolution Resolver::by_inode(const MapQuery& q) {
   // keep a file the merged view no longer shows (replaced inside the container).
   if (const auto mount = host_.mount(q.maj, q.min); mount && mount->type == "overlay") {
     if (mount->root == "/") prove(mount->point, "the mounted overlay at " + mount->point, false);
-    for (const std::string& layer : mount->layers)
+    for (const std::string& layer : mount->layers) {
       prove(layer, "the overlay's layer " + layer, true);
+    }
   }
   // A pid is reused: a process that started after the recording ended is another one.
   if (q.pid != 0) {
@@ -325,8 +326,9 @@ std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& i
   std::set<Inode> others = seen_[path];
   if (facts_.inodes != nullptr) {
     const PathInodes& all = facts_.inodes->all();
-    if (auto it = all.find(path); it != all.end())
+    if (auto it = all.find(path); it != all.end()) {
       others.insert(it->second.begin(), it->second.end());
+    }
   }
   others.erase(Inode{q.maj, q.min, q.ino});
   // The table's id is the file's of one of them: this map's only if every other one is proven

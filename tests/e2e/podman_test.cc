@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "e2e/harness.h"
 #include "llvm/Support/JSON.h"
@@ -148,11 +149,12 @@ class PodmanTest : public ::testing::Test {
         << "perl -e '$e = time + 4; $s = 0; while (time < $e) { $s += $_ for 1..1000 }' &\n"
         << "i=0; while [ $i -lt 30 ]; do head -c 100000 /dev/urandom | gzip -c >/dev/null; "
            "i=$((i+1)); done\nwait\n";
-    RunResult r = sh("podman run -d --name " + container() +
-                     " --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 -v " +
-                     quote(dir_ + "/sync") + ":/sync " + image() +
-                     " sh -c 'while [ ! -e /sync/go ]; do sleep 0.1; done; sh /sync/load.sh; "
-                     "touch /sync/done; exec sleep infinity'");
+    RunResult r =
+        sh("podman run -d --name " + container() +
+           " --runtime runc --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 -v " +
+           quote(dir_ + "/sync") + ":/sync " + image() +
+           " sh -c 'while [ ! -e /sync/go ]; do sleep 0.1; done; sh /sync/load.sh; "
+           "touch /sync/done; exec sleep infinity'");
     ASSERT_EQ(r.status, 0) << r.err;
     const std::string sync = quote(dir_ + "/sync");
     const std::string until_done = "while [ ! -e " + sync + "/done ]; do sleep 0.1; done";
@@ -315,10 +317,11 @@ TEST_F(PodmanTest, HostAndContainerMapDifferentFilesAtTheSamePaths) {
       }
       ASSERT_FALSE(inside_id.empty()) << path;
       for (const std::string& id : {host_id, inside_id}) {
-        EXPECT_NE(listed.out.find(".debug" + path + "/" + id + "/elf"), std::string::npos)
+        EXPECT_NE(listed.out.find(absl::StrCat(".debug", path, "/", id, "/elf")), std::string::npos)
             << path << " " << id << "\n"
             << listed.out;
-        EXPECT_NE(hits.out.find(id + " " + path), std::string::npos) << path << "\n" << hits.out;
+        EXPECT_NE(hits.out.find(absl::StrCat(id, " ", path)), std::string::npos) << path << "\n"
+                                                                                 << hits.out;
       }
     }
     // perf reads the two files at one path as two DSOs, as pdfix lists them.
