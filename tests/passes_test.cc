@@ -294,6 +294,7 @@ TEST_P(PassTest, AGuestsMapsTakeOnlyWhatTheRecordingSaysOfTheGuest) {
   PerfDataBuilder b = builder();
   table_entry(b, '4', "[guest.kernel.kallsyms]", format::kCpuModeGuestKernel, kGuest);
   table_entry(b, '5', "/usr/bin/guest-only", format::kCpuModeGuestUser, kGuest);
+  table_entry(b, '6', "[kvm]");  // the host's module, of a name the guest has too
   start_data(b);
   b.mmap(-1, kText, 0x1000000, kText, "[kernel.kallsyms]_text", format::kCpuModeKernel)
       .mmap(-1, kModules, 0x5000, 0, "[nf_tables]", format::kCpuModeKernel)
@@ -301,17 +302,19 @@ TEST_P(PassTest, AGuestsMapsTakeOnlyWhatTheRecordingSaysOfTheGuest) {
       .mmap(kGuest, kModules, 0x5000, 0, "[nf_tables]", format::kCpuModeGuestKernel)
       .mmap(kGuest, 0x400000, 0x1000, 0, "/usr/bin/guest-only", format::kCpuModeGuestUser)
       .mmap(-1, 0x600000, 0x1000, 0, "/usr/bin/guest-only")
+      .mmap(kGuest, kModules + 0x10000, 0x5000, 0, "[kvm]", format::kCpuModeGuestKernel)
       .sample(0x400010, 10, 10, 1000);
   auto out =
       read_output(run("inject", b.build(), {{"--known-build-ids", "[nf_tables]=" + kAppId}}));
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_EQ(out->maps.size(), 6U);
+  ASSERT_EQ(out->maps.size(), 7U);
   EXPECT_EQ(out->maps[0].id, kKernelId);             // the host: this boot's notes
   EXPECT_EQ(out->maps[1].id, kAppId);                // the host's module, as the user said
   EXPECT_EQ(out->maps[2].id, std::string(40, '4'));  // the guest's kernel entry
   EXPECT_EQ(out->maps[3].id, "");  // neither the host's notes nor the user's host module
   EXPECT_EQ(out->maps[4].id, std::string(40, '5'));  // the guest's own entry
   EXPECT_EQ(out->maps[5].id, "");  // the guest's entry says nothing of the host's file
+  EXPECT_EQ(out->maps[6].id, "");  // nor the host's module entry of the guest's module
   EXPECT_EQ(out->maps[2].fields.pid, kGuest);
   EXPECT_EQ(out->maps[2].fields.misc & format::kCpuModeMask, format::kCpuModeGuestKernel);
 }

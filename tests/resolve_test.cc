@@ -799,8 +799,10 @@ TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
 }
 
 // Recorded on another host that has this one's name (or in another boot): no inode proves
-// anything, and the table's one id reaches maps only of a path mapped from one file.
-TEST_F(ResolveFiles, ElsewhereTheTableSpeaksOnlyForAPathOfOneFile) {
+// anything, even the very file at the path, and the table's id is not copied into a map that
+// carries an inode (perf may have read it at the host's path for a chroot's file). Under a
+// --sysroot the table speaks for a path the recording maps from one file only.
+TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   testing::FakeHost host;
   host.kernel_id = BuildId::from_hex(std::string(40, 'e'));
   Recording rec = this_boot(host);
@@ -817,11 +819,16 @@ TEST_F(ResolveFiles, ElsewhereTheTableSpeaksOnlyForAPathOfOneFile) {
   facts.inodes = &one;
   Resolver r({}, host);
   EXPECT_NE(r.elsewhere(facts).find("kernel build"), std::string::npos);
-  EXPECT_EQ(hex_of(r.resolve(host_map, facts).id), listed);
+  const Resolution& left = r.resolve(host_map, facts);
+  EXPECT_FALSE(left.id.has_value());
+  EXPECT_NE(left.reason.find("stays in the table"), std::string::npos) << left.reason;
+  EXPECT_TRUE(r.unproven_table_ids().empty());
+  Resolver rooted({.sysroot = "/"}, host);
+  EXPECT_EQ(hex_of(rooted.resolve(host_map, facts).id), listed);
   Survey two = one;
   two.inodes[{format::kHostMachine, host_map.filename}].insert({other.maj, other.min, other.ino});
   facts.inodes = &two;
-  Resolver doubt({}, host);
+  Resolver doubt({.sysroot = "/"}, host);
   const Resolution& res = doubt.resolve(host_map, facts);
   EXPECT_FALSE(res.id.has_value());
   EXPECT_NE(res.reason.find("inodes prove nothing off the host"), std::string::npos) << res.reason;

@@ -305,14 +305,16 @@ pid, tid, addresses, offset, file name and the sample_id trailer. Every injected
 build-id table lacks is added to it, so older readers see it too. Records that already carry
 an id, anonymous maps and files that cannot be identified for certain are left as they were.
 
-A build-id is taken, in this order of trust, from: --known-build-ids; the recording's own
-build-id table (not an id perf read from this host's file at the path when the map is another
-inode: a chroot's or a container's file); the mapped file (under --sysroot if given, else on
-this machine, and then only if it is the same inode as the one mapped and was not modified after
-the recording ended), also under the map's process's root (/proc/PID/root) while it lives and
-under each --search root, all by inode; perf's build-id cache; for the kernel and its modules,
-the running kernel's notes, only when the recording is of this very boot (same release and the
-same KASLR _text address). A wrong
+A build-id is taken, in this order of trust, from: --known-build-ids; on the host and boot
+that recorded (hostname, kernel release and build-id, KASLR base, start after this boot), a file
+that is the mapped inode: this host's file at the path, the map's overlay while mounted (its
+merged directory and layers, from /proc/self/mountinfo), the process's root (/proc/PID/root)
+while it lives, each --search root; the recording's own build-id table, for a map no inode
+proves, only when every other file the recording maps at that path is proven to be another (not
+an id perf read from this host's file at the path for a chroot's or a container's map); under
+--sysroot, the file there; perf's build-id cache; for the kernel and its modules, the running
+kernel's notes, only when the recording is of this very boot. Recorded elsewhere, the table's
+ids stay in the table and are not copied into maps that carry an inode. A wrong
 build-id is worse than none: in doubt a map is left alone and the summary says why.)";
   }
   void declare(Options& o) override {

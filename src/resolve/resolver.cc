@@ -234,6 +234,15 @@ Resolution Resolver::user_file(const MapQuery& q) {
   }
   std::string why;
   const std::vector<BuildId> listed = table_ids(q);
+  if (q.has_inode && !inodes_prove && config_.sysroot.empty() && !listed.empty()) {
+    // perf read the table's id at the path, in whatever root it could enter: off the host and
+    // boot that recorded, no inode ties it to this map (a chroot's map gets the host's id so).
+    // It stays in the table, where perf reads it as before; pdfix does not vouch for it.
+    return {std::nullopt, "",
+            absl::StrCat("not proven here (", elsewhere(facts_),
+                         "): the build-id table's id stays in the table, not copied into the map; "
+                         "give --sysroot")};
+  }
   if (listed.size() == 1) {
     why = q.has_inode ? table_id_not_this_maps(q, listed.front(), inodes_prove) : "";
     if (why.empty()) {
@@ -257,9 +266,8 @@ Resolution Resolver::user_file(const MapQuery& q) {
   if (auto cached = from_buildid_cache(q.filename)) {
     // perf filled its cache from this host's path too: for a chroot's or a container's map that
     // is another file's id.
-    if (cached->id &&
-        (id_is_host_files_not_the_mapped(q, *cached->id) ||
-         (q.has_inode && !table_id_not_this_maps(q, *cached->id, inodes_prove).empty()))) {
+    if (cached->id && q.has_inode &&
+        !table_id_not_this_maps(q, *cached->id, inodes_prove).empty()) {
       return {std::nullopt, "",
               "the build-id cache's entry may be another file's at that path, not the one mapped"};
     }

@@ -17,14 +17,6 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-// The build-id a file's own notes give, by binutils' readelf.
-std::string own_id(const std::string& path) {
-  RunResult r = sh("readelf -n " + quote(path) + " | sed -n 's/.*Build ID: //p'");
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_FALSE(r.out.empty()) << path;
-  return r.out.substr(0, r.out.find('\n'));
-}
-
 // Every build-id that the map records of `path` carry in `recording` (one per map record; ""
 // for a map without one), read by pdfix dump --json.
 std::vector<std::string> map_ids(const std::string& recording, const std::string& path) {

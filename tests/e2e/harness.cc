@@ -52,6 +52,12 @@ void build_app(const std::string& where, const std::string& variant) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+std::string own_id(const std::string& path) {
+  RunResult r = sh("readelf -n " + quote(path) + " | sed -n 's/.*Build ID: //p'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.out.substr(0, r.out.find('\n'));
+}
+
 RunResult sh(const std::string& command) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/out", err = dir + "/err";

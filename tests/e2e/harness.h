@@ -78,5 +78,7 @@ std::string temp_dir();
 // spin_v<variant>, so reports tell the versions apart.
 void build_app(const std::string& where, const std::string& variant);
 bool same_file(const std::string& a, const std::string& b);
+// The build-id a file's own notes give, by binutils' readelf; "" when it has none.
+std::string own_id(const std::string& path);
 
 }  // namespace pdfix::e2e

@@ -27,12 +27,6 @@ namespace fs = std::filesystem;
 const char* const kLayersFormat =
     "{{.GraphDriver.Data.UpperDir}}{{with .GraphDriver.Data.LowerDir}}:{{.}}{{end}}";
 
-std::string own_id(const std::string& path) {
-  RunResult r = sh("readelf -n " + quote(path) + " | sed -n 's/.*Build ID: //p'");
-  EXPECT_EQ(r.status, 0) << r.err;
-  return r.out.substr(0, r.out.find('\n'));
-}
-
 struct MapRecord {
   std::string filename;
   uint32_t pid = 0;
@@ -274,6 +268,27 @@ TEST_F(PodmanTest, HostAndContainerMapDifferentFilesAtTheSamePaths) {
   const std::string search = "--search " + quote(image_layers);
   const std::vector<std::string> image_roots = absl::StrSplit(image_layers, ':');
 
+  // The same recording read as if on another host of the same name: no inode proves anything,
+  // and perf's table is left as it was, no entry taken out and none copied into the maps.
+  {
+    const std::string out = dir_ + "/elsewhere.data";
+    RunResult r = sh("unshare -u sh -c " + quote("hostname pdfix-elsewhere && " + env_ + pdfix() +
+                                                 " fix " + quote(in) + " " + quote(out)));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("not proven here (recorded on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("build-id table entry removed"), std::string::npos) << r.err;
+    const std::string listed = sh("perf buildid-list -i " + quote(out) + " 2>/dev/null").out;
+    std::istringstream before(sh("perf buildid-list -i " + quote(in) + " 2>/dev/null").out);
+    for (std::string line; std::getline(before, line);) {
+      EXPECT_NE(listed.find(line), std::string::npos) << line;
+    }
+    for (const MapRecord& m : maps_of(out)) {
+      if (m.filename.starts_with("/usr/")) {
+        EXPECT_EQ(m.build_id, "") << m.filename;
+      }
+    }
+  }
+
   for (const std::string& recording : {in, in_b}) {
     SCOPED_TRACE(recording);
     // Removed, no layers given: no container map gets an id, none gets the host's; check and
@@ -282,6 +297,11 @@ TEST_F(PodmanTest, HostAndContainerMapDifferentFilesAtTheSamePaths) {
     RunResult r = pdfix_run("fix " + quote(recording) + " " + quote(plain));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_GT(expect_own_ids(recording, plain), 50);
+    r = pdfix_run("fix -q " + quote(plain) + " " + quote(plain + ".again"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_file(plain, plain + ".again"));
+    r = pdfix_run("check " + quote(plain));
+    EXPECT_NE(r.out.find("\n0 error(s)"), std::string::npos) << r.out;
     r = pdfix_run("check " + quote(recording));
     EXPECT_EQ(r.status, 3) << r.out;
     EXPECT_NE(r.out.find("libc.so.6: samples hit maps of it that carry no build-id, and fix proves "
