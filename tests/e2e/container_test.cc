@@ -11,28 +11,17 @@
 #include <set>
 
 #include "e2e/harness.h"
-#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
 // Every build-id that the map records of `path` carry in `recording` (one per map record; ""
-// for a map without one), read by pdfix dump --json.
+// for a map without one).
 std::vector<std::string> map_ids(const std::string& recording, const std::string& path) {
-  RunResult r = sh(pdfix() + " dump --json " + quote(recording));
-  EXPECT_EQ(r.status, 0) << r.err;
   std::vector<std::string> ids;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    auto v = llvm::json::parse(line);
-    if (!v) {
-      llvm::consumeError(v.takeError());
-      continue;
-    }
-    const llvm::json::Object* o = v->getAsObject();
-    if (o == nullptr || o->getString("filename").value_or("") != path) continue;
-    ids.push_back(o->getString("build_id").value_or("").str());
+  for (const MapRecord& m : maps_of(recording)) {
+    if (m.filename == path) ids.push_back(m.build_id);
   }
   return ids;
 }

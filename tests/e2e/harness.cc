@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "llvm/Support/JSON.h"
+
 namespace pdfix::e2e {
 namespace fs = std::filesystem;
 
@@ -56,6 +58,29 @@ std::string own_id(const std::string& path) {
   RunResult r = sh("readelf -n " + quote(path) + " | sed -n 's/.*Build ID: //p'");
   EXPECT_EQ(r.status, 0) << r.err;
   return r.out.substr(0, r.out.find('\n'));
+}
+
+std::vector<MapRecord> maps_of(const std::string& recording) {
+  RunResult r = sh(pdfix() + " dump --json " + quote(recording));
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<MapRecord> maps;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto v = llvm::json::parse(line);
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      continue;
+    }
+    const llvm::json::Object* o = v->getAsObject();
+    const std::string type = o == nullptr ? "" : o->getString("type").value_or("").str();
+    if (type != "MMAP" && type != "MMAP2") continue;
+    maps.push_back({o->getString("filename").value_or("").str(),
+                    static_cast<uint32_t>(o->getInteger("pid").value_or(0)),
+                    o->getString("dev").value_or("").str(),
+                    static_cast<uint64_t>(o->getInteger("ino").value_or(0)),
+                    o->getString("build_id").value_or("").str()});
+  }
+  return maps;
 }
 
 RunResult sh(const std::string& command) {

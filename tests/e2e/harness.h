@@ -80,5 +80,15 @@ void build_app(const std::string& where, const std::string& variant);
 bool same_file(const std::string& a, const std::string& b);
 // The build-id a file's own notes give, by binutils' readelf; "" when it has none.
 std::string own_id(const std::string& path);
+// A MMAP or MMAP2 record as pdfix dump --json prints it.
+struct MapRecord {
+  std::string filename;
+  uint32_t pid = 0;
+  std::string dev;  // "maj:min" in hex; empty when the record carries an id instead
+  uint64_t ino = 0;
+  std::string build_id;  // "" when it carries none
+};
+// Every map record of `recording`, in file order.
+std::vector<MapRecord> maps_of(const std::string& recording);
 
 }  // namespace pdfix::e2e

@@ -17,7 +17,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "e2e/harness.h"
-#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {
@@ -26,37 +25,6 @@ namespace fs = std::filesystem;
 // The README's command for the layers of an image (podman's; docker's differs only in its name).
 const char* const kLayersFormat =
     "{{.GraphDriver.Data.UpperDir}}{{with .GraphDriver.Data.LowerDir}}:{{.}}{{end}}";
-
-struct MapRecord {
-  std::string filename;
-  uint32_t pid = 0;
-  std::string dev;  // "maj:min" in hex, as dump prints it; empty when the record carries an id
-  uint64_t ino = 0;
-  std::string build_id;
-};
-
-std::vector<MapRecord> maps_of(const std::string& recording) {
-  RunResult r = sh(pdfix() + " dump --json " + quote(recording));
-  EXPECT_EQ(r.status, 0) << r.err;
-  std::vector<MapRecord> maps;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    auto v = llvm::json::parse(line);
-    if (!v) {
-      llvm::consumeError(v.takeError());
-      continue;
-    }
-    const llvm::json::Object* o = v->getAsObject();
-    const std::string type = o == nullptr ? "" : o->getString("type").value_or("").str();
-    if (type != "MMAP" && type != "MMAP2") continue;
-    maps.push_back({o->getString("filename").value_or("").str(),
-                    static_cast<uint32_t>(o->getInteger("pid").value_or(0)),
-                    o->getString("dev").value_or("").str(),
-                    static_cast<uint64_t>(o->getInteger("ino").value_or(0)),
-                    o->getString("build_id").value_or("").str()});
-  }
-  return maps;
-}
 
 std::string dev_of(const struct stat& st) {
   std::ostringstream s;
