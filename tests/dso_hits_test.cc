@@ -65,11 +65,33 @@ TEST(DsoHits, TheTablesIdIsNotGivenToAnotherFileOfItsPath) {
   b.build_id_entry(2, -1, kHostId, kLibc);
   EXPECT_EQ(libc_hits(b.build()),
             (std::vector<std::pair<std::string, uint64_t>>{{kHostHex, 1}, {"", 2}}));
-  // Neither carries an id and the table has one: which file it is cannot be told.
+  // Neither carries an id and the table has one: which file it is cannot be told, and the two
+  // stay two files.
   PerfDataBuilder neither;
   two_files(neither, nullptr, nullptr);
   neither.build_id_entry(2, -1, kHostId, kLibc);
-  EXPECT_EQ(libc_hits(neither.build()), (std::vector<std::pair<std::string, uint64_t>>{{"", 3}}));
+  EXPECT_EQ(libc_hits(neither.build()),
+            (std::vector<std::pair<std::string, uint64_t>>{{"", 1}, {"", 2}}));
+}
+
+// Files without an id (Go programs) are told apart by the device and inode their maps name, and
+// each lists the processes that map it: what archive proves and keeps them by.
+TEST(DsoHits, FilesWithoutAnIdAreTheirInodesWithTheirProcesses) {
+  PerfDataBuilder b;
+  two_files(b, nullptr, nullptr);
+  b.mmap2(3, 0x10000, 0x1000, 0, kLibc, 0, 40, 2002);  // a second process of the container's file
+  b.sample(0x10030, 3, 3, 13);
+  auto in = io::open_input(testing::write_temp(b.build()));
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto listing = inspect::list_build_ids(*in, {.hits = true, .every_source = true});
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  std::vector<std::tuple<uint32_t, uint32_t, uint64_t, std::vector<uint32_t>>> files;
+  for (const auto& d : listing->dsos) {
+    if (d.name == kLibc && d.has_inode) files.emplace_back(d.maj, d.min, d.ino, d.pids);
+  }
+  using Pids = std::vector<uint32_t>;
+  EXPECT_EQ(files, (std::vector<std::tuple<uint32_t, uint32_t, uint64_t, Pids>>{
+                       {254, 0, 1001, Pids{1}}, {0, 40, 2002, Pids{2, 3}}}));
 }
 
 // One file at the path, as in most recordings: the table's id is its.

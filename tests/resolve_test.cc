@@ -431,6 +431,64 @@ TEST_F(ResolveFiles, AnInodeNumberAloneProvesOnlyAnOverlaysMap) {
   EXPECT_FALSE(btrfs.resolve(q, rec.view()).id.has_value());
 }
 
+// A file with no GNU build-id (Go's default) is proven to be the mapped one by its device and
+// inode alone, on the host and boot that recorded, unchanged since; never by its path.
+TEST_F(ResolveFiles, AFileWithoutABuildIdIsProvenByItsInodeAlone) {
+  testing::FakeHost host;
+  Recording rec = this_boot(host);
+  rec.ended_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count() +
+                 60 * kSecond;
+  const std::string path = dir_ + "/noid";
+  ASSERT_EQ(std::system(
+                ("objcopy --remove-section .note.gnu.build-id " + dir_ + "/prog " + path).c_str()),
+            0);
+  ASSERT_EQ(readelf_build_id(path), "");
+  const MapQuery q = user_map(path, true);
+  Resolver r({}, host);
+  const Resolution& proven = r.resolve(q, rec.view());
+  EXPECT_FALSE(proven.id.has_value());
+  EXPECT_EQ(proven.file, path);
+  EXPECT_EQ(proven.reason, kNoBuildIdInFile);
+  // The same inode number on another device is another file.
+  MapQuery other_device = q;
+  other_device.min += 1;
+  Resolver device({}, host);
+  EXPECT_EQ(device.resolve(other_device, rec.view()).file, "");
+  // A map record without device and inode (MMAP): the path alone proves nothing.
+  Resolver by_path({}, host);
+  EXPECT_EQ(by_path.resolve(user_map(path, false), rec.view()).file, "");
+  // Modified after the recording ended: stale.
+  Recording before = rec;
+  before.ended_at = int64_t{1000} * kSecond;
+  Resolver stale({}, host);
+  const Resolution& s = stale.resolve(q, before.view());
+  EXPECT_EQ(s.file, "");
+  EXPECT_NE(s.reason.find("modified after"), std::string::npos) << s.reason;
+  // Another host's recording: no inode of this machine proves anything.
+  Recording elsewhere = rec;
+  elsewhere.hostname = "another-host";
+  Resolver away({}, host);
+  EXPECT_EQ(away.resolve(q, elsewhere.view()).file, "");
+  // Under --sysroot a file is proven by its build-id, which this one has not.
+  Resolver sysroot({.sysroot = "/"}, host);
+  EXPECT_EQ(sysroot.resolve(q, rec.view()).file, "");
+  // Under a process's root (a container's file), only while the process is the one recorded.
+  const std::string root = dir_ + "/root";
+  fs::create_directories(root + "/opt");
+  fs::create_hard_link(path, root + "/opt/noid");
+  MapQuery inside = q;
+  inside.filename = "/opt/noid";
+  inside.pid = 42;
+  host.processes[42] = {root, *rec.ended_at - kSecond};
+  Resolver live({}, host);
+  EXPECT_EQ(live.resolve(inside, rec.view()).file, root + "/opt/noid");
+  host.processes[42] = {root, *rec.ended_at + kSecond};
+  Resolver reused({}, host);
+  EXPECT_EQ(reused.resolve(inside, rec.view()).file, "");
+}
+
 TEST_F(ResolveFiles, ModifiedAfterTheRecordingIsStale) {
   const testing::FakeHost host;
   Recording rec = this_boot(host);

@@ -16,6 +16,7 @@
 #include "store/binaries.h"
 #include "store/cache_layout.h"
 #include "store/cache_store.h"
+#include "store/symfs_layout.h"
 
 namespace pdfix::store {
 namespace {
@@ -67,6 +68,50 @@ TEST(CacheLayout, IsPerfs) {
 }
 
 // The name comes from the recording: it must not steer a write out of the cache.
+Binary by_path(const std::string& name, const std::string& content, std::vector<uint32_t> pids) {
+  return {.name = name,
+          .from = Binary::From::kFile,
+          .path = "/unused",
+          .sha256 = sha256_hex({reinterpret_cast<const uint8_t*>(content.data()), content.size()}),
+          .pids = std::move(pids)};
+}
+
+// Two files at one path (a host's Go program and a container's) never share a root; one content
+// at one path is kept once, for all its processes; each root lists its processes.
+TEST(SymfsLayout, TwoFilesAtOnePathGoToTwoRoots) {
+  // sha256("abc"), from FIPS 180-2's examples.
+  EXPECT_EQ(sha256_hex({reinterpret_cast<const uint8_t*>("abc"), 3}),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::vector<Binary> files = {by_path("/usr/bin/app", "host", {10}),
+                                     by_path("/usr/bin/app", "container", {20, 21}),
+                                     by_path("/usr/bin/tool", "tool", {10}),
+                                     by_path("/usr/bin/app", "host", {11}),
+                                     {.name = "/usr/bin/unproven", .pids = {30}}};
+  const SymfsLayout layout = symfs_layout(files, std::nullopt);
+  ASSERT_EQ(layout.roots.size(), 2U);
+  EXPECT_EQ(layout.roots[0].dir, "symfs/0");
+  EXPECT_EQ(layout.roots[1].dir, "symfs/1");
+  EXPECT_EQ(layout.binaries, (std::vector<std::vector<size_t>>{{0, 2}, {1}}));
+  EXPECT_EQ(layout.roots[0].pids, (std::vector<uint32_t>{10, 11}));
+  EXPECT_EQ(layout.roots[1].pids, (std::vector<uint32_t>{20, 21}));
+  EXPECT_EQ(symfs_entry(layout.roots[1], "/usr/bin/app"), "symfs/1/usr/bin/app");
+  EXPECT_EQ(symfs_entry(layout.roots[0], "/usr/../../etc/passwd"), std::nullopt);
+  EXPECT_EQ(symfs_entry(layout.roots[0], "relative"), std::nullopt);
+
+  auto back = parse_symfs_manifest(symfs_manifest(layout));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->roots.size(), 2U);
+  EXPECT_EQ(back->roots[1].files[0].path, "/usr/bin/app");
+  EXPECT_EQ(back->roots[1].files[0].sha256, files[1].sha256);
+  EXPECT_EQ(back->roots[1].pids, (std::vector<uint32_t>{20, 21}));
+  // A bundle's manifest does not choose where a root lies.
+  auto moved = parse_symfs_manifest(R"({"roots":[{"dir":"../../etc","files":[],"pids":[]}]})");
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(moved->roots[0].dir, "symfs/0");
+  EXPECT_FALSE(parse_symfs_manifest(R"({"roots":[{"files":[],"pids":[-1]}]})").ok());
+  EXPECT_FALSE(parse_symfs_manifest("not json").ok());
+}
+
 TEST(CacheLayout, NamesThatLeaveTheCacheAreRefused) {
   const auto id = id_of("102c01a482486cf7464ac936350a657487b58268");
   for (const char* name : {"/../../etc/passwd", "/usr/../../x", "/a/./b", "", "/", "//"}) {

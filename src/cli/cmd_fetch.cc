@@ -164,7 +164,10 @@ The summary goes to stderr; --json prints one object on stdout. IN may be '-' fo
             if (!named->idless.empty()) {
               os << absl::StrFormat(
                   "  %d files that samples hit have no build-id in the recording (%.1f%% of "
-                  "samples): nothing can fetch them; run pdfix fix where it was recorded\n",
+                  "samples): debuginfod serves files by build-id, so nothing can fetch them; "
+                  "run pdfix fix where it was recorded, and for a file with no GNU build-id of "
+                  "its own (a Go program, by default) pdfix fix --archive there, which keeps it "
+                  "by path\n",
                   named->idless.size(), idless_share);
             }
             if (status == kExitError) {

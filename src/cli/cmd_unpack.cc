@@ -1,5 +1,8 @@
 #include <iostream>
+#include <sstream>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "cli/verb.h"
 #include "store/bundle.h"
 
@@ -15,6 +18,35 @@ std::string shell_word(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+std::string pid_list(const std::vector<uint32_t>& pids) {
+  std::string out;
+  for (uint32_t pid : pids) absl::StrAppend(&out, out.empty() ? "" : ",", pid);
+  return out;
+}
+
+// The commands that name everything: perf report with the cache, and for files without a
+// build-id with --symfs (one root a report, for the processes of its files when there are
+// several) and the kernel's kallsyms by name, which perf stops looking up once --symfs is given;
+// hotspot's perfparser with the same root as its sysroot.
+void print_commands(const store::Unpacked& u, std::ostream& os) {
+  const std::string report = absl::StrCat("perf --buildid-dir ", shell_word(u.cache), " report -i ",
+                                          shell_word(u.recording));
+  if (u.symfs.empty()) {
+    os << report << "\n";
+    return;
+  }
+  const std::string kallsyms = u.kallsyms.empty() ? "" : " --kallsyms " + shell_word(u.kallsyms);
+  for (const store::SymfsRoot& root : u.symfs) {
+    const std::string pids =
+        u.symfs.size() > 1 && !root.pids.empty() ? " --pid " + pid_list(root.pids) : "";
+    os << report << " --symfs " << shell_word(root.dir) << kallsyms << pids << "\n";
+  }
+  for (const store::SymfsRoot& root : u.symfs) {
+    os << "hotspot-perfparser --input " << shell_word(u.recording) << " --sysroot "
+       << shell_word(root.dir) << " --debug " << shell_word(u.cache) << kallsyms << "\n";
+  }
 }
 
 }  // namespace
@@ -38,7 +70,19 @@ binaries. Prints the command that reports the recording with them:
   perf --buildid-dir DIR/.debug report -i DIR/perf.data
 
 With --buildid-dir, the binaries are merged into that cache instead (kept files are never
-replaced) and DIR holds perf.data only.
+replaced) and DIR holds perf.data (and symfs/, below) only.
+
+Files without a build-id (Go programs, by default) are kept by path under DIR/symfs/N/,
+one root for each set of files that share no path (a host's program and a container's
+at the same path go into two). perf reads such a file through --symfs, and once --symfs
+is given it no longer looks up the kernel's symbols in the cache, so the command names
+them with --kallsyms:
+
+  perf --buildid-dir DIR/.debug report -i DIR/perf.data --symfs DIR/symfs/0 \
+       --kallsyms DIR/.debug/.build-id/xx/.../kallsyms [--pid PIDS]
+
+--pid (the processes that map the root's files) is added when there are several roots.
+The same root serves hotspot-perfparser as --sysroot; both commands are printed.
 
 DIR must not exist, or be empty; it appears only complete. BUNDLE may be '-' for stdin.
 Refused, with nothing written: anything but a tar (optionally compressed) holding
@@ -56,21 +100,44 @@ same tree. The note goes to stderr, the command to stdout.)",
             auto done = store::unpack_bundle(a->bundle, a->dir, {.merge_cache = a->cache});
             if (!done.ok()) return fail(done.status());
             if (a->json) {
+              llvm::json::Array roots;
+              for (const store::SymfsRoot& r : done->symfs) {
+                llvm::json::Array pids;
+                for (uint32_t pid : r.pids) pids.push_back(static_cast<int64_t>(pid));
+                llvm::json::Array files;
+                for (const store::SymfsFile& f : r.files) files.push_back(f.path);
+                roots.push_back(llvm::json::Object{
+                    {"dir", r.dir}, {"files", std::move(files)}, {"pids", std::move(pids)}});
+              }
+              std::ostringstream commands;
+              print_commands(*done, commands);
+              llvm::json::Array lines;
+              for (absl::string_view l : absl::StrSplit(commands.str(), '\n', absl::SkipEmpty())) {
+                lines.push_back(std::string(l));
+              }
               print_json(llvm::json::Object{{"recording", done->recording},
                                             {"cache", done->cache},
                                             {"binaries", static_cast<int64_t>(done->binaries)},
-                                            {"added", static_cast<int64_t>(done->added)}},
+                                            {"added", static_cast<int64_t>(done->added)},
+                                            {"symfs", std::move(roots)},
+                                            {"kallsyms", done->kallsyms},
+                                            {"commands", std::move(lines)}},
                          std::cout);
               return kExitOk;
             }
             Summary say(a->quiet);
             say.out() << "unpack: perf.data and " << done->binaries << " binaries";
+            size_t by_path = 0;
+            for (const store::SymfsRoot& r : done->symfs) by_path += r.files.size();
+            if (by_path > 0) {
+              say.out() << ", " << by_path << " without a build-id (under symfs/, for perf "
+                        << "report --symfs)";
+            }
             if (!a->cache.empty()) {
               say.out() << " (" << done->added << " new to " << done->cache << ")";
             }
             say.out() << "; report it with:\n";
-            std::cout << "perf --buildid-dir " << shell_word(done->cache) << " report -i "
-                      << shell_word(done->recording) << "\n";
+            print_commands(*done, std::cout);
             return kExitOk;
           }};
 }

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/pass_options.h"
 #include "cli/progress.h"
 #include "cli/verb.h"
@@ -75,7 +76,9 @@ std::vector<const store::Binary*> unresolved_hits(const store::Named& named) {
   for (const store::Binary& b : named.binaries) {
     if (!resolves(b) && b.samples > 0) out.push_back(&b);
   }
-  for (const store::Binary& b : named.idless) out.push_back(&b);
+  for (const store::Binary& b : named.idless) {
+    if (!resolves(b)) out.push_back(&b);
+  }
   std::sort(out.begin(), out.end(), [](const store::Binary* a, const store::Binary* b) {
     return std::tie(b->samples, a->name) < std::tie(a->samples, b->name);
   });
@@ -111,11 +114,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
-  auto kept = archive
-                  ? store::archive_recording(*in, binaries, host, target.bundle, args.zstd_level,
-                                             say.quiet() ? nullptr : progress.callback())
-                  : store::store_binaries(binaries, host, target.cache,
-                                          say.quiet() ? nullptr : progress.callback());
+  auto kept = archive ? store::archive_recording(*in, binaries, named->idless, host, target.bundle,
+                                                 args.zstd_level,
+                                                 say.quiet() ? nullptr : progress.callback())
+                      : store::store_binaries(binaries, named->idless, host, target.cache,
+                                              say.quiet() ? nullptr : progress.callback());
   if (!kept.ok()) return fail(kept.status());
 
   const size_t missing = std::count_if(binaries.begin(), binaries.end(),
@@ -124,7 +127,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   uint64_t unresolved_samples = 0;
   for (const store::Binary* b : unresolved) unresolved_samples += b->samples;
   // Samples that hit files, and not one of them named by a build-id: nothing can be resolved.
-  const bool no_ids = binaries.empty() && !named->idless.empty();
+  const bool no_ids = binaries.empty() && !unresolved.empty();
   const int status = no_ids || (args.strict && !unresolved.empty()) ? kExitIncomplete : kExitOk;
   const std::string fix_first = archive ? "run pdfix fix first (or pdfix fix --archive)"
                                         : "run pdfix fix first (or pdfix fix --store)";
@@ -152,7 +155,23 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                                    {"samples", static_cast<int64_t>(b->samples)},
                                                    {"share", share(b->samples, named->samples)}});
     }
+    llvm::json::Array by_path_rows;
+    for (const store::Binary& b : named->idless) {
+      if (!resolves(b)) continue;
+      llvm::json::Array pids;
+      for (uint32_t pid : b.pids) pids.push_back(static_cast<int64_t>(pid));
+      by_path_rows.push_back(llvm::json::Object{{"name", format::escape_invalid_utf8(b.name)},
+                                                {"from", b.path},
+                                                {"sha256", b.sha256},
+                                                {"evidence", b.evidence},
+                                                {"pids", std::move(pids)},
+                                                {"samples", static_cast<int64_t>(b.samples)}});
+    }
+    llvm::json::Array roots;
+    for (const std::string& r : kept->symfs_roots) roots.push_back(r);
     (*json)["binaries"] = std::move(rows);
+    (*json)["by_path"] = std::move(by_path_rows);
+    (*json)["symfs_roots"] = std::move(roots);
     (*json)["kept"] = static_cast<int64_t>(archive ? kept->added : kept->added + kept->present);
     (*json)["missing"] = static_cast<int64_t>(missing);
     (*json)["samples"] = static_cast<int64_t>(named->samples);
@@ -178,6 +197,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     os << absl::StrFormat("store: %d binaries added to %s (%s), %d already there, %d missing",
                           kept->added, target.cache, mib(kept->bytes), kept->present, missing);
   }
+  if (kept->by_path > 0) {
+    os << absl::StrFormat(
+        " (%d without a build-id, kept by path for perf report --symfs%s)", kept->by_path,
+        archive ? "" : absl::StrCat(": ", absl::StrJoin(kept->symfs_roots, ", ")));
+  }
   if (unresolved.empty()) {
     os << absl::StrFormat("; every binary that samples hit resolves (%d samples)\n",
                           named->samples);
@@ -191,6 +215,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     os << absl::StrFormat("  %-10s %-40s %s: %s (%.1f%% of samples)\n", "unresolved",
                           b->id.size == 0 ? "-" : b->id.hex(), label(*b), b->missing,
                           share(b->samples, named->samples));
+  }
+  for (const store::Binary& b : named->idless) {
+    if (!resolves(b) || !args.verbose) continue;
+    os << absl::StrFormat("  %-10s %-40s %s: %s\n", "by path", b.sha256.substr(0, 16), label(b),
+                          b.evidence);
   }
   for (const store::Binary& b : binaries) {
     if (resolves(b) ? !args.verbose : b.samples > 0) continue;

@@ -52,16 +52,9 @@ passes::Common common_for(io::Input& in, const std::string& sysroot,
   }
   if (in.mapped == nullptr) return common;
   common.inodes = passes::MapSurvey::of(in);
-  // The recording began when its file was created and ended when it was last written: a file
-  // changed after that is not the one that was mapped.
-  struct statx st{};
-  if (statx(in.mapped->fd(), "", AT_EMPTY_PATH, STATX_MTIME | STATX_BTIME, &st) == 0) {
-    auto nanos = [](const statx_timestamp& t) {
-      return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-    };
-    common.recording_ended_at = nanos(st.stx_mtime);
-    if ((st.stx_mask & STATX_BTIME) != 0) common.recording_started_at = nanos(st.stx_btime);
-  }
+  const io::RecordingSpan span = io::recording_span(in);
+  common.recording_started_at = span.started_at;
+  common.recording_ended_at = span.ended_at;
   return common;
 }
 

@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "format/machine.h"
 #include "inspect/dso_hits.h"
 #include "transform/open_session.h"
 #include "transform/reader.h"
@@ -43,7 +44,11 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
     }
     hits.finish();
   }
-  BuildIdListing out{.samples = hits.total_samples()};
+  BuildIdListing out{.samples = hits.total_samples(),
+                     .hostname = session->hostname(),
+                     .osrelease = session->osrelease(),
+                     .kernel_text = session->kernel_start(format::kHostMachine),
+                     .table = entries};
   // perf lists its table by name: a later id for a file replaces an earlier one. Samples tell the
   // DSOs apart by id, and so does a listing of everything a recording can be analysed with.
   const bool by_name = !with_hits && !options.every_source;

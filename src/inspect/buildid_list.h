@@ -2,6 +2,7 @@
 // build-id table, HEADER_BUILD_ID records and MMAP2 records that carry an id.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct BuildIdListOptions {
 struct BuildIdListing {
   std::vector<DsoBuildId> dsos;
   uint64_t samples = 0;  // samples read; each DSO's own count is in its DsoBuildId
+  // What the recording says of where it was made, for proving its files there.
+  std::string hostname;
+  std::string osrelease;
+  std::optional<uint64_t> kernel_text;
+  std::vector<format::BuildIdEntry> table;
 };
 
 // What perf buildid-list prints, perf's own rules included: a file with a build-id table lists

@@ -14,6 +14,7 @@
 #include "inspect/dso_hits.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
+#include "resolve/resolver.h"
 #include "transform/pipeline.h"
 
 namespace pdfix::inspect {
@@ -200,6 +201,16 @@ class Checker : public transform::DryRunObserver {
       if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
       if (m.fixed_by.empty()) {
         auto why = why_idless_.find(m.filename);
+        // A file proven to be the mapped one that has no build-id of its own is kept by path.
+        if (why != why_idless_.end() && why->second == resolve::kNoBuildIdInFile) {
+          note_once("idless " + m.filename, m.part,
+                    {Severity::kNote, m.offset, m.record,
+                     absl::StrCat(m.filename, ": ", why->second,
+                                  "; fix --archive/--store keeps it by path and content, for "
+                                  "perf report --symfs (pdfix unpack prints the command)"),
+                     ""});
+          continue;
+        }
         Finding f{Severity::kNote, m.offset, m.record,
                   absl::StrCat(m.filename,
                                ": samples hit maps of it that carry no build-id, and fix proves "

@@ -84,6 +84,20 @@ class Model {
     }
     return it->second;
   }
+  // An id-less DSO's file, as map records of process `pid` name it.
+  void mapped_by(size_t dso, const format::MmapRecord& m) {
+    DsoBuildId& d = dsos_[dso];
+    if (m.is_mmap2 && m.ino != 0) {
+      d.has_inode = true;
+      d.maj = m.maj;
+      d.min = m.min;
+      d.ino = m.ino;
+    }
+    // Kernel maps are pid -1: of no process.
+    if (m.pid == UINT32_MAX) return;
+    auto at = std::lower_bound(d.pids.begin(), d.pids.end(), m.pid);
+    if (at == d.pids.end() || *at != m.pid) d.pids.insert(at, m.pid);
+  }
   // The DSOs of `name` whose maps carry no id.
   std::vector<size_t> idless(uint64_t machine, const std::string& name) const {
     auto it = idless_.find({machine, name});
@@ -237,11 +251,11 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
     model.carries(e.machine, name);
     e.dso = model.dso(e.machine, name,
                       format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}), true);
-  } else if (m->is_mmap2 && m->ino != 0) {
-    e.dso =
-        model.dso(e.machine, name, absl::StrCat("ino:", m->maj, ":", m->min, ":", m->ino), false);
   } else {
-    e.dso = model.dso(e.machine, name, "", false);
+    const bool inode = m->is_mmap2 && m->ino != 0;
+    e.dso = model.dso(e.machine, name,
+                      inode ? absl::StrCat("ino:", m->maj, ":", m->min, ":", m->ino) : "", false);
+    model.mapped_by(e.dso, *m);
   }
   e.start = m->start;
   e.end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
@@ -319,8 +333,12 @@ class DsoHits::Impl {
     for (size_t i = 0; i < model_.dsos().size(); ++i) {
       DsoBuildId d = model_.dsos()[i];
       if (d.build_id.empty()) d.build_id = model_.table_id(model_.machine(i), d.name);
+      // Files without an id stay apart by inode: two of them at one path are two binaries.
+      const std::string file =
+          d.build_id.empty() && d.has_inode ? absl::StrCat(d.maj, ":", d.min, ":", d.ino) : "";
       auto [it, added] = index.try_emplace(
-          absl::StrCat(model_.machine(i), "\n", d.name, "\n", d.build_id), listing_->dsos.size());
+          absl::StrCat(model_.machine(i), "\n", d.name, "\n", d.build_id, "\n", file),
+          listing_->dsos.size());
       if (added) {
         listing_->dsos.push_back(d);
         listing_->hits.push_back(false);

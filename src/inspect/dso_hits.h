@@ -22,6 +22,13 @@ struct DsoBuildId {
   std::string name;      // the DSO's long name: a path, "[kernel.kallsyms]", "[vdso]", ...
   std::string machine;   // "host" or "guest <pid>"
   uint64_t samples = 0;  // samples whose ip falls in it (when samples were read)
+  // A DSO whose maps carry no id is one file: the device and inode its MMAP2s name (none for an
+  // MMAP), and the processes that map it, sorted (what a report of it may be filtered by).
+  bool has_inode = false;
+  uint32_t maj = 0;
+  uint32_t min = 0;
+  uint64_t ino = 0;
+  std::vector<uint32_t> pids;
 };
 
 class DsoHits {

@@ -232,4 +232,17 @@ absl::Status refuse_input_as_output(const Input& in, const std::string& out_path
   return absl::OkStatus();
 }
 
+RecordingSpan recording_span(const Input& in) {
+  RecordingSpan span;
+  if (in.mapped == nullptr) return span;
+  struct statx st{};
+  if (statx(in.mapped->fd(), "", AT_EMPTY_PATH, STATX_MTIME | STATX_BTIME, &st) != 0) return span;
+  const auto nanos = [](const statx_timestamp& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  span.ended_at = nanos(st.stx_mtime);
+  if ((st.stx_mask & STATX_BTIME) != 0) span.started_at = nanos(st.stx_btime);
+  return span;
+}
+
 }  // namespace pdfix::io

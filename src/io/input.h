@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -118,6 +119,14 @@ struct Input {
     return views;
   }
 };
+
+// When a mapped recording's file was created and last written (nanoseconds since the epoch): the
+// time span of the recording. A file changed after its end is not the one that was mapped.
+struct RecordingSpan {
+  std::optional<int64_t> started_at;  // where the filesystem keeps a birth time
+  std::optional<int64_t> ended_at;
+};
+RecordingSpan recording_span(const Input& in);
 
 // "-" is stdin: mapped if it is a regular file, streamed otherwise. A directory is perf's
 // directory format.

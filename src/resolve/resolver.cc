@@ -286,11 +286,12 @@ Resolution Resolver::by_inode(const MapQuery& q) {
     }
   }
   Resolution at_path = from_file(q.filename, q, /*live=*/true);
+  // Every candidate that is the mapped inode, with a build-id or without one.
   std::vector<Resolution> proven;
-  if (at_path.id) proven.push_back(at_path);
+  if (!at_path.file.empty()) proven.push_back(at_path);
   const auto prove = [&](const std::string& root, const std::string& source, bool layer) {
     Resolution c = from_root(root, q, source, layer);
-    if (c.id) proven.push_back(std::move(c));
+    if (!c.file.empty()) proven.push_back(std::move(c));
   };
   // An overlay still mounted shows its files, those of processes long gone included; its layers
   // keep a file the merged view no longer shows (replaced inside the container).
@@ -308,11 +309,12 @@ Resolution Resolver::by_inode(const MapQuery& q) {
     }
   }
   for (const std::string& root : config_.search) prove(root, "--search " + root, true);
+  const auto hex = [](const Resolution& r) { return r.id ? r.id->hex() : "no build-id"; };
   for (const Resolution& c : proven) {
-    if (!(*c.id == *proven.front().id)) {
+    if (c.id != proven.front().id) {
       return {std::nullopt, "",
               absl::StrCat("candidates disagree (", proven.front().source, ": ",
-                           proven.front().id->hex(), ", ", c.source, ": ", c.id->hex(), ")")};
+                           hex(proven.front()), ", ", c.source, ": ", hex(c), ")")};
     }
   }
   if (!proven.empty()) {
@@ -406,8 +408,18 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   auto id = build_id_of_file(path);
   if (absl::IsInvalidArgument(id.status())) return {std::nullopt, "", "not ELF"};
   if (!id.ok()) return {std::nullopt, "", std::string(id.status().message())};
-  if (!id->has_value()) return {std::nullopt, "", "no build-id in file"};
-  return {*id, live ? "file" : "sysroot", ""};
+  // Only a live file checked against the map's inode is proven; a sysroot's is proven by its id.
+  const std::string proven = live && q.has_inode ? path : "";
+  if (!id->has_value()) {
+    if (proven.empty()) {
+      return {std::nullopt, "",
+              absl::StrCat(kNoBuildIdInFile,
+                           "; kept only when proven by inode on the recording's "
+                           "host")};
+    }
+    return {std::nullopt, "file", std::string(kNoBuildIdInFile), false, proven};
+  }
+  return {*id, live ? "file" : "sysroot", "", false, proven};
 }
 
 std::string Resolver::why_not_the_mapped(const MapQuery& q, uint64_t st_dev,
@@ -453,8 +465,9 @@ Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
     return {std::nullopt, "", "stale (modified after the recording)"};
   }
   auto id = build_id_of_file(path);
-  if (!id.ok() || !id->has_value()) return {std::nullopt, "", "no build-id in file"};
-  return {*id, source, ""};
+  if (!id.ok()) return {std::nullopt, "", "not ELF"};
+  if (!id->has_value()) return {std::nullopt, source, std::string(kNoBuildIdInFile), false, path};
+  return {*id, source, "", false, path};
 }
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {

@@ -78,12 +78,20 @@ struct MapQuery {
   uint32_t pid = 0;  // a guest's map: the guest machine's pid
 };
 
+// Why a map proven to be a file here has no id: the file has no GNU build-id note.
+inline constexpr char kNoBuildIdInFile[] =
+    "no GNU build-id in the file (Go writes none by default; newer Go: -ldflags=-B=gobuildid)";
+
 struct Resolution {
   std::optional<BuildId> id;
-  std::string source;  // where the id came from
+  std::string source;  // where the id came from, or where the file was proven
   std::string reason;  // why there is none
   // There is no file at the path, or it is not the one mapped: perf's cache may hold what was.
   bool not_the_mapped = false;
+  // A file on this machine proven by device and inode (on the host and boot that recorded) to be
+  // the mapped one, unchanged since: set with `id`, and without it for a file that has no
+  // build-id, which is then kept by path and content.
+  std::string file;
 };
 
 class Resolver {

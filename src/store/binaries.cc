@@ -4,9 +4,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "format/machine.h"
 #include "format/map_kind.h"
 #include "inspect/buildid_list.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/resolver.h"
+#include "store/symfs_layout.h"
 
 namespace pdfix::store {
 namespace {
@@ -132,6 +135,53 @@ class Prover {
   std::optional<std::string> symbols_;
 };
 
+// Files that no record gives a build-id, proven as inject proves a map: by device and inode, on
+// the host and boot that recorded, unchanged since. One without a build-id of its own is kept by
+// path; one with a build-id needs `pdfix fix` to name it in the recording first.
+class MappedFiles {
+ public:
+  MappedFiles(const resolve::Host& host, const FindOptions& options, resolve::RecordingFacts facts)
+      : resolver_({.sysroot = options.sysroot, .search = options.search}, host), facts_(facts) {}
+
+  void prove(Binary& b, const inspect::DsoBuildId& d) {
+    if (!d.has_inode) {
+      b.missing = "an MMAP record without device and inode: no file can be proven to be it";
+      return;
+    }
+    const resolve::MapQuery q{.filename = d.name,
+                              .misc = format::kCpuModeUser,
+                              .has_inode = true,
+                              .maj = d.maj,
+                              .min = d.min,
+                              .ino = d.ino,
+                              .pid = d.pids.empty() ? 0 : d.pids.front()};
+    const resolve::Resolution& r = resolver_.resolve(q, facts_);
+    if (r.id) {
+      b.missing = "no record of the recording gives it its build-id (run pdfix fix first)";
+      return;
+    }
+    if (r.file.empty()) {
+      b.missing = r.reason;
+      return;
+    }
+    auto image = resolve::read_maybe_compressed(r.file);
+    if (!image.ok()) {
+      b.missing = std::string(image.status().message());
+      return;
+    }
+    b.from = Binary::From::kFile;
+    b.path = r.file;
+    b.evidence = absl::StrCat("its inode, ", r.source, "; ", resolve::kNoBuildIdInFile);
+    b.sha256 = sha256_hex(
+        {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
+    b.missing.clear();
+  }
+
+ private:
+  resolve::Resolver resolver_;
+  resolve::RecordingFacts facts_;
+};
+
 }  // namespace
 
 bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id) {
@@ -146,6 +196,10 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
       in, {.hits = options.hits_only, .every_source = true, .count_samples = true});
   if (!listing.ok()) return listing.status();
   Prover prover(host, options);
+  const io::RecordingSpan span = io::recording_span(in);
+  MappedFiles files(host, options,
+                    {listing->hostname, listing->osrelease, listing->kernel_text, span.started_at,
+                     span.ended_at, listing->table, nullptr});
   absl::flat_hash_map<std::string, size_t> by_id;  // hex -> index in out.binaries
   Named out{.samples = listing->samples};
   for (const inspect::DsoBuildId& d : listing->dsos) {
@@ -158,7 +212,9 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
                               .kind = entry_kind_of(d.name),
                               .guest = d.machine != "host",
                               .missing = "no record of the recording gives it a build-id",
-                              .samples = d.samples});
+                              .samples = d.samples,
+                              .pids = d.pids});
+        if (options.prove && d.machine == "host") files.prove(out.idless.back(), d);
       }
       continue;
     }

@@ -30,13 +30,18 @@ struct Binary {
   std::string evidence;  // how it was proven
   std::string missing;
   uint64_t samples = 0;  // samples whose ip falls in it (in any DSO of its id)
+  // A file without a build-id, proven by inode to be the mapped one: kept by path and content
+  // (store/symfs_layout.h). Its content's SHA-256 and the processes that map it.
+  std::string sha256;
+  std::vector<uint32_t> pids;
 };
 
 // What a recording names by build-id, and what its samples hit without naming it so.
 struct Named {
   std::vector<Binary> binaries;  // one per build-id
-  // Files that samples hit but that no record gives a build-id (their `id` is empty): no copy of
-  // them can be proven, and reports show their addresses raw.
+  // Files that samples hit but that no record gives a build-id (their `id` is empty). One with no
+  // build-id of its own that is proven by inode to be the mapped file has a copy (`from`, `path`,
+  // `sha256`), kept by path; of the others reports show the addresses raw.
   std::vector<Binary> idless;
   uint64_t samples = 0;  // in the recording
 };

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -163,9 +164,9 @@ absl::Status extract(const LibArchive& api, const std::string& bundle, const std
       continue;
     }
     const std::string top = name.substr(0, name.find('/'));
-    if (!is_inside(name) || (top != "perf.data" && top != ".debug")) {
-      return not_a_bundle(bundle,
-                          absl::StrCat("entry '", name, "' is outside perf.data and .debug"));
+    if (!is_inside(name) || (top != "perf.data" && top != ".debug" && top != kSymfsDir)) {
+      return not_a_bundle(
+          bundle, absl::StrCat("entry '", name, "' is outside perf.data, .debug and symfs"));
     }
     const mode_t type = api.entry_filetype(e);
     if (api.entry_hardlink(e) != nullptr ||
@@ -207,6 +208,19 @@ absl::Status extract(const LibArchive& api, const std::string& bundle, const std
   }
   if (!has_recording) return not_a_bundle(bundle, "it holds no perf.data");
   return absl::OkStatus();
+}
+
+// The roots of files without a build-id that an unpacked bundle holds (none: an empty layout).
+absl::StatusOr<SymfsLayout> read_symfs(const std::string& root) {
+  const std::string path = absl::StrCat(root, "/", kSymfsManifest);
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return SymfsLayout{};
+  if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > (1 << 26)) {
+    return absl::InvalidArgumentError(absl::StrCat(kSymfsManifest, " is not a file of JSON"));
+  }
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_symfs_manifest(text);
 }
 
 }  // namespace
@@ -318,6 +332,19 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
       }
     }
   }
+  std::optional<format::BuildId> kernel;
+  if (s.ok()) {
+    auto symfs = read_symfs(temp);
+    if (symfs.ok()) {
+      for (SymfsRoot& root : symfs->roots) {
+        root.dir = absl::StrCat(target.string(), "/", root.dir);
+        result.symfs.push_back(std::move(root));
+      }
+      kernel = symfs->kernel;
+    } else {
+      s = symfs.status();
+    }
+  }
   if (s.ok()) {
     // An empty directory is replaced by rename(2); a new name must stay new until then.
     const int r =
@@ -332,6 +359,10 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
     return s;
   }
   result.recording = target.string() + "/perf.data";
+  if (kernel) {
+    const std::string kallsyms = cached_file(result.cache, *kernel, EntryKind::kKallsyms);
+    if (fs::is_regular_file(kallsyms, ec)) result.kallsyms = kallsyms;
+  }
   return result;
 }
 

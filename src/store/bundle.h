@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "io/output.h"
+#include "store/symfs_layout.h"
 
 struct archive;
 
@@ -52,6 +53,10 @@ struct Unpacked {
   std::string cache;      // DIR/.debug, or the merged cache
   size_t binaries = 0;    // cache entries in the bundle
   size_t added = 0;       // of those, new to a merged cache
+  // Files without a build-id, by root (DIR/symfs/<n>, see store/symfs_layout.h), and the kernel's
+  // kallsyms in the cache, which a report with --symfs must be given by name ("" if none).
+  std::vector<SymfsRoot> symfs;
+  std::string kallsyms;
 };
 
 // Unpacks `bundle` ("-": stdin) into `dir`, which must not exist or be empty; it appears only

@@ -103,4 +103,14 @@ absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry
   return added || *linked ? Stored::kAdded : Stored::kPresent;
 }
 
+absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& name,
+                                  std::span<const uint8_t> bytes) {
+  const std::string file = absl::StrCat(cache, "/", name);
+  struct stat st{};
+  if (::lstat(file.c_str(), &st) == 0) return Stored::kPresent;
+  if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
+  if (auto s = write_file_atomically(file, bytes, 0600); !s.ok()) return s;
+  return Stored::kAdded;
+}
+
 }  // namespace pdfix::store

@@ -22,6 +22,11 @@ enum class Stored {
 absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry& entry,
                                       std::span<const uint8_t> bytes);
 
+// `bytes` as the file `name` (relative, checked by the caller) under `cache`, unless a file is
+// there already: a name that holds the content's hash is never given other bytes.
+absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& name,
+                                  std::span<const uint8_t> bytes);
+
 // Writes `bytes` to `path` through a temporary file beside it and a rename: readers see the whole
 // file or none. `permissions` as for open(2).
 absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "store/bundle.h"
 #include "store/cache_store.h"
+#include "store/symfs_layout.h"
 
 namespace pdfix::store {
 namespace {
@@ -39,9 +40,50 @@ absl::Status for_each_proven(
   return absl::OkStatus();
 }
 
+// The file of `b` (kept by path), checked to be the content that was proven.
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_by_path(const Binary& b,
+                                                                 const resolve::Host& host) {
+  auto image = load_binary(b, host);
+  if (!image.ok()) return image.status();
+  if (sha256_hex(bytes_of(**image)) != b.sha256) {
+    return absl::AbortedError(absl::StrCat(b.path, ": changed while it was being kept"));
+  }
+  return image;
+}
+
+std::optional<format::BuildId> kept_kernel(const std::vector<Binary>& binaries) {
+  for (const Binary& b : binaries) {
+    if (b.kind == EntryKind::kKallsyms && !b.guest && b.from != Binary::From::kNothing) return b.id;
+  }
+  return std::nullopt;
+}
+
+absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
+                       const std::vector<Binary>& binaries, const resolve::Host& host, Kept& kept) {
+  const SymfsLayout layout = symfs_layout(by_path, kept_kernel(binaries));
+  if (layout.roots.empty()) return absl::OkStatus();
+  for (size_t r = 0; r < layout.roots.size(); ++r) {
+    for (size_t i : layout.binaries[r]) {
+      const Binary& b = by_path[i];
+      auto name = symfs_entry(layout.roots[r], b.name);
+      if (!name) continue;
+      auto image = load_by_path(b, host);
+      if (!image.ok()) return image.status();
+      if (auto s = w.add_file(*name, bytes_of(**image), 0755); !s.ok()) return s;
+      ++kept.added;
+      ++kept.by_path;
+    }
+    kept.symfs_roots.push_back(layout.roots[r].dir);
+  }
+  const std::string manifest = symfs_manifest(layout);
+  return w.add_file(kSymfsManifest,
+                    {reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()}, 0644);
+}
+
 }  // namespace
 
 absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
+                                       const std::vector<Binary>& by_path,
                                        const resolve::Host& host, const std::string& path,
                                        int zstd_level, const KeepProgress& progress) {
   if (!in.mapped) {
@@ -68,12 +110,14 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
                       : (*w)->add_symlink(".debug/" + entry.link, entry.link_target);
       });
   if (!s.ok()) return s;
+  if (auto s = add_symfs(**w, by_path, binaries, host, kept); !s.ok()) return s;
   if (auto s = (*w)->commit(); !s.ok()) return s;
   kept.bytes = (*w)->bytes_written();
   return kept;
 }
 
-absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries, const resolve::Host& host,
+absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
+                                    const std::vector<Binary>& by_path, const resolve::Host& host,
                                     const std::string& cache, const KeepProgress& progress) {
   Kept kept;
   auto s = for_each_proven(
@@ -90,6 +134,20 @@ absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries, const r
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
+  for (const Binary& b : by_path) {
+    if (b.from != Binary::From::kFile || b.sha256.empty()) continue;
+    const SymfsRoot root{absl::StrCat(".symfs/", b.sha256.substr(0, 16)), {}, {}};
+    auto name = symfs_entry(root, b.name);
+    if (!name) continue;
+    auto image = load_by_path(b, host);
+    if (!image.ok()) return image.status();
+    auto stored = store_file(cache, *name, bytes_of(**image));
+    if (!stored.ok()) return stored.status();
+    ++(*stored == Stored::kAdded ? kept.added : kept.present);
+    if (*stored == Stored::kAdded) kept.bytes += (*image)->getBufferSize();
+    ++kept.by_path;
+    kept.symfs_roots.push_back(absl::StrCat(cache, "/", root.dir));
+  }
   return kept;
 }
 
