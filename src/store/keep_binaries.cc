@@ -1,5 +1,8 @@
 #include "store/keep_binaries.h"
 
+#include <algorithm>
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "store/bundle.h"
 #include "store/cache_store.h"
@@ -58,6 +61,34 @@ std::optional<format::BuildId> kept_kernel(const std::vector<Binary>& binaries) 
   return std::nullopt;
 }
 
+// perf 6.1 given --symfs reads every file at the root, the build-id cache no longer: each
+// binary kept by id is linked into the root at its path, unless the root has a file there or the
+// bundle holds two ids for the path (a host's library and a container's: which one the root's
+// processes mapped is not told).
+absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
+                                    const std::vector<Binary>& binaries) {
+  std::map<std::string, size_t> ids_at;
+  for (const Binary& b : binaries) {
+    if (b.kind == EntryKind::kElf && !b.guest && b.from != Binary::From::kNothing) ++ids_at[b.name];
+  }
+  for (const Binary& b : binaries) {
+    if (ids_at[b.name] != 1 || b.kind != EntryKind::kElf || b.guest ||
+        b.from == Binary::From::kNothing) {
+      continue;
+    }
+    const bool taken = std::any_of(root.files.begin(), root.files.end(),
+                                   [&](const SymfsFile& f) { return f.path == b.name; });
+    auto entry = cache_entry(b.name, b.id, b.kind);
+    auto name = symfs_entry(root, b.name);
+    if (taken || !entry || !name) continue;
+    // From the link's directory up to the bundle's top, then into .debug.
+    std::string up;
+    for (size_t n = std::count(name->begin(), name->end(), '/'); n > 0; --n) up += "../";
+    if (auto s = w.add_symlink(*name, absl::StrCat(up, ".debug/", entry->file)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
                        const std::vector<Binary>& binaries, const resolve::Host& host, Kept& kept) {
   const SymfsLayout layout = symfs_layout(by_path, kept_kernel(binaries));
@@ -73,6 +104,7 @@ absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
       ++kept.added;
       ++kept.by_path;
     }
+    if (auto s = link_binaries_with_ids(w, layout.roots[r], binaries); !s.ok()) return s;
     kept.symfs_roots.push_back(layout.roots[r].dir);
   }
   const std::string manifest = symfs_manifest(layout);

@@ -1,0 +1,162 @@
+// Binaries without a build-id: a Go 1.19 program (Debian's golang-go writes no GNU build-id and
+// cannot be asked to) recorded beside a C program, fixed and archived, the program deleted, the
+// bundle unpacked with a fresh HOME: the command `pdfix unpack` prints must name the Go function
+// as perf does with the binary in place, and the kernel and the C program as before.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "e2e/harness.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Kernel samples whose symbol perf script names (-F ip,sym,dso: a line ending in
+// ([kernel.kallsyms]) with a name before it, not "[unknown]").
+size_t named_kernel_samples(const std::string& script) {
+  size_t n = 0;
+  std::istringstream lines(script);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.ends_with("([kernel.kallsyms])") && line.find("[unknown]") == std::string::npos) ++n;
+  }
+  return n;
+}
+
+class GoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PDFIX_NEEDS_PERF_RECORD();
+    ASSERT_EQ(sh("command -v go").status, 0) << "golang-go is not installed (scripts/setup.sh)";
+    dir_ = temp_dir();
+    fs::create_directories(dir_ + "/home");
+    env_ = "HOME=" + quote(dir_ + "/home") + " ";
+    std::ofstream(dir_ + "/fib.go") << R"(package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func fib(n int) int {
+	if n < 2 {
+		return n
+	}
+	return fib(n-1) + fib(n-2)
+}
+
+func main() {
+	n := 32
+	if len(os.Args) > 1 {
+		fmt.Sscan(os.Args[1], &n)
+	}
+	fmt.Println(fib(n))
+}
+)";
+    RunResult r = sh("cd " + quote(dir_) + " && " + env_ + "GOCACHE=" + quote(dir_ + "/gocache") +
+                     " GO111MODULE=off go build -o gofib fib.go");
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(own_id(dir_ + "/gofib"), "") << "Go wrote a GNU build-id: nothing to test";
+    build_app(dir_ + "/app", "1");
+    r = sh(env_ + "perf record -q -B -o " + quote(dir_ + "/in.data") + " -- sh -c " +
+           quote(quote(dir_ + "/gofib") + " 36 >/dev/null; " + quote(dir_ + "/app/app")));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  std::string script(const std::string& args) {
+    RunResult r = sh(env_ + "perf script -F ip,sym,dso " + args + " 2>/dev/null");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  }
+  std::string dir_;
+  std::string env_;
+};
+
+TEST_F(GoTest, AProgramWithoutABuildIdIsBundledByPathAndNamedFromTheBundle) {
+  const std::string in = dir_ + "/in.data";
+  const std::string fixed = dir_ + "/fixed.data";
+  const std::string bundle = dir_ + "/b.tar.zst";
+  RunResult fix = sh(env_ + pdfix() + " fix --strict --archive " + quote(bundle) + " " + quote(in) +
+                     " " + quote(fixed));
+  ASSERT_EQ(fix.status, 0) << fix.err;
+  EXPECT_NE(fix.err.find("no GNU build-id in the file"), std::string::npos) << fix.err;
+  EXPECT_NE(fix.err.find("1 without a build-id, kept by path"), std::string::npos) << fix.err;
+  EXPECT_NE(fix.err.find("every binary that samples hit resolves"), std::string::npos) << fix.err;
+
+  // With the binaries in place: what perf names.
+  const std::string reference = script("-i " + quote(fixed));
+  const size_t fib_here = count(reference, "main.fib");
+  const size_t spin_here = count(reference, "spin_v1");
+  const size_t kernel_here = named_kernel_samples(reference);
+  ASSERT_GT(fib_here, 100U) << reference.substr(0, 2000);
+  ASSERT_GT(spin_here, 10U);
+
+  // The program gone, the C program rebuilt in place (its path now names another file).
+  fs::remove(dir_ + "/gofib");
+  build_app(dir_ + "/app", "2");
+  fs::create_directories(dir_ + "/fresh");
+  env_ = "HOME=" + quote(dir_ + "/fresh") + " ";
+  RunResult unpack = sh(env_ + pdfix() + " unpack " + quote(bundle) + " " + quote(dir_ + "/u"));
+  ASSERT_EQ(unpack.status, 0) << unpack.err;
+  EXPECT_NE(unpack.err.find("1 without a build-id"), std::string::npos) << unpack.err;
+  std::istringstream lines(unpack.out);
+  std::string report_command;
+  std::string perfparser_command;
+  std::getline(lines, report_command);
+  std::getline(lines, perfparser_command);
+  ASSERT_TRUE(report_command.starts_with("perf --buildid-dir ")) << unpack.out;
+  EXPECT_NE(report_command.find(" --symfs "), std::string::npos) << report_command;
+  EXPECT_NE(report_command.find(" --kallsyms "), std::string::npos) << report_command;
+  ASSERT_TRUE(perfparser_command.starts_with("hotspot-perfparser ")) << unpack.out;
+
+  // The printed command, run as perf script: the same options name the same samples.
+  std::string as_script = report_command;
+  as_script.replace(as_script.find(" report "), 8, " script -F ip,sym,dso ");
+  RunResult unpacked = sh(env_ + as_script + " 2>/dev/null");
+  ASSERT_EQ(unpacked.status, 0) << unpacked.err;
+  EXPECT_GE(count(unpacked.out, "main.fib") * 100, fib_here * 95)
+      << count(unpacked.out, "main.fib") << " of " << fib_here;
+  EXPECT_GE(named_kernel_samples(unpacked.out) * 100, kernel_here * 95)
+      << named_kernel_samples(unpacked.out) << " of " << kernel_here;
+  EXPECT_GE(count(unpacked.out, "spin_v1") * 100, spin_here * 95);
+  EXPECT_EQ(count(unpacked.out, "spin_v2"), 0U);
+  // Without --symfs the program's samples are raw addresses: the layout is what names them.
+  RunResult plain = sh(env_ + "perf --buildid-dir " + quote(dir_ + "/u/.debug") +
+                       " script -F ip,sym,dso -i " + quote(dir_ + "/u/perf.data") + " 2>/dev/null");
+  EXPECT_LT(count(plain.out, "main.fib") * 10, fib_here);
+
+  // hotspot's perfparser, with the printed options, names it too.
+  ASSERT_FALSE(hotspot_perfparser().empty());
+  std::string parser = perfparser_command;
+  parser.replace(0, std::string("hotspot-perfparser").size(), hotspot_perfparser());
+  RunResult parsed = sh(parser + " --output " + quote(dir_ + "/parsed.bin") + " 2>/dev/null");
+  ASSERT_EQ(parsed.status, 0) << parsed.err;
+  EXPECT_EQ(sh("grep -c main.fib " + quote(dir_ + "/parsed.bin")).status, 0);
+}
+
+// A program changed after the recording ended is not the one that ran: not bundled, named stale,
+// and --strict says the archive is incomplete.
+TEST_F(GoTest, AProgramModifiedAfterTheRecordingIsNotBundled) {
+  const std::string in = dir_ + "/in.data";
+  ASSERT_EQ(sh("touch -d '-1 minute' " + quote(in)).status, 0);
+  ASSERT_EQ(sh("printf x >> " + quote(dir_ + "/gofib")).status, 0);
+  RunResult fix = sh(env_ + pdfix() + " fix --strict --archive " + quote(dir_ + "/b.tar.zst") +
+                     " " + quote(in) + " " + quote(dir_ + "/fixed.data"));
+  EXPECT_EQ(fix.status, 3) << fix.err;
+  EXPECT_NE(fix.err.find("stale (modified after the recording)"), std::string::npos) << fix.err;
+  RunResult listed = sh("tar --zstd -tf " + quote(dir_ + "/b.tar.zst"));
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_EQ(listed.out.find("symfs/"), std::string::npos) << listed.out;
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
