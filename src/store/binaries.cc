@@ -171,7 +171,9 @@ class MappedFiles {
     }
     b.from = Binary::From::kFile;
     b.path = r.file;
-    b.evidence = absl::StrCat("its inode, ", r.source, "; ", resolve::kNoBuildIdInFile);
+    b.evidence = absl::StrCat("its device and inode (",
+                              r.source == "file" ? "this host's file at the mapped path" : r.source,
+                              "); ", resolve::kNoBuildIdInFile);
     b.sha256 = sha256_hex(
         {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
     b.missing.clear();

@@ -100,6 +100,16 @@ TEST_F(GoTest, AProgramWithoutABuildIdIsBundledByPathAndNamedFromTheBundle) {
   ASSERT_GT(fib_here, 100U) << reference.substr(0, 2000);
   ASSERT_GT(spin_here, 10U);
 
+  // `store` keeps it in a cache under a root named by its content's hash.
+  RunResult store =
+      sh(env_ + pdfix() + " store --buildid-dir " + quote(dir_ + "/cache") + " " + quote(fixed));
+  ASSERT_EQ(store.status, 0) << store.err;
+  RunResult hash = sh("sha256sum " + quote(dir_ + "/gofib") + " | cut -c1-16");
+  ASSERT_EQ(hash.status, 0);
+  hash.out.pop_back();
+  EXPECT_TRUE(same_file(dir_ + "/gofib", dir_ + "/cache/.symfs/" + hash.out + dir_ + "/gofib"))
+      << store.err;
+
   // The program gone, the C program rebuilt in place (its path now names another file).
   fs::remove(dir_ + "/gofib");
   build_app(dir_ + "/app", "2");
