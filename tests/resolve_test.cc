@@ -307,6 +307,14 @@ struct Recording {
   }
 };
 
+// A recording that ends after every file the test makes.
+int64_t a_minute_from_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+             .count() +
+         60 * kSecond;
+}
+
 // Made on the fake host, in its present boot.
 Recording this_boot(const testing::FakeHost& host) {
   return {host.name, host.release, host.text, std::nullopt, std::nullopt, {}};
@@ -357,10 +365,7 @@ TEST_F(ResolveFiles, TheMappedInodeOrNothing) {
 TEST_F(ResolveFiles, ContainerFilesAreProvenUnderTheirOwnRoot) {
   testing::FakeHost host;
   Recording rec = this_boot(host);
-  rec.ended_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count() +
-                 60 * kSecond;
+  rec.ended_at = a_minute_from_now();
   // The container's /prog is another binary than the host's file at dir_/prog.
   const std::string root = dir_ + "/root";
   fs::create_directories(root + dir_);
@@ -436,10 +441,7 @@ TEST_F(ResolveFiles, AnInodeNumberAloneProvesOnlyAnOverlaysMap) {
 TEST_F(ResolveFiles, AFileWithoutABuildIdIsProvenByItsInodeAlone) {
   testing::FakeHost host;
   Recording rec = this_boot(host);
-  rec.ended_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count() +
-                 60 * kSecond;
+  rec.ended_at = a_minute_from_now();
   const std::string path = dir_ + "/noid";
   ASSERT_EQ(std::system(
                 ("objcopy --remove-section .note.gnu.build-id " + dir_ + "/prog " + path).c_str()),
@@ -794,6 +796,12 @@ TEST(Mountinfo, FindsAnOverlayWithItsLayersAndEscapedPaths) {
   EXPECT_TRUE(bind->layers.empty());
   EXPECT_EQ(find_mount(table, 254, 0)->type, "ext4");
   EXPECT_FALSE(find_mount(table, 0, 4).has_value());
+  // The containers' roots: overlays mounted whole, not an overlay's subtree bound elsewhere.
+  const std::vector<Mount> roots = whole_overlays(
+      table + "48 42 0:40 /etc /mnt/etc rw - overlay overlay rw,upperdir=/u/diff,workdir=/w\n");
+  ASSERT_EQ(roots.size(), 1U);
+  EXPECT_EQ(roots[0].point, "/var/lib/a b/merged");
+  EXPECT_EQ(roots[0].layers.size(), 3U);
 }
 
 // The map's device is an overlay still mounted: its merged view shows the mapped inode, also for

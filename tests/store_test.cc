@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <thread>
 
@@ -170,6 +171,35 @@ TEST_F(StoreFiles, OnlyAFileWithTheNamedIdIsProof) {
   EXPECT_NE(found[1].missing.find("another build-id"), std::string::npos) << found[1].missing;
   EXPECT_EQ(found[2].from, Binary::From::kNothing);
   EXPECT_NE(found[2].missing.find("no such file"), std::string::npos) << found[2].missing;
+}
+
+// A container's file while the container lives: under the root of a process that maps it, but
+// not one whose pid was reused since the recording, or under a container's mounted overlay.
+TEST_F(StoreFiles, AContainersFileIsFoundUnderItsProcessOrItsOverlay) {
+  const std::string path = "/pdfix-test-absent/usr/bin/prog";
+  fs::create_directories(dir_ + "/root/pdfix-test-absent/usr/bin");
+  fs::copy_file(dir_ + "/root/usr/bin/prog", dir_ + "/root" + path);
+  PerfDataBuilder b;
+  b.attr({}).mmap2_build_id(42, 0x400000, 0x1000, 0, path, bytes_of(id_of(prog_id_)));
+  const Bytes recording = b.build();
+  const auto where = [&](const testing::FakeHost& host) {
+    const auto found = find(recording, host, {});
+    return found.size() == 1 && found[0].from == Binary::From::kFile
+               ? found[0].path + " (" + found[0].evidence + ")"
+               : std::string("none");
+  };
+  testing::FakeHost host;
+  EXPECT_EQ(where(host), "none");
+  host.processes[42] = {.root = dir_ + "/root", .started_at = 0};
+  EXPECT_EQ(where(host), dir_ + "/root" + path + " (/proc/42/root)");
+  // The pid now names a process that started after the recording was written.
+  host.processes[42].started_at = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(where(host), "none");
+  host.mounts[{0, 77}] = {.type = "overlay", .point = dir_ + "/root", .root = "/"};
+  EXPECT_EQ(where(host), dir_ + "/root" + path + " (the mounted overlay at " + dir_ + "/root)");
+  // A bind mount of a subtree is no container's root.
+  host.mounts[{0, 77}].root = "/usr";
+  EXPECT_EQ(where(host), "none");
 }
 
 TEST_F(StoreFiles, ThePerfCacheCountsOnlyWithTheRightId) {

@@ -34,6 +34,14 @@ std::string dso_name(uint64_t machine, std::string_view filename) {
                                                 : std::string(filename);
 }
 
+// `pids` into the sorted `to`, once each.
+void add_pids(std::vector<uint32_t>& to, const std::vector<uint32_t>& pids) {
+  for (uint32_t pid : pids) {
+    auto at = std::lower_bound(to.begin(), to.end(), pid);
+    if (at == to.end() || *at != pid) to.insert(at, pid);
+  }
+}
+
 struct Map {
   uint64_t end = 0;
   size_t dso = 0;
@@ -84,7 +92,7 @@ class Model {
     }
     return it->second;
   }
-  // An id-less DSO's file, as map records of process `pid` name it.
+  // A DSO's file and process, as a map record names them.
   void mapped_by(size_t dso, const format::MmapRecord& m) {
     DsoBuildId& d = dsos_[dso];
     if (m.is_mmap2 && m.ino != 0) {
@@ -94,9 +102,7 @@ class Model {
       d.ino = m.ino;
     }
     // Kernel maps are pid -1: of no process.
-    if (m.pid == UINT32_MAX) return;
-    auto at = std::lower_bound(d.pids.begin(), d.pids.end(), m.pid);
-    if (at == d.pids.end() || *at != m.pid) d.pids.insert(at, m.pid);
+    if (m.pid != UINT32_MAX) add_pids(d.pids, {m.pid});
   }
   // The DSOs of `name` whose maps carry no id.
   std::vector<size_t> idless(uint64_t machine, const std::string& name) const {
@@ -251,6 +257,7 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
     model.carries(e.machine, name);
     e.dso = model.dso(e.machine, name,
                       format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}), true);
+    model.mapped_by(e.dso, *m);
   } else {
     const bool inode = m->is_mmap2 && m->ino != 0;
     e.dso = model.dso(e.machine, name,
@@ -344,6 +351,7 @@ class DsoHits::Impl {
         listing_->hits.push_back(false);
         listing_->samples.push_back(0);
       }
+      if (!added) add_pids(listing_->dsos[it->second].pids, d.pids);
       if (model_.was_hit(i)) listing_->hits[it->second] = true;
       listing_->samples[it->second] += model_.samples(i);
     }

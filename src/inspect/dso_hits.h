@@ -23,7 +23,8 @@ struct DsoBuildId {
   std::string machine;   // "host" or "guest <pid>"
   uint64_t samples = 0;  // samples whose ip falls in it (when samples were read)
   // A DSO whose maps carry no id is one file: the device and inode its MMAP2s name (none for an
-  // MMAP), and the processes that map it, sorted (what a report of it may be filtered by).
+  // MMAP). Of every DSO, the processes whose user maps name it, sorted: which of two files at one
+  // path a process mapped, and what a report of it may be filtered by.
   bool has_inode = false;
   uint32_t maj = 0;
   uint32_t min = 0;

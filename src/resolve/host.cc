@@ -186,14 +186,20 @@ std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
   return p;
 }
 
-std::optional<Mount> LiveHost::mount(uint32_t maj, uint32_t min) const {
+const std::string& LiveHost::mountinfo() const {
   // Read once: overlays mounted later belong to containers started after the recording.
   if (!mountinfo_) {
     std::ifstream f("/proc/self/mountinfo");
     mountinfo_.emplace(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   }
-  return find_mount(*mountinfo_, maj, min);
+  return *mountinfo_;
 }
+
+std::optional<Mount> LiveHost::mount(uint32_t maj, uint32_t min) const {
+  return find_mount(mountinfo(), maj, min);
+}
+
+std::vector<Mount> LiveHost::overlays() const { return whole_overlays(mountinfo()); }
 
 std::optional<int64_t> LiveHost::boot_time() const {
   std::ifstream stat("/proc/stat");

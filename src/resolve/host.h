@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "format/build_id.h"
 #include "resolve/mountinfo.h"
@@ -51,6 +52,8 @@ class Host {
   // The filesystem mounted here with device maj:min, as this process's mount table shows it;
   // nullopt when none is (an overlay since unmounted, or mounted only in another namespace).
   virtual std::optional<Mount> mount(uint32_t maj, uint32_t min) const = 0;
+  // Every overlay mounted here whole: the roots of the containers that live now.
+  virtual std::vector<Mount> overlays() const = 0;
   // When this boot began (/proc/stat btime), in nanoseconds since the epoch.
   virtual std::optional<int64_t> boot_time() const = 0;
 };
@@ -71,9 +74,11 @@ class LiveHost : public Host {
   std::string debuginfod_urls() const override;
   std::optional<Process> process(uint32_t pid) const override;
   std::optional<Mount> mount(uint32_t maj, uint32_t min) const override;
+  std::vector<Mount> overlays() const override;
   std::optional<int64_t> boot_time() const override;
 
  private:
+  const std::string& mountinfo() const;
   mutable std::optional<std::string> hostname_;
   mutable std::optional<std::string> release_;
   mutable std::optional<std::optional<uint64_t>> text_;

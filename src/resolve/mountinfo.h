@@ -23,4 +23,7 @@ struct Mount {
 // The first mount of device maj:min in `table` (the text of a mountinfo file); nullopt when none.
 std::optional<Mount> find_mount(std::string_view table, uint32_t maj, uint32_t min);
 
+// Every overlay mounted whole (a container's root) in `table`, in its order.
+std::vector<Mount> whole_overlays(std::string_view table);
+
 }  // namespace pdfix::resolve

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/machine.h"
@@ -36,7 +38,8 @@ bool has_addresses(std::string_view kallsyms) {
 
 class Prover {
  public:
-  Prover(const resolve::Host& host, const FindOptions& options) : host_(host), options_(options) {}
+  Prover(const resolve::Host& host, const FindOptions& options, std::optional<int64_t> ended_at)
+      : host_(host), options_(options), ended_at_(ended_at) {}
 
   void prove(Binary& b) {
     if (b.kind == EntryKind::kKallsyms) return kernel(b);
@@ -51,6 +54,7 @@ class Prover {
         return take(b, root + b.name, "under --search " + root);
       }
     }
+    if (from_container(b)) return;
     if (from_cache(b)) return;
     b.missing = !is_file(where) ? "no such file; not in the build-id cache"
                 : options_.sysroot.empty()
@@ -86,6 +90,30 @@ class Prover {
     b.from = Binary::From::kFile;
     b.path = std::move(path);
     b.evidence = std::move(evidence);
+  }
+
+  // A container's file while the container lives: under the root of a process that maps it
+  // (one that started before the recording ended: a pid is reused), else under any overlay
+  // mounted whole here (a container's root, whose process may have exited). The file's own
+  // build-id is the proof, wherever it is.
+  bool from_container(Binary& b) {
+    if (b.name.empty() || b.name.front() != '/') return false;
+    for (uint32_t pid : b.pids) {
+      auto p = host_.process(pid);
+      if (!p || (ended_at_ && p->started_at > *ended_at_)) continue;
+      if (proven_file(p->root + b.name, b.id)) {
+        take(b, p->root + b.name, absl::StrCat("/proc/", pid, "/root"));
+        return true;
+      }
+    }
+    if (!overlays_) overlays_ = host_.overlays();
+    for (const resolve::Mount& m : *overlays_) {
+      if (proven_file(m.point + b.name, b.id)) {
+        take(b, m.point + b.name, "the mounted overlay at " + m.point);
+        return true;
+      }
+    }
+    return false;
   }
 
   bool from_cache(Binary& b) const {
@@ -132,7 +160,9 @@ class Prover {
 
   const resolve::Host& host_;
   const FindOptions& options_;
+  std::optional<int64_t> ended_at_;
   std::optional<std::string> symbols_;
+  std::optional<std::vector<resolve::Mount>> overlays_;
 };
 
 // Files that no record gives a build-id, proven as inject proves a map: by device and inode, on
@@ -197,8 +227,8 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
   auto listing = inspect::list_build_ids(
       in, {.hits = options.hits_only, .every_source = true, .count_samples = true});
   if (!listing.ok()) return listing.status();
-  Prover prover(host, options);
   const io::RecordingSpan span = io::recording_span(in);
+  Prover prover(host, options, span.ended_at);
   MappedFiles files(host, options,
                     {listing->hostname, listing->osrelease, listing->kernel_text, span.started_at,
                      span.ended_at, listing->table, nullptr});
@@ -221,10 +251,18 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
       continue;
     }
     if (auto it = by_id.find(d.build_id); it != by_id.end()) {
-      out.binaries[it->second].samples += d.samples;
+      Binary& known = out.binaries[it->second];
+      known.samples += d.samples;
+      known.pids.insert(known.pids.end(), d.pids.begin(), d.pids.end());
+      std::sort(known.pids.begin(), known.pids.end());
+      known.pids.erase(std::unique(known.pids.begin(), known.pids.end()), known.pids.end());
       continue;
     }
-    Binary b{.id = *id, .name = d.name, .kind = entry_kind_of(d.name), .samples = d.samples};
+    Binary b{.id = *id,
+             .name = d.name,
+             .kind = entry_kind_of(d.name),
+             .samples = d.samples,
+             .pids = d.pids};
     if (d.machine != "host") {
       b.guest = true;
       b.missing = absl::StrCat("a DSO of ", d.machine, ": its files are not on this host");

@@ -1,6 +1,7 @@
 // The binaries a recording's build-ids name, and for each a copy proven to be that binary: a file
-// whose own build-id is the one named (the mapped path, under --sysroot or on this machine, or
-// perf's build-id cache), the running kernel's kallsyms when the running kernel has the id, this
+// whose own build-id is the one named (the mapped path, under --sysroot or on this machine, under
+// --search, under a living process's root or a mounted container's overlay, or in perf's build-id
+// cache), the running kernel's kallsyms when the running kernel has the id, this
 // process's vdso when it has the id. Nothing else: a missing binary is listed with the reason, a
 // wrong one would mislead every later analysis.
 #pragma once
@@ -30,9 +31,10 @@ struct Binary {
   std::string evidence;  // how it was proven
   std::string missing;
   uint64_t samples = 0;  // samples whose ip falls in it (in any DSO of its id)
-  // A file without a build-id, proven by inode to be the mapped one: kept by path and content
-  // (store/symfs_layout.h). Its content's SHA-256 and the processes that map it.
+  // A file without a build-id, proven by inode to be the mapped one, is kept by path and content
+  // (store/symfs_layout.h): its content's SHA-256.
   std::string sha256;
+  // The processes whose maps name it (sorted): which of two files at one path each one mapped.
   std::vector<uint32_t> pids;
 };
 

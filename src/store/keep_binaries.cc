@@ -62,25 +62,33 @@ std::optional<format::BuildId> kept_kernel(const std::vector<Binary>& binaries) 
 }
 
 // perf 6.1 given --symfs reads every file at the root, the build-id cache no longer: each
-// binary kept by id is linked into the root at its path, unless the root has a file there or the
-// bundle holds two ids for the path (a host's library and a container's: which one the root's
-// processes mapped is not told).
+// binary kept by id is linked into the root at its path, unless the root has a file there. Where
+// the bundle holds two ids for a path (a host's library and a container's), the root's is the one
+// its processes mapped; when that is not one id, none is linked.
 absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
                                     const std::vector<Binary>& binaries) {
-  std::map<std::string, size_t> ids_at;
+  std::map<std::string, std::vector<const Binary*>> at_path;
   for (const Binary& b : binaries) {
-    if (b.kind == EntryKind::kElf && !b.guest && b.from != Binary::From::kNothing) ++ids_at[b.name];
+    if (b.kind == EntryKind::kElf && !b.guest && b.from != Binary::From::kNothing) {
+      at_path[b.name].push_back(&b);
+    }
   }
-  for (const Binary& b : binaries) {
-    if (ids_at[b.name] != 1 || b.kind != EntryKind::kElf || b.guest ||
-        b.from == Binary::From::kNothing) {
-      continue;
+  const auto of_root = [&](const Binary* b) {
+    return std::any_of(b->pids.begin(), b->pids.end(), [&](uint32_t pid) {
+      return std::binary_search(root.pids.begin(), root.pids.end(), pid);
+    });
+  };
+  for (auto& [path, candidates] : at_path) {
+    if (candidates.size() > 1) {
+      std::erase_if(candidates, [&](const Binary* b) { return !of_root(b); });
     }
     const bool taken = std::any_of(root.files.begin(), root.files.end(),
-                                   [&](const SymfsFile& f) { return f.path == b.name; });
+                                   [&](const SymfsFile& f) { return f.path == path; });
+    if (candidates.size() != 1 || taken) continue;
+    const Binary& b = *candidates.front();
     auto entry = cache_entry(b.name, b.id, b.kind);
     auto name = symfs_entry(root, b.name);
-    if (taken || !entry || !name) continue;
+    if (!entry || !name) continue;
     // From the link's directory up to the bundle's top, then into .debug.
     std::string up;
     for (size_t n = std::count(name->begin(), name->end(), '/'); n > 0; --n) up += "../";

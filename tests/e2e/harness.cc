@@ -54,6 +54,23 @@ void build_app(const std::string& where, const std::string& variant) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+void build_go_fib(const std::string& path, const std::string& variant) {
+  const std::string src = path + ".src";
+  fs::create_directories(src);
+  std::ofstream(src + "/fib.go") << "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\n"
+                                 << "func fib_v" << variant << "(n int) int {\n\tif n < 2 {\n"
+                                 << "\t\treturn n\n\t}\n\treturn fib_v" << variant
+                                 << "(n-1) + fib_v" << variant << "(n-2)\n}\n\n"
+                                 << "func main() {\n\tn := 32\n\tif len(os.Args) > 1 {\n"
+                                 << "\t\tfmt.Sscan(os.Args[1], &n)\n\t}\n\tfmt.Println(fib_v"
+                                 << variant << "(n))\n}\n";
+  RunResult r =
+      sh("cd " + quote(src) + " && HOME=" + quote(src) + " GOCACHE=" + quote(src + "/cache") +
+         " GO111MODULE=off go build -o " + quote(path) + " fib.go");
+  EXPECT_EQ(r.status, 0) << r.err;
+  fs::remove_all(src);
+}
+
 std::string own_id(const std::string& path) {
   RunResult r = sh("readelf -n " + quote(path) + " | sed -n 's/.*Build ID: //p'");
   EXPECT_EQ(r.status, 0) << r.err;

@@ -77,6 +77,9 @@ std::string temp_dir();
 // another `variant` changes the code of both, so both ids. The program's hot function is named
 // spin_v<variant>, so reports tell the versions apart.
 void build_app(const std::string& where, const std::string& variant);
+// A Go program at `path` (Debian's golang-go: no GNU build-id) whose hot function, a recursive
+// fib of its argument (default 32), is main.fib_v<variant>.
+void build_go_fib(const std::string& path, const std::string& variant);
 bool same_file(const std::string& a, const std::string& b);
 // The build-id a file's own notes give, by binutils' readelf; "" when it has none.
 std::string own_id(const std::string& path);
