@@ -23,16 +23,22 @@ perf's build-id cache. Run it on the host that made the recording, after `pdfix 
 that every map carries its id.
 
 A binary goes in only when a copy is proven to be it: a file whose own build-id is the one
-named (at the mapped path, under --sysroot or a --search root, or in perf's build-id cache), the running
-kernel's /proc/kallsyms when the running kernel has the kernel's id (and a vmlinux with
-that id, from where distributions install one, as [kernel.kallsyms]/ID/vmlinux), this
-process's vdso when it has the vdso's id. Modules are stored decompressed. One copy per
+named (at the mapped path, under --sysroot or a --search root, while a container lives under
+the root of a process that maps it or under an overlay mounted whole, or in perf's build-id
+cache), the running kernel's /proc/kallsyms when the running kernel has the kernel's id
+(and a vmlinux with that id, from where distributions install one, as
+[kernel.kallsyms]/ID/vmlinux), this process's vdso when it has the vdso's id. Modules are stored decompressed. One copy per
 id. What cannot be proven is listed as missing, with the reason, and the bundle is still
 written. The summary names every binary that samples hit and that will not resolve from the
 bundle (no build-id in the recording, or no proven copy), with its share of the samples:
 those samples stay raw addresses in reports. A recording that names no binary by build-id
 (perf record -B, not yet fixed) gives a bundle nothing resolves from: exit 3, and the advice
 to run pdfix fix first.
+
+A file without a build-id of its own (a Go program, by default) goes in by path and content,
+under symfs/N/ (one root for each set of files that share no path), only when it is proven
+to be the mapped file by its device and inode on the host and boot that recorded and is
+unchanged since; `pdfix unpack` prints the perf report --symfs command that reads it.
 
 Unpack with `pdfix unpack BUNDLE DIR` or `tar --zstd -xf BUNDLE -C DIR`; then
 `perf --buildid-dir DIR/.debug report -i DIR/perf.data`. A directory of bundles can be

@@ -23,7 +23,9 @@ Verb add_store(CLI::App& app, const resolve::Host& host) {
 .build-id/xx/... links), as `perf buildid-cache -a` would, so that `perf report` finds them
 after the files on disk have changed. Only copies proven to be the binary named are stored,
 by the rules of `pdfix archive --help`; what is missing is listed, and every binary that
-samples hit and the cache will not resolve, with its share of the samples.
+samples hit and the cache will not resolve, with its share of the samples. A file without a
+build-id, proven by its inode, goes into DIR/.symfs/<first 16 hex digits of its SHA-256>/
+<path>: a root for perf report --symfs that no other file at its path shares.
 
 Files already in the cache are kept. Each file and link is written under a temporary name
 and renamed into place, so two stores at once, or a perf reading meanwhile, see whole files.)",
