@@ -195,7 +195,10 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   std::vector<Candidate> where;
   where.push_back({common_.sysroot + path, true});
   if (common_.sysroot.empty()) {
-    if (auto p = common_.host->process(m.fields.pid)) where.push_back({p->root + path, true});
+    if (auto p =
+            resolve::recorded_process(*common_.host, m.fields.pid, common_.recording_ended_at)) {
+      where.push_back({p->root + path, true});
+    }
   }
   for (const std::string& root : common_.search) where.push_back({root + path, true});
   for (const std::string& dir : config_.jit_dirs) {
@@ -327,8 +330,7 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
   if (!common_.sysroot.empty()) where.push_back({common_.sysroot + path, true});
   if (here) {
     where.push_back({path, true});
-    if (auto p = common_.host->process(pid);
-        p && (!common_.recording_ended_at || p->started_at <= *common_.recording_ended_at)) {
+    if (auto p = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at)) {
       where.push_back({absl::StrCat(p->root, "/tmp/perf-", p->ns_pid, ".map"), true});
     }
   }

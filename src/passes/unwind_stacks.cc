@@ -145,7 +145,9 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     std::vector<std::string> candidates;
     candidates.push_back(common_.sysroot + b.name);
     if (common_.sysroot.empty()) {
-      if (auto p = common_.host->process(b.pid)) candidates.push_back(p->root + b.name);
+      if (auto p = resolve::recorded_process(*common_.host, b.pid, common_.recording_ended_at)) {
+        candidates.push_back(p->root + b.name);
+      }
     }
     for (const std::string& root : common_.search) candidates.push_back(root + b.name);
     if (!config_.resolver.buildid_dir.empty()) {

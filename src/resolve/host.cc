@@ -152,6 +152,13 @@ std::string LiveHost::debuginfod_client_cache() const {
   return "";
 }
 
+std::optional<Host::Process> recorded_process(const Host& host, uint32_t pid,
+                                              std::optional<int64_t> ended_at) {
+  auto p = host.process(pid);
+  if (!p || (ended_at && p->started_at > *ended_at)) return std::nullopt;
+  return p;
+}
+
 std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
   // /proc/PID/stat: the 22nd field, after the parenthesised command (which may hold spaces), is
   // the start time in clock ticks since boot; /proc/stat's btime is the boot, in seconds.

@@ -58,6 +58,11 @@ class Host {
   virtual std::optional<int64_t> boot_time() const = 0;
 };
 
+// The process recorded as `pid`, if the one living under that pid now is it: one that started
+// before the recording ended (`ended_at`, when known); a pid is reused.
+std::optional<Host::Process> recorded_process(const Host& host, uint32_t pid,
+                                              std::optional<int64_t> ended_at);
+
 // This machine. Each fact is read from the system the first time it is asked for.
 class LiveHost : public Host {
  public:

@@ -303,8 +303,7 @@ Resolution Resolver::by_inode(const MapQuery& q) {
   }
   // A pid is reused: a process that started after the recording ended is another one.
   if (q.pid != 0) {
-    if (auto p = host_.process(q.pid);
-        p && (!facts_.ended_at || p->started_at <= *facts_.ended_at)) {
+    if (auto p = recorded_process(host_, q.pid, facts_.ended_at)) {
       prove(p->root, absl::StrCat("/proc/", q.pid, "/root"), false);
     }
   }

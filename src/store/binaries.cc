@@ -99,8 +99,8 @@ class Prover {
   bool from_container(Binary& b) {
     if (b.name.empty() || b.name.front() != '/') return false;
     for (uint32_t pid : b.pids) {
-      auto p = host_.process(pid);
-      if (!p || (ended_at_ && p->started_at > *ended_at_)) continue;
+      auto p = resolve::recorded_process(host_, pid, ended_at_);
+      if (!p) continue;
       if (proven_file(p->root + b.name, b.id)) {
         take(b, p->root + b.name, absl::StrCat("/proc/", pid, "/root"));
         return true;
