@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "format/feature.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
@@ -186,7 +188,7 @@ class Checker : public transform::DryRunObserver {
 
   void pass_finding(size_t pass, const transform::PassFinding& f) {
     if (!f.about.empty()) {
-      why_idless_.try_emplace(f.about, f.what);
+      why_idless_[f.about].insert(f.what);
       return;
     }
     add(f.part, {f.repaired ? Severity::kNote : Severity::kError, f.offset, f.record, f.what,
@@ -200,12 +202,15 @@ class Checker : public transform::DryRunObserver {
     for (const auto& [k, m] : idless_) {
       if (!hits_.was_hit(m.misc, m.pid, m.filename)) continue;
       if (m.fixed_by.empty()) {
-        auto why = why_idless_.find(m.filename);
+        // Two files at one path (a host's and a container's) may be left for two reasons.
+        const auto why = why_idless_.find(m.filename);
+        const std::set<std::string> reasons =
+            why == why_idless_.end() ? std::set<std::string>{} : why->second;
         // A file proven to be the mapped one that has no build-id of its own is kept by path.
-        if (why != why_idless_.end() && why->second == resolve::kNoBuildIdInFile) {
+        if (reasons == std::set<std::string>{resolve::kNoBuildIdInFile}) {
           note_once("idless " + m.filename, m.part,
                     {Severity::kNote, m.offset, m.record,
-                     absl::StrCat(m.filename, ": ", why->second,
+                     absl::StrCat(m.filename, ": ", resolve::kNoBuildIdInFile,
                                   "; fix --archive/--store keeps it by path and content, for "
                                   "perf report --symfs (pdfix unpack prints the command)"),
                      ""});
@@ -215,7 +220,7 @@ class Checker : public transform::DryRunObserver {
                   absl::StrCat(m.filename,
                                ": samples hit maps of it that carry no build-id, and fix proves "
                                "none",
-                               why == why_idless_.end() ? "" : ": " + why->second),
+                               reasons.empty() ? "" : ": ", absl::StrJoin(reasons, "; ")),
                   ""};
         f.unrecoverable = true;
         note_once("idless " + m.filename, m.part, std::move(f));
@@ -451,7 +456,8 @@ class Checker : public transform::DryRunObserver {
   std::map<Key, Idless> idless_;
   std::map<Key, Idless> anonymous_code_;  // maps of JIT code, until a pass names them
   DsoHits hits_;
-  std::map<std::string, std::string> why_idless_;  // file -> why fix proves no id for its maps
+  // file -> why fix proves no id for its maps (one reason for each of its files, or more)
+  std::map<std::string, std::set<std::string>> why_idless_;
   std::vector<Inserted> inserted_;
   std::vector<std::pair<std::string, std::vector<BuildIdEntry>>> tables_;
   std::map<std::string, size_t> noted_;

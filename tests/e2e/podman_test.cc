@@ -439,6 +439,23 @@ TEST_F(PodmanTest, GoProgramsAtOnePathAreKeptApart) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("2 without a build-id, kept by path"), std::string::npos) << r.err;
   ASSERT_EQ(sh("podman rm -f -t 0 " + container()).status, 0);
+  // Removed: the host's program is still proven, the container's no longer, and check does not
+  // say both are kept; with the image's layers both are again.
+  r = pdfix_run("check " + quote(in));
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_NE(r.out.find(program + ": samples hit maps of it that carry no build-id, and fix proves "
+                                 "none"),
+            std::string::npos)
+      << r.out;
+  r = pdfix_run("fix --strict --archive " + quote(dir_ + "/removed.tar.zst") + " " + quote(in) +
+                " " + quote(dir_ + "/removed.data"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("1 without a build-id, kept by path"), std::string::npos) << r.err;
+  r = pdfix_run("fix --strict --search " + quote(layers(image())) + " --archive " +
+                quote(dir_ + "/searched.tar.zst") + " " + quote(in) + " " +
+                quote(dir_ + "/searched.data"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("2 without a build-id, kept by path"), std::string::npos) << r.err;
   fs::remove(program);
 
   fs::create_directories(dir_ + "/fresh");
