@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Mutation check of the rules that matter (scripts/mutants.list): each mutant is applied to a
 # scratch copy of the tree, rebuilt incrementally, and the tests named for it are run; a mutant
-# that no test kills is a survivor. Fails if any survives (or no longer applies), and prints them.
+# that no test kills is a survivor. The tests are first run on the unmutated tree: a kill counts
+# only for tests that pass there. Fails if any mutant survives, no longer applies, or has tests
+# that fail without it, and prints them.
 # The scratch build is unoptimised (-O0, no debug info) and made with clang-19 and lld: fast to
 # compile and to relink after each mutant, and as good a judge.
 #
@@ -30,7 +32,7 @@ cmake -S "$scratch" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=None \
 ninja -C "$scratch/build" pdfix pdfix_unit_tests pdfix_e2e_tests >/dev/null
 
 python3 - "$scratch" "$repo/scripts/mutants.list" "$only" <<'PY'
-import os, subprocess, sys, time
+import fnmatch, os, re, subprocess, sys, time
 scratch, listing, only = sys.argv[1], sys.argv[2], sys.argv[3]
 mutants, block = [], {}
 for line in open(listing).read().split("\n") + [""]:
@@ -43,11 +45,36 @@ for line in open(listing).read().split("\n") + [""]:
         continue
     key, _, value = line.partition(": ")
     block[key] = value.replace("\\n", "\n")
-survivors, broken = [], []
+survivors, broken, unjudged = [], [], []
 env = dict(os.environ, PDFIX_REQUIRE_PERF="1")
-for m in mutants:
-    if only and only not in m["name"]:
+selected = [m for m in mutants if not only or only in m["name"]]
+binaries = {"unit": "pdfix_unit_tests", "e2e": "pdfix_e2e_tests"}
+
+# A kill is a test that passes on the unmutated tree and fails with the mutant: a refused perf, a
+# missing tool or a flaky test would otherwise "kill" every mutant it judges. Each kind's filters
+# run once together at baseline, and each test's outcome is read from GoogleTest's lines.
+passing = set()
+for kind, binary in binaries.items():
+    filters = sorted({m["test"].split(" ", 1)[1] for m in selected
+                      if m["test"].split(" ", 1)[0] == kind})
+    if not filters:
         continue
+    start = time.time()
+    run = subprocess.run([f"{scratch}/build/tests/{binary}", "--gtest_filter=" + ":".join(filters)],
+                         capture_output=True, text=True, env=env, timeout=1800)
+    ok = set(re.findall(r"^\[       OK \] (\S+)", run.stdout, re.M))
+    failed = set(re.findall(r"^\[  FAILED  \] ([^\s,]+)", run.stdout, re.M))
+    for f in filters:
+        matched = {t for t in ok | failed
+                   if any(fnmatch.fnmatchcase(t, p) for p in f.split(":"))}
+        if matched and not matched & failed:
+            passing.add(f"{kind} {f}")
+        else:
+            why = "fails" if matched & failed else "runs no test"
+            print(f"BASELINE {why}: {kind} {f} {sorted(matched & failed)}", flush=True)
+    print(f"baseline: {len(filters)} {kind} filters in {time.time() - start:.1f}s", flush=True)
+
+for m in selected:
     path = os.path.join(scratch, m["file"])
     original = open(path).read()
     if original.count(m["from"]) != 1:
@@ -55,7 +82,11 @@ for m in mutants:
         print(f"NO LONGER APPLIES  {m['name']}  ({m['file']})", flush=True)
         continue
     kind, filt = m["test"].split(" ", 1)
-    binary = {"unit": "pdfix_unit_tests", "e2e": "pdfix_e2e_tests"}[kind]
+    binary = binaries[kind]
+    if m["test"] not in passing:
+        unjudged.append(m["name"])
+        print(f"NOT JUDGED         {m['name']}  (its tests fail without it)", flush=True)
+        continue
     # Unit tests link the code under test; e2e tests run the pdfix binary.
     targets = [binary] if kind == "unit" else ["pdfix", binary]
     start = time.time()
@@ -78,9 +109,11 @@ for m in mutants:
               flush=True)
     finally:
         open(path, "w").write(original)
-total = len([m for m in mutants if not only or only in m["name"]])
-print(f"{total - len(survivors) - len(broken)} of {total} mutants killed")
+total = len(selected)
+print(f"{total - len(survivors) - len(broken) - len(unjudged)} of {total} mutants killed")
 for s in survivors:
     print(f"survivor: {s}")
-sys.exit(1 if survivors or broken else 0)
+for s in unjudged:
+    print(f"not judged (its tests fail on the unmutated tree): {s}")
+sys.exit(1 if survivors or broken or unjudged else 0)
 PY

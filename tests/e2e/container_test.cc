@@ -223,7 +223,8 @@ TEST_F(ContainerTest, ALiveProcessInItsOwnMountNamespace) {
                    quote("mount -t tmpfs tmpfs " + quote(libdir) + " && cp " + quote(image + lib_) +
                          " " + quote(lib_) + " && echo $$ > " + quote(pidfile) + " && exec " +
                          quote(image + "/app")) +
-                   " >/dev/null 2>&1 & sleep 1; cat " + quote(pidfile));
+                   " >/dev/null 2>&1 & for i in $(seq 200); do [ -s " + quote(pidfile) +
+                   " ] && break; sleep 0.05; done; cat " + quote(pidfile));
   ASSERT_EQ(r.status, 0) << "unshare -m or the tmpfs mount is refused: " << r.err;
   const std::string pid = r.out.substr(0, r.out.find('\n'));
   ASSERT_FALSE(pid.empty());
@@ -241,7 +242,7 @@ TEST_F(ContainerTest, ALiveProcessInItsOwnMountNamespace) {
   for (const std::string& id : ids) EXPECT_EQ(id, v2_);
   EXPECT_EQ(killed.status, 0);
   // Once it is gone, nothing proves the map: no id, and still not the host's.
-  sh("sleep 0.2");
+  sh("for i in $(seq 200); do [ -e /proc/" + pid + "/root/. ] || break; sleep 0.05; done");
   r = pdfix_run("fix " + quote(in) + " " + quote(dir_ + "/later.data"));
   ASSERT_EQ(r.status, 0) << r.err;
   expect_no_host_id(dir_ + "/later.data");

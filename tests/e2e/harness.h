@@ -16,7 +16,7 @@ struct RunResult {
 };
 
 // Runs a shell command line (bash -o pipefail -c: a pipeline fails when any command in it fails),
-// capturing stdout and stderr.
+// capturing stdout and stderr, without the caller's DEBUGINFOD_URLS.
 RunResult sh(const std::string& command);
 std::string quote(const std::string& s);
 std::string pdfix();  // the binary under test, quoted

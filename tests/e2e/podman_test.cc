@@ -129,7 +129,8 @@ class PodmanTest : public ::testing::Test {
     r = sh(env_ + "perf record -q -a -B -o " + quote(dir_ + "/inB.data") + " -- sh -c " +
            quote(until_done) + " & " + env_ + "perf record -q -a -o " + quote(dir_ + "/in.data") +
            " -- sh -c " +
-           quote("sleep 1; touch " + sync + "/go; sh " + sync + "/load.sh; " + until_done) +
+           quote("while [ ! -s " + quote(dir_ + "/inB.data") + " ]; do sleep 0.05; done; touch " +
+                 sync + "/go; sh " + sync + "/load.sh; " + until_done) +
            "; s=$?; wait $! && exit $s");
     ASSERT_EQ(r.status, 0) << r.err;
   }
