@@ -559,7 +559,9 @@ TEST_F(InjectJitTest, AnotherFileAtTheDumpsPathIsNotTakenACopyInJitDirIs) {
   w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);
   write(copies + "/jit-4242.dump", w.bytes());
   filenames_.clear();
-  const auto found = maps(run(recording(true, recorded), {.jit_dirs = {copies}}));
+  // Each --jit-dir is looked in: the copy is in the second.
+  const auto found =
+      maps(run(recording(true, recorded), {.jit_dirs = {dir_ + "/nothing-here", copies}}));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(incomplete_);
   EXPECT_EQ(pass_report_.sources.at(0).found_at, copies + "/jit-4242.dump");

@@ -22,6 +22,23 @@ void CliOptions::value(const std::string& name, const std::string& value_name,
       ->type_name(value_name);
 }
 
+void CliOptions::each_value(const std::string& name, const std::string& value_name,
+                            const std::string& help,
+                            std::function<absl::Status(const std::string&)> add) {
+  cmd_.add_option_function<std::vector<std::string>>(
+          name,
+          [name, add = std::move(add)](const std::vector<std::string>& values) {
+            for (const std::string& v : values) {
+              if (auto s = add(v); !s.ok())
+                throw CLI::ValidationError(name, std::string(s.message()));
+            }
+          },
+          help)
+      ->type_name(value_name)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void CliOptions::directory(const std::string& name, const std::string& help, std::string& target) {
   if (CLI::Option* declared = cmd_.get_option_no_throw(name)) {
     declared->each([&target](const std::string& v) { target = v; });

@@ -19,6 +19,8 @@ class CliOptions : public passes::Options {
   explicit CliOptions(CLI::App& cmd) : cmd_(cmd) {}
   void value(const std::string& name, const std::string& value_name, const std::string& help,
              std::function<absl::Status(const std::string&)> set) override;
+  void each_value(const std::string& name, const std::string& value_name, const std::string& help,
+                  std::function<absl::Status(const std::string&)> add) override;
   void directory(const std::string& name, const std::string& help, std::string& target) override;
 
  private:

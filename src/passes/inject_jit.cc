@@ -503,16 +503,17 @@ this host's /tmp (only for a recording of this host, and only when written since
 began), under the living process's root, and in each --jit-dir.)";
   }
   void declare(Options& o) override {
-    o.value("--jit-dir", "DIR",
-            "A directory holding jitdumps and perf-PID.map files copied off the recording host.",
-            [this](const std::string& v) {
-              struct stat st{};
-              if (stat(v.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-                return absl::NotFoundError("no such directory: " + v);
-              }
-              config_.jit_dirs = {v};
-              return absl::OkStatus();
-            });
+    o.each_value("--jit-dir", "DIR",
+                 "A directory holding jitdumps and perf-PID.map files copied off the recording "
+                 "host; may be given again.",
+                 [this](const std::string& v) {
+                   struct stat st{};
+                   if (stat(v.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+                     return absl::NotFoundError("no such directory: " + v);
+                   }
+                   config_.jit_dirs.push_back(v);
+                   return absl::OkStatus();
+                 });
     o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
                 config_.buildid_dir);
   }

@@ -53,6 +53,12 @@ class Options {
   virtual void value(const std::string& name, const std::string& value_name,
                      const std::string& help,
                      std::function<absl::Status(const std::string& value)> set) = 0;
+  // An option that may be given again: `add` is called with each value, in order.
+  virtual void each_value(const std::string& name, const std::string& value_name,
+                          const std::string& help,
+                          std::function<absl::Status(const std::string& value)> add) {
+    value(name, value_name, help, std::move(add));
+  }
   // A directory that must exist. Passes that declare the same name share its value.
   virtual void directory(const std::string& name, const std::string& help, std::string& target) = 0;
 };

@@ -84,6 +84,23 @@ TEST(Cli, DirectoriesThatDoNotExistAreAnError) {
   fs::remove_all(dir);
 }
 
+// Options a pass reads several of (each --jit-dir) are taken every time they are given, and each
+// must exist.
+TEST(Cli, ARepeatableOptionTakesEveryValue) {
+  const std::string dir = temp_dir();
+  fs::create_directories(dir + "/a");
+  fs::create_directories(dir + "/b");
+  RunResult r = sh(pdfix() + " fix -q --jit-dir " + dir + "/a --jit-dir " + dir + "/b " +
+                   sample_file() + " " + dir + "/out.data");
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = sh(pdfix() + " fix -q --jit-dir " + dir + "/a --jit-dir " + dir + "/missing " +
+         sample_file() + " " + dir + "/out2.data");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(dir + "/missing"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out2.data"));
+  fs::remove_all(dir);
+}
+
 TEST(Cli, MissingInputIsAClearError) {
   RunResult r = sh(pdfix() + " info /nonexistent/perf.data");
   EXPECT_EQ(r.status, 2);
