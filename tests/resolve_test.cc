@@ -922,6 +922,11 @@ TEST(Provenance, TheHostnameAloneDoesNotMakeARecordingThisBoots) {
   Recording name = rec;
   name.hostname = "other";
   EXPECT_NE(elsewhere(name).find("recorded on other"), std::string::npos);
+  Recording build = rec;
+  build.table.clear();
+  build.add("[kernel.kallsyms]", std::string(40, 'f'), /*misc=*/1);
+  EXPECT_NE(elsewhere(build).find("kernel build " + std::string(40, 'f')), std::string::npos)
+      << elsewhere(build);
 }
 
 }  // namespace
