@@ -62,14 +62,16 @@ std::optional<format::BuildId> kept_kernel(const std::vector<Binary>& binaries) 
 }
 
 // perf 6.1 given --symfs reads every file at the root, the build-id cache no longer: each
-// binary kept by id is linked into the root at its path, unless the root has a file there. Where
-// the bundle holds two ids for a path (a host's library and a container's), the root's is the one
-// its processes mapped; when that is not one id, none is linked.
+// binary kept by id is linked into the root at its path (the vdso as "[vdso]", where perf looks
+// for it then), unless the root has a file there. Where the bundle holds two ids for a path (a
+// host's library and a container's), the root's is the one its processes mapped; when that is
+// not one id, none is linked.
 absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
                                     const std::vector<Binary>& binaries) {
   std::map<std::string, std::vector<const Binary*>> at_path;
   for (const Binary& b : binaries) {
-    if (b.kind == EntryKind::kElf && !b.guest && b.from != Binary::From::kNothing) {
+    if ((b.kind == EntryKind::kElf || b.kind == EntryKind::kVdso) && !b.guest &&
+        b.from != Binary::From::kNothing) {
       at_path[b.name].push_back(&b);
     }
   }
@@ -87,7 +89,8 @@ absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
     if (candidates.size() != 1 || taken) continue;
     const Binary& b = *candidates.front();
     auto entry = cache_entry(b.name, b.id, b.kind);
-    auto name = symfs_entry(root, b.name);
+    auto name = b.kind == EntryKind::kVdso ? std::optional(absl::StrCat(root.dir, "/", b.name))
+                                           : symfs_entry(root, b.name);
     if (!entry || !name) continue;
     // From the link's directory up to the bundle's top, then into .debug.
     std::string up;

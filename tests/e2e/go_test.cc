@@ -1,7 +1,7 @@
 // Binaries without a build-id: a Go 1.19 program (Debian's golang-go writes no GNU build-id and
 // cannot be asked to) recorded beside a C program, fixed and archived, the program deleted, the
 // bundle unpacked with a fresh HOME: the command `pdfix unpack` prints must name the Go function
-// as perf does with the binary in place, and the kernel and the C program as before.
+// as perf does with the binary in place, and the kernel, the vdso and the C program as before.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -42,8 +42,16 @@ class GoTest : public ::testing::Test {
     build_go_fib(dir_ + "/gofib", "1");
     ASSERT_EQ(own_id(dir_ + "/gofib"), "") << "Go wrote a GNU build-id: nothing to test";
     build_app(dir_ + "/app", "1");
-    RunResult r = sh(env_ + "perf record -q -B -o " + quote(dir_ + "/in.data") + " -- sh -c " +
-                     quote(quote(dir_ + "/gofib") + " 36 >/dev/null; " + quote(dir_ + "/app/app")));
+    // A program whose time goes into the vdso: perf reads it from the root too, given --symfs.
+    std::ofstream(dir_ + "/clock.c")
+        << "#include <time.h>\nint main(void) { struct timespec t; long s = 0; for (long i = 0; "
+           "i < 10000000; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; } return s "
+           "== 1; }\n";
+    RunResult r = sh("gcc -O1 -o " + quote(dir_ + "/clock") + " " + quote(dir_ + "/clock.c"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sh(env_ + "perf record -q -B -o " + quote(dir_ + "/in.data") + " -- sh -c " +
+           quote(quote(dir_ + "/gofib") + " 36 >/dev/null; " + quote(dir_ + "/app/app") + "; " +
+                 quote(dir_ + "/clock")));
     ASSERT_EQ(r.status, 0) << r.err;
   }
   void TearDown() override {
@@ -110,10 +118,6 @@ TEST_F(GoTest, AProgramWithoutABuildIdIsBundledByPathAndNamedFromTheBundle) {
   as_script.replace(as_script.find(" report "), 8, " script -F ip,sym,dso ");
   RunResult unpacked = sh(env_ + as_script + " 2>/dev/null");
   ASSERT_EQ(unpacked.status, 0) << unpacked.err;
-  std::cout << "main.fib_v1 named on " << count(unpacked.out, "main.fib_v1") << " of " << fib_here
-            << " samples, kernel symbols on " << named_kernel_samples(unpacked.out) << " of "
-            << kernel_here << ", spin_v1 on " << count(unpacked.out, "spin_v1") << " of "
-            << spin_here << "\n";
   EXPECT_GE(count(unpacked.out, "main.fib_v1") * 100, fib_here * 95)
       << count(unpacked.out, "main.fib_v1") << " of " << fib_here;
   EXPECT_GE(named_kernel_samples(unpacked.out) * 100, kernel_here * 95)
@@ -124,6 +128,17 @@ TEST_F(GoTest, AProgramWithoutABuildIdIsBundledByPathAndNamedFromTheBundle) {
   RunResult plain = sh(env_ + "perf --buildid-dir " + quote(dir_ + "/u/.debug") +
                        " script -F ip,sym,dso -i " + quote(dir_ + "/u/perf.data") + " 2>/dev/null");
   EXPECT_LT(count(plain.out, "main.fib_v1") * 10, fib_here);
+  // The vdso perf names only from the bundle's cache (perf record -B kept no copy): with --symfs
+  // as without it.
+  const size_t vdso_here = count(plain.out, "__vdso_clock_gettime");
+  ASSERT_GT(vdso_here, 100U);
+  EXPECT_GE(count(unpacked.out, "__vdso_clock_gettime") * 100, vdso_here * 95)
+      << count(unpacked.out, "__vdso_clock_gettime") << " of " << vdso_here;
+  std::cout << "main.fib_v1 named on " << count(unpacked.out, "main.fib_v1") << " of " << fib_here
+            << " samples, kernel symbols on " << named_kernel_samples(unpacked.out) << " of "
+            << kernel_here << ", spin_v1 on " << count(unpacked.out, "spin_v1") << " of "
+            << spin_here << ", the vdso's clock_gettime on "
+            << count(unpacked.out, "__vdso_clock_gettime") << " of " << vdso_here << "\n";
 
   // hotspot's perfparser, with the printed options, names it too.
   ASSERT_FALSE(hotspot_perfparser().empty());
