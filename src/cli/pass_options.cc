@@ -29,8 +29,9 @@ void CliOptions::each_value(const std::string& name, const std::string& value_na
           name,
           [name, add = std::move(add)](const std::vector<std::string>& values) {
             for (const std::string& v : values) {
-              if (auto s = add(v); !s.ok())
+              if (auto s = add(v); !s.ok()) {
                 throw CLI::ValidationError(name, std::string(s.message()));
+              }
             }
           },
           help)
