@@ -11,9 +11,11 @@
 #include "format/attr.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
+#include "jit/code_placement.h"
 #include "jit/jit_elf.h"
 #include "jit/jitdump.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "resolve/file_places.h"
 #include "store/cache_layout.h"
 #include "store/cache_store.h"
 #include "transform/time_order.h"
@@ -59,14 +61,6 @@ std::string dir_of(std::string_view path) {
 
 std::string base_of(std::string_view path) { return std::string(path.substr(path.rfind('/') + 1)); }
 
-// A file the recording names, and where pdfix may read it.
-struct Candidate {
-  std::string path;
-  // The path the recording names, seen from here (its root, the process's, a --search root):
-  // only the inode that was mapped is that file. A --jit-dir copy has another inode.
-  bool recorded_path = false;
-};
-
 std::string describe(const std::vector<std::string>& problems) {
   std::string out;
   for (const std::string& p : problems) absl::StrAppend(&out, out.empty() ? "" : "; ", p);
@@ -74,6 +68,62 @@ std::string describe(const std::vector<std::string>& problems) {
 }
 
 }  // namespace
+
+std::vector<jit::FileCandidate> InjectJit::dump_candidates(
+    const transform::Map& m, const transform::Session& s,
+    std::vector<std::string>& problems) const {
+  const std::string path(m.fields.filename);
+  std::vector<jit::FileCandidate> where;
+  if (!common_.sysroot.empty()) {
+    where.push_back({common_.sysroot + path, false});
+  } else if (s.hostname() == common_.host->hostname()) {
+    const bool has_inode = m.fields.is_mmap2 && !m.fields.has_build_id();
+    const resolve::Inode inode{m.fields.maj, m.fields.min, m.fields.ino};
+    for (const resolve::Place& place : resolve::places(
+             *common_.host, inode, m.fields.pid, common_.search, common_.recording_ended_at)) {
+      const std::string file = place.root + path;
+      if (!has_inode) {
+        where.push_back({file, false});
+        continue;
+      }
+      // The runtime appends to its dump while it runs, after the recording too: written since
+      // is no sign of another file.
+      const resolve::Match match =
+          resolve::match(*common_.host, file, place, inode, /*ended_at=*/std::nullopt);
+      if (match == resolve::Match::kTheMapped) {
+        where.push_back({file, true});
+      } else if (match != resolve::Match::kMissing) {
+        problems.push_back(file + " is another file (not the inode mapped)");
+      }
+    }
+  } else {
+    for (const std::string& root : common_.search) where.push_back({root + path, false});
+  }
+  for (const std::string& dir : config_.jit_dirs) {
+    where.push_back({dir + "/" + base_of(path), false});
+  }
+  return where;
+}
+
+std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
+                                                          const transform::Session& s) const {
+  const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
+  std::vector<jit::FileCandidate> where;
+  // This host's /tmp holds this recording's map files only when it is the recording's host, and
+  // only those written to since the recording began; a process that lives has its own /tmp.
+  if (!common_.sysroot.empty()) {
+    where.push_back({common_.sysroot + path, true});
+  } else if (s.hostname() == common_.host->hostname()) {
+    where.push_back({path, true});
+    if (auto p = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at)) {
+      where.push_back({absl::StrCat(p->root, "/tmp/perf-", p->ns_pid, ".map"), true});
+    }
+  }
+  for (const std::string& dir : config_.jit_dirs) {
+    where.push_back({dir + "/" + base_of(path), false});
+  }
+  return where;
+}
 
 InjectJit::InjectJit(InjectJitConfig config, const Common& common)
     : config_(std::move(config)), common_(common) {}
@@ -192,63 +242,14 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   }
   const std::optional<uint64_t> marker_time = transform::record_time(r, s);
 
-  std::vector<Candidate> where;
-  where.push_back({common_.sysroot + path, true});
-  if (common_.sysroot.empty()) {
-    if (auto p =
-            resolve::recorded_process(*common_.host, m.fields.pid, common_.recording_ended_at)) {
-      where.push_back({p->root + path, true});
-    }
-  }
-  for (const std::string& root : common_.search) where.push_back({root + path, true});
-  for (const std::string& dir : config_.jit_dirs) {
-    where.push_back({dir + "/" + base_of(path), false});
-  }
-
-  const bool has_inode = m.fields.is_mmap2 && !m.fields.has_build_id();
   std::vector<std::string> problems;
-  std::unique_ptr<llvm::MemoryBuffer> file;
-  std::optional<jit::JitDump> dump;
-  for (const Candidate& c : where) {
-    struct stat st{};
-    if (stat(c.path.c_str(), &st) != 0) continue;
-    if (c.recorded_path && has_inode && st.st_ino != m.fields.ino) {
-      problems.push_back(c.path + " is another file (not the inode mapped)");
-      continue;
-    }
-    auto buffer = llvm::MemoryBuffer::getFile(c.path, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-    if (!buffer) {
-      problems.push_back(c.path + ": " + buffer.getError().message());
-      continue;
-    }
-    auto parsed = jit::parse_jitdump({reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
-                                      (*buffer)->getBufferSize()});
-    if (!parsed.ok()) {
-      problems.push_back(absl::StrCat(c.path, ": ", parsed.status().message()));
-      continue;
-    }
-    if (parsed->pid != named_pid) {
-      problems.push_back(absl::StrCat(c.path, " is process ", parsed->pid, "'s dump"));
-      continue;
-    }
-    // A copy is taken for the dump only if the runtime made it before it mapped it.
-    if (!c.recorded_path && marker_time && parsed->timestamp > *marker_time) {
-      problems.push_back(c.path + " was begun after the recorded dump was mapped: another run's");
-      continue;
-    }
-    if (parsed->arch_timestamp) {
-      problems.push_back(c.path + ": times from the CPU's counter, not CLOCK_MONOTONIC");
-      continue;
-    }
-    file = std::move(*buffer);
-    dump = std::move(*parsed);
-    source.found_at = c.path;
-    break;
-  }
-  if (!dump) {
+  std::optional<jit::DumpFile> found =
+      jit::read_dump(dump_candidates(m, s, problems), named_pid, marker_time, problems);
+  if (!found) {
     return leave(problems.empty() ? "not found (give a copy with --jit-dir)" : describe(problems));
   }
+  source.found_at = found->path;
+  const jit::JitDump* dump = &found->dump;
   if (dump->cut_at) {
     source.problem =
         absl::StrCat("cut off at byte ", *dump->cut_at, ": its whole records are kept");
@@ -261,38 +262,8 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   }
   source.functions = dump->loads.size();
 
-  // Loads and moves in the dump's order, which is their time order.
-  struct Placed {
-    uint64_t time;
-    uint32_t tid;
-    uint64_t start;
-    uint64_t len;
-    uint64_t pgoff;
-  };
-  std::vector<Placed> placed;
-  absl::flat_hash_map<uint64_t, size_t> load_of_index;
-  size_t next_move = 0;
-  auto place_moves_before = [&](uint64_t time) {
-    for (; next_move < dump->moves.size() && dump->moves[next_move].timestamp <= time;
-         ++next_move) {
-      const jit::CodeMove& mv = dump->moves[next_move];
-      auto it = load_of_index.find(mv.code_index);
-      if (it == load_of_index.end() || mv.code_size == 0) continue;
-      placed.push_back(
-          {mv.timestamp, mv.tid, mv.new_code_addr, mv.code_size, image->offsets[it->second]});
-    }
-  };
-  for (size_t i = 0; i < dump->loads.size(); ++i) {
-    const jit::CodeLoad& l = dump->loads[i];
-    place_moves_before(l.timestamp);
-    load_of_index[l.code_index] = i;
-    if (l.code.empty()) continue;
-    placed.push_back({l.timestamp, l.tid, l.code_addr, l.code.size(), image->offsets[i]});
-  }
-  place_moves_before(UINT64_MAX);
-
   const uint32_t pid = m.fields.pid;
-  for (const Placed& p : placed) {
+  for (const jit::Placement& p : jit::place_code(*dump, image->offsets)) {
     format::MmapRecord fields{.is_mmap2 = true,
                               .misc = static_cast<uint16_t>(m.fields.misc & format::kCpuModeMask),
                               .pid = pid,
@@ -323,28 +294,13 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
   auto [it, added] = map_images_.try_emplace(pid);
   if (!added) return it->second.get();
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
-  std::vector<Candidate> where;
-  // This host's /tmp holds this recording's map files only when it is the recording's host, and
-  // only those written to since the recording began; a process that lives has its own /tmp.
-  const bool here = common_.sysroot.empty() && s.hostname() == common_.host->hostname();
-  if (!common_.sysroot.empty()) where.push_back({common_.sysroot + path, true});
-  if (here) {
-    where.push_back({path, true});
-    if (auto p = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at)) {
-      where.push_back({absl::StrCat(p->root, "/tmp/perf-", p->ns_pid, ".map"), true});
-    }
-  }
-  for (const std::string& dir : config_.jit_dirs) {
-    where.push_back({dir + "/" + base_of(path), false});
-  }
-
   auto image = std::make_unique<MapImage>();
-  for (const Candidate& c : where) {
+  for (const jit::FileCandidate& c : map_candidates(pid, s)) {
     struct stat st{};
     if (stat(c.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     const int64_t mtime =
         static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (c.recorded_path && common_.recording_started_at && mtime < *common_.recording_started_at) {
+    if (c.recorded && common_.recording_started_at && mtime < *common_.recording_started_at) {
       continue;  // last written before the recording began: an earlier process's
     }
     std::ifstream f(c.path, std::ios::binary);

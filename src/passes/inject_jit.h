@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "jit/dump_file.h"
 #include "jit/perf_map.h"
 #include "passes/repair.h"
 #include "transform/rebuilt.h"
@@ -88,10 +89,15 @@ class InjectJit : public Repair {
   // The trailer of `r` with its pid, tid and time set to those given.
   std::vector<uint8_t> trailer_of(const transform::RecordRef& r, const transform::Session& s,
                                   uint32_t pid, uint32_t tid, uint64_t time) const;
-  // Where a file the recording names may be read here: its path (under --sysroot), under the
-  // process's root while it lives, under each --search root, then in each --jit-dir.
-  std::vector<std::string> candidates(const std::string& path, uint32_t pid,
-                                      const std::string& ns_name) const;
+  // Where the dump that `m` maps may be read here: under --sysroot, or at each of resolve::places
+  // that shows the inode mapped (on the recording's host), then in each --jit-dir. Why other
+  // files there were passed over goes to `problems`.
+  std::vector<jit::FileCandidate> dump_candidates(const transform::Map& m,
+                                                  const transform::Session& s,
+                                                  std::vector<std::string>& problems) const;
+  // Where `pid`'s map file may be read here: under --sysroot; on the recording's host, /tmp and
+  // the living process's /tmp; each --jit-dir.
+  std::vector<jit::FileCandidate> map_candidates(uint32_t pid, const transform::Session& s) const;
 
   InjectJitConfig config_;
   const Common& common_;

@@ -1,8 +1,6 @@
 #include "resolve/resolver.h"
 
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
@@ -285,29 +283,15 @@ Resolution Resolver::by_inode(const MapQuery& q) {
                         : Resolution{std::nullopt, "", "not proven", true};
     }
   }
-  Resolution at_path = from_file(q.filename, q, /*live=*/true);
+  Resolution at_path;
   // Every candidate that is the mapped inode, with a build-id or without one.
   std::vector<Resolution> proven;
-  if (!at_path.file.empty()) proven.push_back(at_path);
-  const auto prove = [&](const std::string& root, const std::string& source, bool layer) {
-    Resolution c = from_root(root, q, source, layer);
-    if (!c.file.empty()) proven.push_back(std::move(c));
-  };
-  // An overlay still mounted shows its files, those of processes long gone included; its layers
-  // keep a file the merged view no longer shows (replaced inside the container).
-  if (const auto mount = host_.mount(q.maj, q.min); mount && mount->type == "overlay") {
-    if (mount->root == "/") prove(mount->point, "the mounted overlay at " + mount->point, false);
-    for (const std::string& layer : mount->layers) {
-      prove(layer, "the overlay's layer " + layer, true);
-    }
+  for (const Place& place : places(host_, inode, q.pid, config_.search, facts_.ended_at)) {
+    Resolution c = place.kind == PlaceKind::kPath ? from_file(q.filename, q, /*live=*/true)
+                                                  : from_place(place, q);
+    if (!c.file.empty()) proven.push_back(c);
+    if (place.kind == PlaceKind::kPath) at_path = std::move(c);
   }
-  // A pid is reused: a process that started after the recording ended is another one.
-  if (q.pid != 0) {
-    if (auto p = recorded_process(host_, q.pid, facts_.ended_at)) {
-      prove(p->root, absl::StrCat("/proc/", q.pid, "/root"), false);
-    }
-  }
-  for (const std::string& root : config_.search) prove(root, "--search " + root, true);
   const auto hex = [](const Resolution& r) { return r.id ? r.id->hex() : "no build-id"; };
   for (const Resolution& c : proven) {
     if (c.id != proven.front().id) {
@@ -438,35 +422,16 @@ std::string Resolver::why_not_the_mapped(const MapQuery& q, uint64_t st_dev,
          "layers with --search";
 }
 
-Resolution Resolver::from_root(const std::string& root, const MapQuery& q,
-                               const std::string& source, bool searched) {
-  const std::string path = root + q.filename;
-  struct stat st{};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {std::nullopt, "", "not found"};
-  // A map of a file on overlayfs carries the layer file's inode number, with the overlay's device
-  // (6.x kernels) or the layer's (older ones), while overlayfs shows that number with its own
-  // device. So where the candidate is seen through an overlay, or a searched layer stands for a
-  // map whose device is an overlay's (mounted, or an anonymous one no longer mounted: the
-  // overlay is gone), only the number can match. Everywhere else the device must too: inode
-  // numbers repeat across filesystems (every btrfs subvolume starts at 256).
-  struct statfs fs{};
-  const bool overlay = statfs(path.c_str(), &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
-  const bool same_device = major(st.st_dev) == q.maj && minor(st.st_dev) == q.min;
-  bool layer_of_the_maps_overlay = false;
-  if (searched && !same_device && q.maj == 0) {
-    const std::optional<Mount> mount = host_.mount(q.maj, q.min);
-    layer_of_the_maps_overlay = !mount || mount->type == "overlay";
-  }
-  if (st.st_ino != q.ino || (!same_device && !overlay && !layer_of_the_maps_overlay)) {
-    return {std::nullopt, "", "another inode"};
-  }
-  if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {
-    return {std::nullopt, "", "stale (modified after the recording)"};
-  }
+Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
+  const std::string path = place.root + q.filename;
+  const Match m = match(host_, path, place, Inode{q.maj, q.min, q.ino}, facts_.ended_at);
+  if (m != Match::kTheMapped) return {std::nullopt, "", std::string(name(m))};
   auto id = build_id_of_file(path);
   if (!id.ok()) return {std::nullopt, "", "not ELF"};
-  if (!id->has_value()) return {std::nullopt, source, std::string(kNoBuildIdInFile), false, path};
-  return {*id, source, "", false, path};
+  if (!id->has_value()) {
+    return {std::nullopt, place.source, std::string(kNoBuildIdInFile), false, path};
+  }
+  return {*id, place.source, "", false, path};
 }
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {

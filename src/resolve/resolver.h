@@ -18,6 +18,7 @@
 #include "format/build_id.h"
 #include "format/feature.h"
 #include "format/map_kind.h"
+#include "resolve/file_places.h"
 #include "resolve/host.h"
 
 namespace pdfix::resolve {
@@ -35,13 +36,6 @@ struct ResolverConfig {
 
 // What the recording says about where it was made. A view: in pipe mode it grows as the stream
 // goes by, and is read afresh at each resolve().
-// A file as the kernel names it in a map record: its device and inode number.
-struct Inode {
-  uint32_t maj = 0;
-  uint32_t min = 0;
-  uint64_t ino = 0;
-  auto operator<=>(const Inode&) const = default;
-};
 // The files a recording maps at each path, by machine and path: one path may name several (the
 // host's libc.so.6 and each container's), and perf's table gives ids by path alone.
 using PathInodes = std::map<std::pair<uint64_t, std::string>, std::set<Inode>>;
@@ -124,17 +118,14 @@ class Resolver {
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
   // Why this host's file at the path, inode `st_ino` of `st_dev`, is not the one mapped.
   std::string why_not_the_mapped(const MapQuery& q, uint64_t st_dev, int64_t st_ctime_ns) const;
-  // Every file this machine shows that is the map's inode: this host's at the path, the map's
-  // overlay while mounted (and its layers), the process's root while it lives (pid != 0), each
-  // --search root. All that prove it must agree.
+  // Every file this machine shows that is the map's inode, at each of resolve::places: all that
+  // prove it must agree.
   Resolution by_inode(const MapQuery& q);
   // Why the table's only id for the map's path may be another inode's of those mapped there;
   // empty when it can only be this map's.
   std::string table_id_not_this_maps(const MapQuery& q, const BuildId& id, bool by_inode);
-  // The file at `root` + the map's path, if it is the inode that was mapped; `source` names the
-  // root in the answer; `searched`: a --search root, which may be a layer of the map's overlay.
-  Resolution from_root(const std::string& root, const MapQuery& q, const std::string& source,
-                       bool searched);
+  // The file at `place` + the map's path, if it is the inode that was mapped.
+  Resolution from_place(const Place& place, const MapQuery& q);
   // perf reads a file's id (for its table and its cache) at the path, in its own root: when this
   // host's file there is not the mapped inode and has that id, the id is that file's, no evidence
   // for the map (a chroot's or a container's file, or one replaced during the run).

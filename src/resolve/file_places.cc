@@ -1,0 +1,73 @@
+#include "resolve/file_places.h"
+
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace pdfix::resolve {
+
+std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
+                          std::span<const std::string> search, std::optional<int64_t> ended_at) {
+  std::vector<Place> out{{"", PlaceKind::kPath, "file"}};
+  // An overlay still mounted shows its files, those of processes long gone included; its layers
+  // keep a file the merged view no longer shows (replaced inside the container).
+  if (const auto mount = host.mount(inode.maj, inode.min); mount && mount->type == "overlay") {
+    if (mount->root == "/") {
+      out.push_back({mount->point, PlaceKind::kOverlay, "the mounted overlay at " + mount->point});
+    }
+    for (const std::string& layer : mount->layers) {
+      out.push_back({layer, PlaceKind::kOverlayLayer, "the overlay's layer " + layer});
+    }
+  }
+  if (pid != 0) {
+    if (auto p = recorded_process(host, pid, ended_at)) {
+      out.push_back({p->root, PlaceKind::kProcessRoot, absl::StrCat("/proc/", pid, "/root")});
+    }
+  }
+  for (const std::string& root : search) {
+    out.push_back({root, PlaceKind::kSearch, "--search " + root});
+  }
+  return out;
+}
+
+std::string_view name(Match m) {
+  switch (m) {
+    case Match::kMissing:
+      return "not found";
+    case Match::kTheMapped:
+      return "the inode mapped";
+    case Match::kAnotherInode:
+      return "another inode";
+    case Match::kStale:
+      return "stale (modified after the recording)";
+  }
+  return "";
+}
+
+Match match(const Host& host, const std::string& file, const Place& place, const Inode& inode,
+            std::optional<int64_t> ended_at) {
+  struct stat st{};
+  if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Match::kMissing;
+  const bool same_device = major(st.st_dev) == inode.maj && minor(st.st_dev) == inode.min;
+  bool device_may_differ = false;
+  if (place.kind != PlaceKind::kPath && !same_device) {
+    // Seen through an overlay, a file shows the overlay's device; a searched layer may stand for
+    // a map whose device is an overlay's, mounted or (anonymous, unmounted) gone. Everywhere else
+    // the device must agree: inode numbers repeat across filesystems (every btrfs subvolume
+    // starts at 256).
+    struct statfs fs{};
+    device_may_differ = statfs(file.c_str(), &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
+    if (!device_may_differ && place.layer() && inode.maj == 0) {
+      const std::optional<Mount> mount = host.mount(inode.maj, inode.min);
+      device_may_differ = !mount || mount->type == "overlay";
+    }
+  }
+  if (st.st_ino != inode.ino || (!same_device && !device_may_differ)) return Match::kAnotherInode;
+  if (ended_at && st.st_mtim.tv_sec > *ended_at / 1'000'000'000) return Match::kStale;
+  return Match::kTheMapped;
+}
+
+}  // namespace pdfix::resolve

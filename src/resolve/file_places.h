@@ -1,0 +1,62 @@
+// Where this machine shows the file a map record names, and whether the file found there is the
+// one that was mapped. Every consumer that proves a map's file by its inode (the resolver, inject-
+// jit's dumps) takes its places from here, in this one order, and judges each file by `match`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "resolve/host.h"
+
+namespace pdfix::resolve {
+
+// A file as the kernel names it in a map record: its device and inode number.
+struct Inode {
+  uint32_t maj = 0;
+  uint32_t min = 0;
+  uint64_t ino = 0;
+  auto operator<=>(const Inode&) const = default;
+};
+
+enum class PlaceKind {
+  kPath,          // this host's file at the path
+  kOverlay,       // the map's overlay, mounted whole, seen at its mount point
+  kOverlayLayer,  // one of that overlay's layers (upper first)
+  kProcessRoot,   // /proc/PID/root of the recorded process while it lives
+  kSearch,        // a --search root: a container's rootfs, a chroot, an image layer
+};
+
+struct Place {
+  std::string root;  // prefixed to the recorded path; "" for kPath
+  PlaceKind kind;
+  std::string source;  // for people: "the mounted overlay at /var/lib/…/merged"
+  // A layer stands for an overlay: the map carries the overlay's device, the layer file its own.
+  bool layer() const { return kind == PlaceKind::kOverlayLayer || kind == PlaceKind::kSearch; }
+};
+
+// Every place the file mapped as `inode` by `pid` (0: no process to look into) may be seen from
+// here, in order: the path itself; the map's overlay while mounted, whole, then each layer; the
+// process's root, if the process living under `pid` started before the recording ended
+// (`ended_at`); each root of `search`.
+std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
+                          std::span<const std::string> search, std::optional<int64_t> ended_at);
+
+enum class Match {
+  kMissing,       // no regular file there
+  kTheMapped,     // the inode mapped, unchanged since the recording ended
+  kAnotherInode,  // another file
+  kStale,         // the inode mapped, but written after the recording ended
+};
+std::string_view name(Match m);
+
+// Whether `file`, seen at `place`, is the inode mapped. The device must agree too, except where
+// overlayfs stands between: a map of an overlay's file carries the layer file's inode number with
+// the overlay's device (6.x kernels) or the layer's (older ones).
+Match match(const Host& host, const std::string& file, const Place& place, const Inode& inode,
+            std::optional<int64_t> ended_at);
+
+}  // namespace pdfix::resolve
