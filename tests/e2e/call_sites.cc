@@ -1,17 +1,20 @@
 #include "e2e/call_sites.h"
 
 #include <cstring>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "llvm/MC/MCAsmInfo.h"
 #include "llvm/MC/MCContext.h"
 #include "llvm/MC/MCDisassembler/MCDisassembler.h"
 #include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstrAnalysis.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCRegisterInfo.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/MCTargetOptions.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,7 +33,82 @@ struct CallSites::Impl {
   std::unique_ptr<llvm::MCInstrInfo> instrs;
   std::unique_ptr<llvm::MCContext> context;
   std::unique_ptr<llvm::MCDisassembler> disassembler;
+  std::unique_ptr<llvm::MCInstrAnalysis> analysis;
   std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> files;
+  // A binary's functions by file offset: start -> end; empty when it has no symbols to say.
+  std::map<std::string, std::map<uint64_t, uint64_t>> functions;
+
+  const llvm::MemoryBuffer* file(const std::string& path) {
+    auto& f = files[path];
+    if (!f) {
+      auto read = llvm::MemoryBuffer::getFile(path, false, false);
+      if (!read) return nullptr;
+      f = std::move(*read);
+    }
+    return f.get();
+  }
+  // The call instruction whose last byte is just before `offset`, and its length.
+  std::optional<std::pair<llvm::MCInst, uint64_t>> call_ending_at(const std::string& path,
+                                                                  uint64_t offset) {
+    const llvm::MemoryBuffer* f = file(path);
+    if (f == nullptr || disassembler == nullptr || offset > f->getBufferSize()) return std::nullopt;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(f->getBufferStart());
+    // x86 calls are 2 to 15 bytes long: one that decodes to exactly the return address is it.
+    for (uint64_t length = 2; length <= 15 && length <= offset; ++length) {
+      llvm::MCInst inst;
+      uint64_t size = 0;
+      const llvm::ArrayRef<uint8_t> code(bytes + offset - length, length);
+      if (disassembler->getInstruction(inst, size, code, offset - length, llvm::nulls()) ==
+              llvm::MCDisassembler::Success &&
+          size == length && instrs->get(inst.getOpcode()).isCall()) {
+        return std::make_pair(inst, length);
+      }
+    }
+    return std::nullopt;
+  }
+  const std::map<uint64_t, uint64_t>& functions_of(const std::string& path) {
+    auto [it, added] = functions.try_emplace(path);
+    if (!added) return it->second;
+    const llvm::MemoryBuffer* f = file(path);
+    if (f == nullptr) return it->second;
+    auto obj = llvm::object::ObjectFile::createObjectFile(f->getMemBufferRef());
+    if (!obj) {
+      llvm::consumeError(obj.takeError());
+      return it->second;
+    }
+    auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(obj->get());
+    if (elf == nullptr) return it->second;
+    auto headers = elf->getELFFile().program_headers();
+    if (!headers) {
+      llvm::consumeError(headers.takeError());
+      return it->second;
+    }
+    auto offset_of = [&](uint64_t vaddr) -> std::optional<uint64_t> {
+      for (const auto& ph : *headers) {
+        if (ph.p_type == llvm::ELF::PT_LOAD && vaddr >= ph.p_vaddr &&
+            vaddr < ph.p_vaddr + ph.p_filesz) {
+          return vaddr - ph.p_vaddr + ph.p_offset;
+        }
+      }
+      return std::nullopt;
+    };
+    auto add = [&](const auto& symbols) {
+      for (const llvm::object::ELFSymbolRef sym : symbols) {
+        auto type = sym.getType();
+        auto value = sym.getValue();
+        if (!type || !value || *type != llvm::object::SymbolRef::ST_Function ||
+            sym.getSize() == 0) {
+          if (!type) llvm::consumeError(type.takeError());
+          if (!value) llvm::consumeError(value.takeError());
+          continue;
+        }
+        if (auto at = offset_of(*value)) it->second.emplace(*at, *at + sym.getSize());
+      }
+    };
+    add(elf->symbols());
+    add(elf->getDynamicSymbolIterators());
+    return it->second;
+  }
 };
 
 CallSites::CallSites() : impl_(std::make_unique<Impl>()) {
@@ -49,34 +127,86 @@ CallSites::CallSites() : impl_(std::make_unique<Impl>()) {
   impl_->context = std::make_unique<llvm::MCContext>(triple, impl_->asm_info.get(),
                                                      impl_->regs.get(), impl_->subtarget.get());
   impl_->disassembler.reset(target->createMCDisassembler(*impl_->subtarget, *impl_->context));
+  impl_->analysis.reset(target->createMCInstrAnalysis(impl_->instrs.get()));
 }
 
 CallSites::~CallSites() = default;
 
 bool CallSites::ends_call(const std::string& path, uint64_t offset) {
   auto [seen, added] = seen_.try_emplace({path, offset}, false);
-  if (!added) return seen->second;
-  auto& file = impl_->files[path];
-  if (!file) {
-    auto read = llvm::MemoryBuffer::getFile(path, false, false);
-    if (!read) return false;
-    file = std::move(*read);
+  if (added) seen->second = impl_->call_ending_at(path, offset).has_value();
+  return seen->second;
+}
+
+std::string CallSites::wrong_target(const std::string& caller, uint64_t ret,
+                                    const std::string& callee, uint64_t callee_at) {
+  if (caller != callee || impl_->analysis == nullptr) return "";
+  const auto call = impl_->call_ending_at(caller, ret);
+  uint64_t target = 0;
+  if (!call ||
+      !impl_->analysis->evaluateBranch(call->first, ret - call->second, call->second, target)) {
+    return "";  // indirect
   }
-  if (impl_->disassembler == nullptr || offset > file->getBufferSize()) return false;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(file->getBufferStart());
-  // x86 calls are 2 to 15 bytes long: one that decodes to exactly the return address is the call.
-  for (uint64_t length = 2; length <= 15 && length <= offset; ++length) {
-    llvm::MCInst inst;
-    uint64_t size = 0;
-    const llvm::ArrayRef<uint8_t> code(bytes + offset - length, length);
-    if (impl_->disassembler->getInstruction(inst, size, code, offset - length, llvm::nulls()) ==
-            llvm::MCDisassembler::Success &&
-        size == length && impl_->instrs->get(inst.getOpcode()).isCall()) {
-      seen->second = true;
-      return true;
+  const auto& functions = impl_->functions_of(caller);
+  auto in = functions.upper_bound(callee_at);
+  if (functions.empty() || in == functions.begin()) return "";
+  --in;
+  if (callee_at >= in->second) return "";  // no symbol covers the callee
+  ++targets_judged_;
+  if (target == in->first) return "";
+  // Tail calls: the called function jumps to another, which may jump on. Where a jump's target is
+  // not to be known from the binary (an indirect one, into the PLT), nothing is judged.
+  const llvm::MemoryBuffer* f = impl_->file(caller);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(f->getBufferStart());
+  std::set<uint64_t> reached = {target};
+  std::vector<uint64_t> todo = {target};
+  while (!todo.empty()) {
+    const uint64_t start = todo.back();
+    todo.pop_back();
+    auto fn = functions.find(start);
+    if (fn == functions.end()) return "";
+    for (uint64_t at = fn->first; at < fn->second && at < f->getBufferSize();) {
+      llvm::MCInst inst;
+      uint64_t size = 0;
+      const llvm::ArrayRef<uint8_t> code(bytes + at,
+                                         std::min<uint64_t>(15, f->getBufferSize() - at));
+      if (impl_->disassembler->getInstruction(inst, size, code, at, llvm::nulls()) !=
+              llvm::MCDisassembler::Success ||
+          size == 0) {
+        at += 1;
+        continue;
+      }
+      const llvm::MCInstrDesc& desc = impl_->instrs->get(inst.getOpcode());
+      uint64_t to = 0;
+      if (desc.isIndirectBranch()) return "";
+      if (desc.isBranch() && impl_->analysis->evaluateBranch(inst, at, size, to) &&
+          (to < fn->first || to >= fn->second)) {
+        if (to == in->first) return "";
+        if (!functions.contains(to)) return "";
+        if (reached.insert(to).second) todo.push_back(to);
+      }
+      at += size;
     }
   }
-  return false;
+  return absl::StrCat("calls 0x", absl::Hex(target), ", not the callee's function at 0x",
+                      absl::Hex(in->first));
+}
+
+std::vector<CallSites::Frame> CallSites::user_frames(const std::vector<std::string>& sample) {
+  std::vector<Frame> out;
+  for (size_t i = 1; i < sample.size(); ++i) {
+    const std::string& line = sample[i];
+    if (line.find("([kernel.kallsyms])") != std::string::npos) continue;
+    const size_t open = line.rfind(" (");
+    const size_t start = line.find_first_not_of(" \t");
+    if (open == std::string::npos || start == std::string::npos) continue;
+    Frame f;
+    f.dso = line.substr(open + 2, line.size() - open - 3);
+    f.at = std::stoull(line.substr(start), nullptr, 16);
+    f.restore_rt = line.find(" __restore_rt ") != std::string::npos;
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, uint64_t>> CallSites::callers(
@@ -116,18 +246,35 @@ bool CallSites::starts_sigreturn(const std::string& path, uint64_t offset) {
 
 std::vector<std::string> CallSites::bad(const std::vector<std::string>& sample) {
   std::vector<std::string> out;
+  const std::vector<Frame> frames = user_frames(sample);
   bool interrupted = false;  // the frame above a signal trampoline: the exact pc, no call
-  for (const auto& [dso, at] : callers(sample)) {
-    if (interrupted) {
+  for (size_t i = 1; i < frames.size(); ++i) {
+    const Frame& f = frames[i];
+    const Frame& callee = frames[i - 1];
+    if (callee.restore_rt || interrupted) {
       interrupted = false;
       continue;
     }
-    if (ends_call(dso, at)) continue;
-    if (starts_sigreturn(dso, at)) {
-      interrupted = true;
+    if (f.dso == "[unknown]") {
+      // libunwind's last read, a return address of 0 or in no mapping; anywhere else a guess.
+      if (i + 1 < frames.size()) out.push_back("[unknown] caller mid-chain");
       continue;
     }
-    out.push_back(absl::StrCat(dso, "+0x", absl::Hex(at)));
+    if (f.dso.starts_with("[")) continue;  // [vdso]: no file to read
+    const uint64_t ret = f.at + 1;
+    if (!ends_call(f.dso, ret)) {
+      if (starts_sigreturn(f.dso, ret)) {
+        interrupted = true;
+        continue;
+      }
+      out.push_back(absl::StrCat(f.dso, "+0x", absl::Hex(ret)));
+      continue;
+    }
+    if (!callee.dso.starts_with("[")) {
+      if (const std::string why = wrong_target(f.dso, ret, callee.dso, callee.at); !why.empty()) {
+        out.push_back(absl::StrCat(f.dso, "+0x", absl::Hex(ret), " ", why));
+      }
+    }
   }
   return out;
 }

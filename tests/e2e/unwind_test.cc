@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "e2e/call_sites.h"
 #include "e2e/harness.h"
+#include "e2e/perf_frames.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "unwind/cfi_table.h"
@@ -57,91 +59,6 @@ for i in range(40000):
     re.sub(r"\d", "x", d[str(i)])
 print(fib(21), len(d))
 )";
-
-// Each sample's lines as perf script prints it with its callchain.
-using Sample = std::vector<std::string>;
-std::vector<Sample> frames(const std::string& path) {
-  RunResult r =
-      sh("perf script -i " + quote(path) + " -F comm,tid,time,ip,sym,dso --no-inline 2>/dev/null");
-  EXPECT_EQ(r.status, 0) << path;
-  std::vector<Sample> samples(1);
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) {
-      samples.back().push_back(line);
-    } else if (!samples.back().empty()) {
-      samples.emplace_back();
-    }
-  }
-  if (samples.back().empty()) samples.pop_back();
-  return samples;
-}
-
-// Whether pdfix's frames are perf's. Where the stack copy ends, perf's libunwind reads a return
-// address of 0, or one in no mapping, and prints it as a last frame in [unknown]: that frame
-// aside, perf's frames must be pdfix's, which may go on (pdfix reads a return address at the very
-// end of the copy that libunwind gives up on).
-bool agree(Sample perf, const Sample& ours) {
-  if (perf == ours) return true;
-  if (!perf.empty() && perf.back().find("([unknown])") != std::string::npos) perf.pop_back();
-  return perf.size() <= ours.size() && std::equal(perf.begin(), perf.end(), ours.begin());
-}
-
-double same_share(const std::vector<Sample>& a, const std::vector<Sample>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  size_t same = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) same += agree(a[i], b[i]);
-  return a.empty() ? 0 : static_cast<double>(same) / static_cast<double>(a.size());
-}
-
-bool has_user_frame(const Sample& s) {
-  return std::any_of(s.begin() + (s.empty() ? 0 : 1), s.end(),
-                     [](const std::string& line) { return line.find(" (/") != std::string::npos; });
-}
-
-// Judged by the binaries, not by perf: no return address pdfix wrote may end anything but a
-// call. Where perf's frames differ from pdfix's, which of the two the binaries support is said.
-void expect_call_sites(const std::vector<Sample>& perf, const std::vector<Sample>& ours) {
-  CallSites sites;
-  size_t bad = 0, checked = 0, differ = 0, perf_bad = 0, ours_bad_where_differ = 0;
-  std::string example;
-  for (size_t i = 0; i < ours.size(); ++i) {
-    const auto wrong = sites.bad(ours[i]);
-    checked += CallSites::callers(ours[i]).size();
-    bad += wrong.size();
-    if (!wrong.empty() && example.empty()) example = ours[i].front() + " " + wrong.front();
-    if (i < perf.size() && perf[i] != ours[i]) {
-      ++differ;
-      perf_bad += !sites.bad(perf[i]).empty();
-      ours_bad_where_differ += !wrong.empty();
-    }
-  }
-  EXPECT_GT(checked, 0U);
-  EXPECT_EQ(bad, 0U) << "of " << checked << " callers pdfix wrote, e.g. " << example;
-  std::cout << "call sites: " << checked << " callers in OUT, " << bad << " not after a call; "
-            << differ
-            << " samples differ from perf's, of which perf's chain has a bad call site in "
-            << perf_bad << ", pdfix's in " << ours_bad_where_differ << "\n";
-}
-
-// Of the samples perf shows user frames for, the share that OUT shows user frames for.
-double user_covered(const std::vector<Sample>& perf, const std::vector<Sample>& ours) {
-  size_t want = 0, have = 0;
-  for (size_t i = 0; i < std::min(perf.size(), ours.size()); ++i) {
-    if (!has_user_frame(perf[i])) continue;
-    ++want;
-    have += has_user_frame(ours[i]);
-  }
-  return want == 0 ? 0 : static_cast<double>(have) / static_cast<double>(want);
-}
-
-uint64_t user_frames(const std::vector<Sample>& samples) {
-  uint64_t n = 0;
-  for (const Sample& s : samples) {
-    for (const std::string& line : s) n += line.find("(/") != std::string::npos;
-  }
-  return n;
-}
 
 class UnwindTest : public ::testing::Test {
  protected:
@@ -202,18 +119,40 @@ TEST_F(UnwindTest, OwnProgramShowsPerfsFramesAndShrinks) {
 }
 
 // A shell loop that forks and execs: a child's exec and first samples are often in the file
-// before the FORK that made it (another CPU's buffer). Nearly every sample perf shows user frames
-// for has them in OUT, every caller ends a call, and the hit binaries count the children's.
+// before the FORK that made it (another CPU's buffer). Judged sample by sample: OUT has at least
+// the user frames perf shows, every caller after a call to its callee's function, on 99% of the
+// samples, the children sampled before their FORK among them; and the hit binaries count the
+// children's. The judge is shown to refuse an unwinder that stops after the first frame and one
+// that adds a frame after the last.
 TEST_F(UnwindTest, AForkAndExecLoop) {
-  record(dir_ + "/in.data",
-         "bash -c 'for i in 1 2 3 4 5 6; do python3 -c \"sum(range(200000))\"; "
-         "ls -R /usr/share/doc >/dev/null; done'");
+  std::set<uint32_t> early;
+  for (int attempt = 0; attempt < 3 && early.empty(); ++attempt) {
+    record(dir_ + "/in.data",
+           "bash -c 'for i in 1 2 3 4 5 6; do python3 -c \"sum(range(200000))\"; "
+           "ls -R /usr/share/doc >/dev/null; done'");
+    early = sampled_before_their_fork(dir_ + "/in.data");
+  }
+  ASSERT_FALSE(early.empty()) << "in three recordings no child was sampled before its FORK";
   RunResult r = sh(pdfix() + " unwind " + dir_ + "/in.data " + dir_ + "/out.data");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto before = frames(dir_ + "/in.data"), after = frames(dir_ + "/out.data");
   ASSERT_GT(before.size(), 100U);
-  EXPECT_GE(user_covered(before, after), 0.99) << r.err;
+  const Judgement all = judge(before, after), children = judge(before, after, &early);
+  std::cout << "fork and exec: " << all.as_deep << " of " << all.samples
+            << " samples as deep as perf's; " << children.as_deep << " of " << children.samples
+            << " of " << early.size() << " children sampled before their FORK; " << all.direct_calls
+            << " direct calls' targets judged\n";
+  EXPECT_GE(all.share(), 0.99) << all.example;
+  EXPECT_GT(children.samples, 0U);
+  EXPECT_GE(children.share(), 0.99) << children.example;
+  EXPECT_GT(all.callers, all.samples);
+  EXPECT_EQ(all.bad_callers, 0U) << all.example;
+  EXPECT_GT(all.direct_calls, all.samples / 10);
   expect_call_sites(before, after);
+  EXPECT_LT(judge(before, cut_after_first_user_frame(after)).share(), 0.5);
+  const Judgement garbage = judge(before, with_garbage_frame(after));
+  EXPECT_GT(garbage.bad_callers, all.samples / 2) << garbage.example;
+  EXPECT_LT(garbage.share(), 0.5);
   RunResult hits = sh(pdfix() + " buildid-list --hits " + dir_ + "/out.data");
   ASSERT_EQ(hits.status, 0) << hits.err;
   EXPECT_NE(hits.out.find("/usr/bin/ls"), std::string::npos) << hits.out;
