@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <sstream>
 
+#include "absl/strings/str_join.h"
 #include "e2e/harness.h"
 #include "gtest/gtest.h"
 
@@ -234,6 +236,36 @@ std::pair<size_t, size_t> chains_reaching(const std::string& env, const std::str
   return {samples, reaching};
 }
 
+// Each sample's frames as perf script names them (symbols, no addresses) up to `root`, by the
+// sample's "tid time:"; only samples whose chain reaches `root`.
+std::map<std::string, std::vector<std::string>> chains_to(const std::string& env,
+                                                          const std::string& data,
+                                                          const std::string& root) {
+  RunResult r = sh(env + " perf script -F tid,time,ip,sym -i " + quote(data) + " 2>/dev/null");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::map<std::string, std::vector<std::string>> out;
+  std::istringstream lines(r.out + "\n");
+  std::string header;
+  std::vector<std::string> chain;
+  bool reached = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) {
+      if (reached) out[header] = chain;
+      header.clear();
+      chain.clear();
+      reached = false;
+    } else if (header.empty()) {
+      header = line;
+    } else if (!reached) {
+      const size_t start = line.find_first_not_of(" \t");
+      const size_t sym = line.find(' ', start);
+      chain.push_back(sym == std::string::npos ? "" : line.substr(sym + 1));
+      reached = chain.back() == root;
+    }
+  }
+  return out;
+}
+
 TEST_F(JitTest, NodeDwarfStacksUnwindThroughJitFrames) {
   write("work.js", R"(
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -272,6 +304,39 @@ console.log(t > 0);
     if (row.find("JS:*fib") != std::string::npos && row.ends_with(":2")) fib_line = true;
   }
   EXPECT_TRUE(fib_line) << lines.out.substr(0, 3000);
+  // The whole chain, in order, fib's recursion, the JS callers (interpreted ones are V8's
+  // InterpreterEntryTrampoline frames), V8's entry, node's own frames: as perf names it from
+  // perf inject --jit's output (one ELF file per function, with the dump's unwinding tables),
+  // unwound by perf itself, wherever perf's chain reaches node::Start.
+  ASSERT_EQ(sh("cd " + quote(dir_) + " && " + env() +
+               " perf inject --jit -i in.data -o injected.data 2>&1")
+                .status,
+            0);
+  const auto perfs = chains_to(env(), dir_ + "/injected.data", "node::Start");
+  const auto ours = chains_to(env(), dir_ + "/out.data", "node::Start");
+  size_t fib_chains = 0, same = 0, js_callers = 0;
+  std::string example;
+  for (const auto& [header, chain] : perfs) {
+    if (chain.front().find("fib ") == std::string::npos) continue;
+    ++fib_chains;
+    js_callers += std::any_of(chain.begin(), chain.end(), [](const std::string& f) {
+      return f.find("outer ") != std::string::npos || f.starts_with("Builtin:Interpreter");
+    });
+    auto it = ours.find(header);
+    if (it != ours.end() && it->second == chain) {
+      ++same;
+    } else if (example.empty()) {
+      example =
+          header + ": perf's " + absl::StrJoin(chain, " < ") + "; pdfix's " +
+          (it == ours.end() ? "does not reach node::Start" : absl::StrJoin(it->second, " < "));
+    }
+  }
+  std::cout << "  " << same << " of " << fib_chains
+            << " fib chains perf unwinds to node::Start from perf inject --jit's output are "
+               "pdfix's, frame by frame\n";
+  ASSERT_GT(fib_chains, 50u);
+  EXPECT_EQ(js_callers, fib_chains);
+  EXPECT_GE(same * 100, fib_chains * 95) << example;
 }
 
 TEST_F(JitTest, WithoutMonoTheDumpIsLeftAndFixSaysSo) {
