@@ -1,13 +1,13 @@
 // inject-jit over synthetic recordings: each jitdump and perf map found where its rules allow and
 // nowhere else, made an ELF file in the cache that readelf reads the id of, and placed in the maps.
+#include "passes/inject_jit.h"
+
 #include <sys/stat.h>
-
-#include <filesystem>
-#include <fstream>
-
 #include <sys/sysmacros.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "fixture/fake_host.h"
 #include "fixture/jit_files.h"
@@ -18,7 +18,6 @@
 #include "format/records.h"
 #include "gtest/gtest.h"
 #include "io/input.h"
-#include "passes/inject_jit.h"
 #include "transform/pipeline.h"
 
 namespace pdfix {
@@ -239,7 +238,6 @@ TEST_F(InjectJitTest, APerfMapRenamesTheAnonymousMapsItsSymbolsFallIn) {
   EXPECT_EQ(pass_report_.sources[0].maps, 1u);
 }
 
-
 TEST_F(InjectJitTest, TheSameInodeNumberOnAnotherDeviceIsNotTheDump) {
   write(dump_, every_record(false).bytes());
   resolve::Inode recorded = file_of(dump_);
@@ -327,7 +325,6 @@ TEST_F(InjectPerfMapTest, OneLastWrittenBeforeTheRecordingBeganIsAnEarlierProces
   common_.recording_started_at = seconds_from_now(600);
   EXPECT_EQ(found_at(), "");
 }
-
 
 TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssBegunBeforeItsMap) {
   resolve::Inode gone = file_of(dir_);

@@ -30,7 +30,6 @@ using testing::read_elf;
 using testing::ReadElf;
 using testing::readelf_id;
 
-
 class JitDumpTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(JitDumpTest, ParsesEveryRecordInEitherByteOrder) {

@@ -452,9 +452,11 @@ perf report, archive and store find it:
   perf-PID.map: a symbol-only ELF file; each anonymous code map of the process that symbols
   fall in becomes an MMAP2 of it carrying its build-id.
 
-A dump is read at the path the recording names (the inode mapped, under --sysroot if given),
-under the process's root while it lives, under each --search root, and in each --jit-dir (a
-copy: taken when it is the named process's and was begun before its map). A map file is read in
+On the recording's host a dump is read where its map's file is proven: at the path the
+recording names, on the map's overlay while mounted and in its layers, under the recorded
+process's root while it lives, under each --search root; each must be the inode mapped (device
+and inode). Under --sysroot, under --search roots off that host and in each --jit-dir a dump is
+a copy: taken when it is the named process's and was begun before its map. A map file is read in
 this host's /tmp (only for a recording of this host, and only when written since the recording
 began), under the living process's root, and in each --jit-dir.)";
   }

@@ -77,10 +77,10 @@ std::string own_id(const std::string& path) {
   return r.out.substr(0, r.out.find('\n'));
 }
 
-std::vector<MapRecord> maps_of(const std::string& recording) {
+std::vector<llvm::json::Object> records_of(const std::string& recording) {
   RunResult r = sh(pdfix() + " dump --json " + quote(recording));
   EXPECT_EQ(r.status, 0) << r.err;
-  std::vector<MapRecord> maps;
+  std::vector<llvm::json::Object> out;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     auto v = llvm::json::parse(line);
@@ -88,14 +88,21 @@ std::vector<MapRecord> maps_of(const std::string& recording) {
       llvm::consumeError(v.takeError());
       continue;
     }
-    const llvm::json::Object* o = v->getAsObject();
-    const std::string type = o == nullptr ? "" : o->getString("type").value_or("").str();
+    if (llvm::json::Object* o = v->getAsObject()) out.push_back(std::move(*o));
+  }
+  return out;
+}
+
+std::vector<MapRecord> maps_of(const std::string& recording) {
+  std::vector<MapRecord> maps;
+  for (const llvm::json::Object& o : records_of(recording)) {
+    const std::string type = o.getString("type").value_or("").str();
     if (type != "MMAP" && type != "MMAP2") continue;
-    maps.push_back({o->getString("filename").value_or("").str(),
-                    static_cast<uint32_t>(o->getInteger("pid").value_or(0)),
-                    o->getString("dev").value_or("").str(),
-                    static_cast<uint64_t>(o->getInteger("ino").value_or(0)),
-                    o->getString("build_id").value_or("").str()});
+    maps.push_back({o.getString("filename").value_or("").str(),
+                    static_cast<uint32_t>(o.getInteger("pid").value_or(0)),
+                    o.getString("dev").value_or("").str(),
+                    static_cast<uint64_t>(o.getInteger("ino").value_or(0)),
+                    o.getString("build_id").value_or("").str()});
   }
   return maps;
 }

@@ -146,17 +146,8 @@ std::optional<uint32_t> tid_of(const Sample& s) {
 }
 
 std::set<uint32_t> sampled_before_their_fork(const std::string& path) {
-  RunResult r = sh(pdfix() + " dump --json " + quote(path));
-  EXPECT_EQ(r.status, 0) << r.err;
   std::map<int64_t, int64_t> first_sample, fork;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    auto v = llvm::json::parse(line);
-    if (!v) {
-      llvm::consumeError(v.takeError());
-      continue;
-    }
-    const llvm::json::Object& o = *v->getAsObject();
+  for (const llvm::json::Object& o : records_of(path)) {
     const auto type = o.getString("type");
     const auto tid = o.getInteger("tid");
     const auto offset = o.getString("offset");
