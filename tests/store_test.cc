@@ -15,7 +15,7 @@
 #include "format/record_type.h"
 #include "io/input.h"
 #include "store/binaries.h"
-#include "store/cache_layout.h"
+#include "resolve/cache_layout.h"
 #include "store/cache_store.h"
 #include "store/symfs_layout.h"
 

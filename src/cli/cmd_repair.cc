@@ -35,7 +35,8 @@ struct Args {
   bool json = false;
   bool verbose = false;
   bool quiet = false;
-  bool strict = false;  // fix --archive/--store only
+  bool strict = false;    // fix --archive/--store only
+  bool no_debug = false;  // fix --archive/--store only
   bool required_switch = false;
   OutputArgs output;
   // fix only: keep the binaries OUT names.
@@ -85,7 +86,8 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
                      .search = a.search,
                      .verbose = a.verbose,
                      .quiet = a.quiet,
-                     .strict = a.strict};
+                     .strict = a.strict,
+                     .no_debug = a.no_debug};
   for (const passes::Repair* r : repairs) {
     if (const std::string cache = r->cache_written(); !cache.empty()) {
       keep_args.more_caches.push_back(cache);
@@ -186,6 +188,7 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
   cmd->add_flag("--strict", args->strict,
                 "With --archive or --store: exit 3 when a binary that samples hit will not "
                 "resolve from what was kept.");
+  add_no_debug_flag(*cmd, args->no_debug);
   // Passes fix runs only when asked: their switches, each set or not.
   auto asked = std::make_shared<std::map<passes::RepairKind*, bool>>();
   for (passes::RepairKind* k : kinds) {

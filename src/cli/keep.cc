@@ -51,6 +51,7 @@ void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options) {
   cmd.add_flag("--strict", args.strict,
                "Exit 3 when a binary that samples hit will not resolve from what was kept.");
   add_quiet_flag(cmd, args.quiet);
+  add_no_debug_flag(cmd, args.no_debug);
   add_search_option(cmd, args.search);
   if (bundle_options) {
     cmd.add_option("--bundle-zstd-level", args.zstd_level,
@@ -58,6 +59,13 @@ void add_keep_options(CLI::App& cmd, KeepArgs& args, bool bundle_options) {
         ->check(CLI::Range(1, 19))
         ->type_name("N");
   }
+}
+
+void add_no_debug_flag(CLI::App& cmd, bool& no_debug) {
+  cmd.add_flag("--no-debug", no_debug,
+               "Leave out each binary's separate debug file (a -dbg or dbgsym package's, perf's "
+               "cache's, libdebuginfod's), which perf reads for the symbols a stripped binary "
+               "lacks: a smaller bundle, and those symbols raw addresses.");
 }
 
 std::string default_cache(const resolve::Host& host) { return host.buildid_cache_path(); }
@@ -109,7 +117,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                      .search = args.search,
                                      .cache_dir = host.buildid_cache(),
                                      .more_caches = args.more_caches,
-                                     .hits_only = args.hits_only});
+                                     .hits_only = args.hits_only,
+                                     .debug_files = !args.no_debug,
+                                     .debuginfod_client_cache = host.debuginfod_client_cache()});
   if (!named.ok()) return fail(named.status());
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
@@ -173,6 +183,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     (*json)["by_path"] = std::move(by_path_rows);
     (*json)["symfs_roots"] = std::move(roots);
     (*json)["kept"] = static_cast<int64_t>(archive ? kept->added : kept->added + kept->present);
+    (*json)["debug_files"] = static_cast<int64_t>(kept->debug);
     (*json)["missing"] = static_cast<int64_t>(missing);
     (*json)["samples"] = static_cast<int64_t>(named->samples);
     (*json)["unresolved"] = std::move(unresolved_rows);
@@ -189,13 +200,16 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     return status;
   }
   std::ostream& os = say.out();
+  const std::string debug_files =
+      kept->debug == 0 ? "" : absl::StrFormat(" and %d debug files", kept->debug);
   if (archive) {
-    os << absl::StrFormat("archive: %d binaries in %s (%s), %d missing", kept->added,
-                          target.bundle == "-" ? "<stdout>" : target.bundle, mib(kept->bytes),
-                          missing);
+    os << absl::StrFormat(
+        "archive: %d binaries%s in %s (%s), %d missing", kept->added - kept->debug, debug_files,
+        target.bundle == "-" ? "<stdout>" : target.bundle, mib(kept->bytes), missing);
   } else {
-    os << absl::StrFormat("store: %d binaries added to %s (%s), %d already there, %d missing",
-                          kept->added, target.cache, mib(kept->bytes), kept->present, missing);
+    os << absl::StrFormat("store: %d binaries%s added to %s (%s), %d already there, %d missing",
+                          kept->added - kept->debug, debug_files, target.cache, mib(kept->bytes),
+                          kept->present, missing);
   }
   if (kept->by_path > 0) {
     os << absl::StrFormat(

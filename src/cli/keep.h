@@ -20,6 +20,7 @@ struct KeepArgs {
   bool quiet = false;
   // A binary that samples hit and the bundle or cache cannot resolve makes the exit status 3.
   bool strict = false;
+  bool no_debug = false;  // leave out the binaries' separate debug files
   int zstd_level = 3;
   // Build-id caches the run's passes wrote files into, looked in besides perf's.
   std::vector<std::string> more_caches;
@@ -42,6 +43,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
 
 // What `keep` and `fetch` say of the exit status beyond 0 and 2.
 extern const char* const kStrictExit;
+
+// --no-debug, for archive, store and fix.
+void add_no_debug_flag(CLI::App& cmd, bool& no_debug);
 
 // The cache `store` and `fetch` fill by default: perf's ($PERF_BUILDID_DIR, else ~/.debug).
 std::string default_cache(const resolve::Host& host);

@@ -16,7 +16,7 @@
 #include "jit/jitdump.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "resolve/file_places.h"
-#include "store/cache_layout.h"
+#include "resolve/cache_layout.h"
 #include "store/cache_store.h"
 #include "transform/time_order.h"
 
@@ -158,7 +158,7 @@ absl::Status InjectJit::keep(const std::string& name, const format::BuildId& id,
         "no build-id cache to put its ELF file in (no HOME or PERF_BUILDID_DIR): give "
         "--buildid-dir");
   }
-  auto entry = store::cache_entry(name, id, store::EntryKind::kElf);
+  auto entry = resolve::cache_entry(name, id, resolve::EntryKind::kElf);
   if (!entry) return absl::InternalError("no build-id cache entry for " + name);
   auto stored = store::store_in_cache(config_.buildid_dir, *entry, bytes);
   if (!stored.ok()) {

@@ -10,8 +10,9 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/sample_fields.h"
+#include "resolve/cache_layout.h"
+#include "resolve/debug_file.h"
 #include "resolve/elf_build_id.h"
-#include "store/cache_layout.h"
 #include "store/fetch.h"
 #include "unwind/unwinder.h"
 
@@ -151,10 +152,8 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     }
     for (const std::string& root : common_.search) candidates.push_back(root + b.name);
     if (!config_.resolver.buildid_dir.empty()) {
-      const std::string hex = b.id->hex();
-      // perf's cache links the id to a directory that holds the file as `elf`.
-      candidates.push_back(absl::StrCat(config_.resolver.buildid_dir, "/.build-id/",
-                                        hex.substr(0, 2), "/", hex.substr(2), "/elf"));
+      candidates.push_back(
+          resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf));
     }
     image = copy_with_id(candidates, *b.id);
     if (image == nullptr) {
@@ -167,23 +166,21 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     report_.unproven[b.name] = absl::StrCat("no copy with build-id ", b.id->hex());
     return nullptr;
   }
+  const std::string copy = image->getBufferIdentifier().str();
   auto table = unwind::CfiTable::build(std::move(image), *regs_);
   if (!table.ok()) {
     report_.unproven[b.name] = std::string(table.status().message());
     return nullptr;
   }
   b.cfi = std::move(*table);
-  const std::string hex = b.id->hex();
-  std::vector<std::string> debug_files = {absl::StrCat(common_.sysroot, "/usr/lib/debug/.build-id/",
-                                                       hex.substr(0, 2), "/", hex.substr(2),
-                                                       ".debug")};
-  if (!config_.resolver.buildid_dir.empty()) {
-    debug_files.push_back(absl::StrCat(config_.resolver.buildid_dir, "/.build-id/",
-                                       hex.substr(0, 2), "/", hex.substr(2), "/debug"));
-  }
-  if (auto debug = copy_with_id(debug_files, *b.id)) {
-    if (auto t = unwind::CfiTable::build(std::move(debug), *regs_); t.ok() && !(*t)->empty()) {
-      b.debug_cfi = std::move(*t);
+  // Code the binary's own .eh_frame leaves out may have rows in its debug file's .debug_frame.
+  resolve::DebugPlaces places{.sysroot = common_.sysroot};
+  if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
+  if (auto found = resolve::find_debug_file(*b.id, b.name, copy, places)) {
+    if (auto debug = copy_with_id({found->path}, *b.id)) {
+      if (auto t = unwind::CfiTable::build(std::move(debug), *regs_); t.ok() && !(*t)->empty()) {
+        b.debug_cfi = std::move(*t);
+      }
     }
   }
   return b.cfi.get();
@@ -208,7 +205,7 @@ std::string UnwindStacks::fetch(const Binary& b) {
   report_.fetched[b.name] = f.detail.empty() ? f.outcome : absl::StrCat(f.outcome, ": ", f.detail);
   if (f.outcome == "unreachable") report_.unreachable = f.detail;
   if (f.outcome != "fetched" && f.outcome != "cached" && f.outcome != "present") return "";
-  return store::cached_file(config_.resolver.buildid_dir, *b.id, store::EntryKind::kElf);
+  return resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf);
 }
 
 std::unique_ptr<llvm::MemoryBuffer> UnwindStacks::copy_with_id(

@@ -3,12 +3,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <regex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "inspect/buildid_list.h"
+#include "resolve/debug_file.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/resolver.h"
 #include "store/symfs_layout.h"
@@ -34,6 +36,29 @@ bool has_addresses(std::string_view kallsyms) {
   const size_t end = kallsyms.find(' ');
   return end != std::string_view::npos && end > 0 &&
          kallsyms.substr(0, end).find_first_not_of('0') != std::string_view::npos;
+}
+
+// perf reads no debug file from its cache for a kernel module (nor for kallsyms or the vdso).
+bool takes_debug_file(const Binary& b) {
+  static const std::regex kModule(R"(\.ko(\.(xz|gz|zst))?$)");
+  return b.kind == EntryKind::kElf && !b.guest && b.from == Binary::From::kFile &&
+         !std::regex_search(b.name, kModule);
+}
+
+std::optional<Binary> debug_file_of(const Binary& b, const FindOptions& options) {
+  if (!takes_debug_file(b)) return std::nullopt;
+  resolve::DebugPlaces places{.sysroot = options.sysroot,
+                              .caches = options.more_caches,
+                              .debuginfod_client_cache = options.debuginfod_client_cache};
+  if (!options.cache_dir.empty()) places.caches.insert(places.caches.begin(), options.cache_dir);
+  auto found = resolve::find_debug_file(b.id, b.name, b.path, places);
+  if (!found) return std::nullopt;
+  Binary d = b;
+  d.kind = EntryKind::kDebug;
+  d.path = found->path;
+  d.evidence = absl::StrCat("its build-id (", std::string(resolve::name(found->source)), ")");
+  d.samples = 0;  // the binary's entry speaks for its samples
+  return d;
 }
 
 class Prover {
@@ -275,6 +300,9 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
     }
     by_id.emplace(d.build_id, out.binaries.size());
     out.binaries.push_back(b);
+    if (options.prove && options.debug_files) {
+      if (auto debug = debug_file_of(b, options)) out.binaries.push_back(*debug);
+    }
     if (options.prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
       if (auto v = prover.vmlinux(b)) {
         v->samples = 0;  // the kallsyms entry speaks for the kernel's samples

@@ -14,10 +14,17 @@
 #include "format/build_id.h"
 #include "io/input.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "resolve/cache_layout.h"
 #include "resolve/host.h"
-#include "store/cache_layout.h"
 
 namespace pdfix::store {
+
+// perf's build-id cache layout is resolve's (the resolver reads the cache too); store writes it.
+using resolve::cache_entry;
+using resolve::cached_file;
+using resolve::CacheEntry;
+using resolve::entry_kind_of;
+using resolve::EntryKind;
 
 struct Binary {
   format::BuildId id;
@@ -58,10 +65,14 @@ struct FindOptions {
   bool hits_only = false;
   // Whether to prove copies at all (fetch only needs the names and ids).
   bool prove = true;
+  // Each proven program's and library's separate debug file too (resolve::find_debug_file), as a
+  // Binary of kind kDebug after it; libdebuginfod's client cache is one place to look.
+  bool debug_files = true;
+  std::string debuginfod_client_cache;
 };
 
 // One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
-// kallsyms. DSOs of guest machines are listed as missing.
+// kallsyms, debug files after their binaries. DSOs of guest machines are listed as missing.
 absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
                                     const FindOptions& options);
 

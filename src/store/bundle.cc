@@ -15,7 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "store/cache_layout.h"
+#include "resolve/cache_layout.h"
+#include "store/binaries.h"
 #include "store/cache_store.h"
 #include "store/libarchive.h"
 

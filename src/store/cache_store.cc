@@ -88,7 +88,7 @@ absl::Status write_file_atomically(const std::string& path, std::span<const uint
   return absl::OkStatus();
 }
 
-absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry& entry,
+absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
                                       std::span<const uint8_t> bytes) {
   const std::string file = absl::StrCat(cache, "/", entry.file);
   bool added = false;

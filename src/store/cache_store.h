@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "store/cache_layout.h"
+#include "resolve/cache_layout.h"
 
 namespace pdfix::store {
 
@@ -19,7 +19,7 @@ enum class Stored {
 // `bytes` as `entry` in the cache rooted at `cache`, which is created if need be. A file already
 // there is kept (its name holds its build-id; a store never changes what perf reads), and so is a
 // link that names another DSO with the same id.
-absl::StatusOr<Stored> store_in_cache(const std::string& cache, const CacheEntry& entry,
+absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
                                       std::span<const uint8_t> bytes);
 
 // `bytes` as the file `name` (relative, checked by the caller) under `cache`, unless a file is

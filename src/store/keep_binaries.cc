@@ -63,17 +63,29 @@ std::optional<format::BuildId> kept_kernel(const std::vector<Binary>& binaries) 
 
 // perf 6.1 given --symfs reads every file at the root, the build-id cache no longer: each
 // binary kept by id is linked into the root at its path (the vdso as "[vdso]", where perf looks
-// for it then), unless the root has a file there. Where the bundle holds two ids for a path (a
+// for it then), unless the root has a file there, and each debug file where distributions put it,
+// usr/lib/debug/.build-id/xx/rest.debug. Where the bundle holds two ids for a path (a
 // host's library and a container's), the root's is the one its processes mapped; when that is
 // not one id, none is linked.
 absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
                                     const std::vector<Binary>& binaries) {
   std::map<std::string, std::vector<const Binary*>> at_path;
+  const auto link = [&](const std::string& name, const CacheEntry& entry) {
+    // From the link's directory up to the bundle's top, then into .debug.
+    std::string up;
+    for (size_t n = std::count(name.begin(), name.end(), '/'); n > 0; --n) up += "../";
+    return w.add_symlink(name, absl::StrCat(up, ".debug/", entry.file));
+  };
   for (const Binary& b : binaries) {
-    if ((b.kind == EntryKind::kElf || b.kind == EntryKind::kVdso) && !b.guest &&
-        b.from != Binary::From::kNothing) {
-      at_path[b.name].push_back(&b);
-    }
+    if (b.guest || b.from == Binary::From::kNothing) continue;
+    if (b.kind == EntryKind::kElf || b.kind == EntryKind::kVdso) at_path[b.name].push_back(&b);
+    if (b.kind != EntryKind::kDebug) continue;
+    const std::string hex = b.id.hex();
+    auto entry = cache_entry(b.name, b.id, b.kind);
+    auto name = symfs_entry(root, absl::StrCat("/usr/lib/debug/.build-id/", hex.substr(0, 2), "/",
+                                               hex.substr(2), ".debug"));
+    if (!entry || !name) continue;
+    if (auto s = link(*name, *entry); !s.ok()) return s;
   }
   const auto of_root = [&](const Binary* b) {
     return std::any_of(b->pids.begin(), b->pids.end(), [&](uint32_t pid) {
@@ -92,10 +104,7 @@ absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
     auto name = b.kind == EntryKind::kVdso ? std::optional(absl::StrCat(root.dir, "/", b.name))
                                            : symfs_entry(root, b.name);
     if (!entry || !name) continue;
-    // From the link's directory up to the bundle's top, then into .debug.
-    std::string up;
-    for (size_t n = std::count(name->begin(), name->end(), '/'); n > 0; --n) up += "../";
-    if (auto s = w.add_symlink(*name, absl::StrCat(up, ".debug/", entry->file)); !s.ok()) return s;
+    if (auto s = link(*name, *entry); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -146,7 +155,9 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
           return s;
         }
         ++kept.added;
-        // A second file of the same id (a vmlinux beside kallsyms) shares the link.
+        kept.debug += b.kind == EntryKind::kDebug ? 1 : 0;
+        // A second file of the same id (a vmlinux beside kallsyms, a debug file beside its
+        // binary) shares the link.
         const bool linked =
             i > 0 && binaries[i - 1].id == b.id && binaries[i - 1].from != Binary::From::kNothing;
         return linked ? absl::OkStatus()
@@ -165,9 +176,10 @@ absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
   Kept kept;
   auto s = for_each_proven(
       binaries, host, progress,
-      [&](size_t, const CacheEntry& entry, const llvm::MemoryBuffer& image) -> absl::Status {
+      [&](size_t i, const CacheEntry& entry, const llvm::MemoryBuffer& image) -> absl::Status {
         auto stored = store_in_cache(cache, entry, bytes_of(image));
         if (!stored.ok()) return stored.status();
+        kept.debug += *stored == Stored::kAdded && binaries[i].kind == EntryKind::kDebug ? 1 : 0;
         if (*stored == Stored::kAdded) {
           ++kept.added;
           kept.bytes += image.getBufferSize();

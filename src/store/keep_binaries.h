@@ -19,6 +19,7 @@ struct Kept {
   size_t present = 0;  // already in the cache
   uint64_t bytes = 0;  // the bundle's size, or the bytes added to the cache
   size_t by_path = 0;  // files without a build-id kept by path (of `added` and `present`)
+  size_t debug = 0;    // separate debug files (of `added`)
   // Where they went: the bundle's roots, or each file's root in the cache.
   std::vector<std::string> symfs_roots;
 };

@@ -1,9 +1,9 @@
-#include "store/cache_layout.h"
+#include "resolve/cache_layout.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace pdfix::store {
+namespace pdfix::resolve {
 namespace {
 
 const char* file_name(EntryKind kind) {
@@ -54,4 +54,4 @@ EntryKind entry_kind_of(std::string_view name) {
   return EntryKind::kElf;
 }
 
-}  // namespace pdfix::store
+}  // namespace pdfix::resolve

@@ -16,7 +16,7 @@
 
 #include "format/build_id.h"
 
-namespace pdfix::store {
+namespace pdfix::resolve {
 
 enum class EntryKind {
   kElf,       // an ELF file: program, library, module, or a vmlinux
@@ -47,4 +47,4 @@ std::string cached_file(const std::string& cache, const format::BuildId& id, Ent
 // The cache entry kind of a DSO name: the kernel's is kallsyms, the vdso's the vdso image.
 EntryKind entry_kind_of(std::string_view name);
 
-}  // namespace pdfix::store
+}  // namespace pdfix::resolve

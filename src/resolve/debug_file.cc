@@ -1,0 +1,87 @@
+#include "resolve/debug_file.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Object/ObjectFile.h"
+#include "resolve/cache_layout.h"
+#include "resolve/elf_build_id.h"
+
+namespace pdfix::resolve {
+namespace {
+
+// The file name a binary's .gnu_debuglink gives; empty when it has none (or names a path).
+std::string debug_link(const std::string& binary) {
+  auto obj = llvm::object::ObjectFile::createObjectFile(binary);
+  if (!obj) {
+    llvm::consumeError(obj.takeError());
+    return "";
+  }
+  for (const llvm::object::SectionRef& section : obj->getBinary()->sections()) {
+    auto section_name = section.getName();
+    if (!section_name || *section_name != ".gnu_debuglink") {
+      if (!section_name) llvm::consumeError(section_name.takeError());
+      continue;
+    }
+    auto contents = section.getContents();
+    if (!contents) {
+      llvm::consumeError(contents.takeError());
+      return "";
+    }
+    const std::string link(contents->data(), strnlen(contents->data(), contents->size()));
+    return link.find('/') == std::string::npos && link != "." && link != ".." ? link : "";
+  }
+  return "";
+}
+
+bool has_id(const std::string& path, const format::BuildId& id) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  auto got = build_id_of_file(path);
+  return got.ok() && got->has_value() && **got == id;
+}
+
+}  // namespace
+
+std::string_view name(DebugSource s) {
+  switch (s) {
+    case DebugSource::kBuildIdDir:
+      return "/usr/lib/debug/.build-id";
+    case DebugSource::kDebugLink:
+      return "its .gnu_debuglink";
+    case DebugSource::kCache:
+      return "a build-id cache";
+    case DebugSource::kDebuginfod:
+      return "libdebuginfod's client cache";
+  }
+  return "";
+}
+
+std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::string& name,
+                                         const std::string& binary, const DebugPlaces& places) {
+  const std::string hex = id.hex();
+  std::vector<DebugFile> where = {{absl::StrCat(places.sysroot, "/usr/lib/debug/.build-id/",
+                                                hex.substr(0, 2), "/", hex.substr(2), ".debug"),
+                                   DebugSource::kBuildIdDir}};
+  if (const std::string link = debug_link(binary); !link.empty() && name.starts_with('/')) {
+    const std::string dir = name.substr(0, name.rfind('/'));
+    for (const std::string& d : {places.sysroot + dir, places.sysroot + dir + "/.debug",
+                                 places.sysroot + "/usr/lib/debug" + dir}) {
+      where.push_back({d + "/" + link, DebugSource::kDebugLink});
+    }
+  }
+  for (const std::string& cache : places.caches) {
+    where.push_back({cached_file(cache, id, EntryKind::kDebug), DebugSource::kCache});
+  }
+  if (!places.debuginfod_client_cache.empty()) {
+    where.push_back({absl::StrCat(places.debuginfod_client_cache, "/", hex, "/debuginfo"),
+                     DebugSource::kDebuginfod});
+  }
+  for (DebugFile& f : where) {
+    // A binary that is its own debug file (not stripped) needs none beside it.
+    if (f.path != binary && has_id(f.path, id)) return std::move(f);
+  }
+  return std::nullopt;
+}
+
+}  // namespace pdfix::resolve
