@@ -12,6 +12,7 @@
 #include "format/sample_fields.h"
 #include "resolve/cache_layout.h"
 #include "resolve/debug_file.h"
+#include "resolve/find_copy.h"
 #include "resolve/elf_build_id.h"
 #include "store/fetch.h"
 #include "unwind/unwinder.h"
@@ -134,28 +135,20 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
   }
   std::unique_ptr<llvm::MemoryBuffer> image;
   if (b.name == "[vdso]") {
-    const auto vdso = common_.host->vdso();
-    auto id = resolve::build_id_of_elf(vdso);
-    if (id.ok() && *id == b.id) {
+    const auto vdso = resolve::vdso_with_id(*common_.host, *b.id);
+    if (!vdso.empty()) {
       image = llvm::MemoryBuffer::getMemBuffer(
           llvm::StringRef(reinterpret_cast<const char*>(vdso.data()), vdso.size()), "[vdso]",
           false);
     }
   } else {
-    // Any copy whose own build-id is the one the map was proven to have is that binary.
-    std::vector<std::string> candidates;
-    candidates.push_back(common_.sysroot + b.name);
-    if (common_.sysroot.empty()) {
-      if (auto p = resolve::recorded_process(*common_.host, b.pid, common_.recording_ended_at)) {
-        candidates.push_back(p->root + b.name);
-      }
-    }
-    for (const std::string& root : common_.search) candidates.push_back(root + b.name);
-    if (!config_.resolver.buildid_dir.empty()) {
-      candidates.push_back(
-          resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf));
-    }
-    image = copy_with_id(candidates, *b.id);
+    resolve::CopyPlaces places{.sysroot = common_.sysroot,
+                               .search = common_.search,
+                               .ended_at = common_.recording_ended_at};
+    if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
+    auto found = resolve::find_copy(*common_.host,
+                                    {.name = b.name, .id = *b.id, .pids = {b.pid}}, places);
+    if (found) image = copy_with_id({found->path}, *b.id);
     if (image == nullptr) {
       if (const std::string fetched = fetch(b); !fetched.empty()) {
         image = copy_with_id({fetched}, *b.id);

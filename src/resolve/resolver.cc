@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/machine.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/find_copy.h"
 
 namespace pdfix::resolve {
 
@@ -178,9 +179,7 @@ Resolution Resolver::kernel_image(const MapQuery& q) {
   if (auto r = from_known_or_table(q, MapKind::kKernel)) return *r;
   if (!config_.sysroot.empty()) {
     const std::string release(facts_.osrelease);
-    for (const std::string& p : {absl::StrCat("/usr/lib/debug/boot/vmlinux-", release),
-                                 absl::StrCat("/boot/vmlinux-", release),
-                                 absl::StrCat("/lib/modules/", release, "/build/vmlinux")}) {
+    for (const std::string& p : vmlinux_paths(release)) {
       Resolution r = from_file(config_.sysroot + p, q, /*live=*/false);
       if (r.id) return r;
     }

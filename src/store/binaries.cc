@@ -12,6 +12,7 @@
 #include "inspect/buildid_list.h"
 #include "resolve/debug_file.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/find_copy.h"
 #include "resolve/resolver.h"
 #include "store/symfs_layout.h"
 
@@ -66,21 +67,17 @@ class Prover {
   Prover(const resolve::Host& host, const FindOptions& options, std::optional<int64_t> ended_at)
       : host_(host), options_(options), ended_at_(ended_at) {}
 
-  void prove(Binary& b) {
+  void prove(Binary& b, std::optional<resolve::Inode> inode) {
     if (b.kind == EntryKind::kKallsyms) return kernel(b);
     if (b.kind == EntryKind::kVdso) return vdso(b);
+    auto found =
+        resolve::find_copy(host_, {.name = b.name, .id = b.id, .inode = inode, .pids = b.pids},
+                           {.sysroot = options_.sysroot,
+                            .search = options_.search,
+                            .caches = caches(),
+                            .ended_at = ended_at_});
+    if (found) return take(b, found->path, found->where);
     const std::string where = options_.sysroot.empty() ? b.name : options_.sysroot + b.name;
-    if (!b.name.empty() && b.name.front() == '/' && proven_file(where, b.id)) {
-      return take(b, where, options_.sysroot.empty() ? "the mapped path" : "under --sysroot");
-    }
-    // A chroot's or container's file: its own build-id is the proof, wherever it is found.
-    for (const std::string& root : options_.search) {
-      if (!b.name.empty() && b.name.front() == '/' && proven_file(root + b.name, b.id)) {
-        return take(b, root + b.name, "under --search " + root);
-      }
-    }
-    if (from_container(b)) return;
-    if (from_cache(b)) return;
     b.missing = !is_file(where) ? "no such file; not in the build-id cache"
                 : options_.sysroot.empty()
                     ? "another file than this host's at that path (a container's or chroot's, or "
@@ -92,11 +89,7 @@ class Prover {
   // The running kernel's ELF image, when one with the id is installed where distributions put it.
   std::optional<Binary> vmlinux(const Binary& kernel) const {
     if (host_.kernel_build_id() != kernel.id) return std::nullopt;
-    const std::string release = host_.kernel_release();
-    for (const std::string& p : {absl::StrCat("/usr/lib/debug/boot/vmlinux-", release),
-                                 absl::StrCat("/usr/lib/debug/lib/modules/", release, "/vmlinux"),
-                                 absl::StrCat("/boot/vmlinux-", release),
-                                 absl::StrCat("/lib/modules/", release, "/build/vmlinux")}) {
+    for (const std::string& p : resolve::vmlinux_paths(host_.kernel_release())) {
       const std::string path = options_.sysroot + p;
       if (proven_file(path, kernel.id)) {
         Binary v = kernel;
@@ -117,34 +110,14 @@ class Prover {
     b.evidence = std::move(evidence);
   }
 
-  // A container's file while the container lives: under the root of a process that maps it
-  // (one that started before the recording ended: a pid is reused), else under any overlay
-  // mounted whole here (a container's root, whose process may have exited). The file's own
-  // build-id is the proof, wherever it is.
-  bool from_container(Binary& b) {
-    if (b.name.empty() || b.name.front() != '/') return false;
-    for (uint32_t pid : b.pids) {
-      auto p = resolve::recorded_process(host_, pid, ended_at_);
-      if (!p) continue;
-      if (proven_file(p->root + b.name, b.id)) {
-        take(b, p->root + b.name, absl::StrCat("/proc/", pid, "/root"));
-        return true;
-      }
-    }
-    if (!overlays_) overlays_ = host_.overlays();
-    for (const resolve::Mount& m : *overlays_) {
-      if (proven_file(m.point + b.name, b.id)) {
-        take(b, m.point + b.name, "the mounted overlay at " + m.point);
-        return true;
-      }
-    }
-    return false;
+  std::vector<std::string> caches() const {
+    std::vector<std::string> out = options_.more_caches;
+    if (!options_.cache_dir.empty()) out.insert(out.begin(), options_.cache_dir);
+    return out;
   }
 
   bool from_cache(Binary& b) const {
-    std::vector<std::string> caches = options_.more_caches;
-    if (!options_.cache_dir.empty()) caches.insert(caches.begin(), options_.cache_dir);
-    for (const std::string& cache : caches) {
+    for (const std::string& cache : caches()) {
       const std::string path = cached_file(cache, b.id, b.kind);
       if (b.kind == EntryKind::kKallsyms ? !is_file(path) : !proven_file(path, b.id)) continue;
       take(b, path, "perf's build-id cache");
@@ -170,14 +143,10 @@ class Prover {
   }
 
   void vdso(Binary& b) const {
-    const std::span<const uint8_t> image = host_.vdso();
-    if (options_.sysroot.empty() && !image.empty()) {
-      auto id = resolve::build_id_of_elf(image);
-      if (id.ok() && *id == b.id) {
-        b.from = Binary::From::kVdso;
-        b.evidence = "this process's vdso";
-        return;
-      }
+    if (options_.sysroot.empty() && !resolve::vdso_with_id(host_, b.id).empty()) {
+      b.from = Binary::From::kVdso;
+      b.evidence = "this process's vdso";
+      return;
     }
     if (from_cache(b)) return;
     b.missing = "not this kernel's vdso; not in the build-id cache";
@@ -187,7 +156,6 @@ class Prover {
   const FindOptions& options_;
   std::optional<int64_t> ended_at_;
   std::optional<std::string> symbols_;
-  std::optional<std::vector<resolve::Mount>> overlays_;
 };
 
 // Files that no record gives a build-id, proven as inject proves a map: by device and inode, on
@@ -296,7 +264,8 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
     } else if (!cache_entry(b.name, b.id, b.kind)) {
       b.missing = "its name cannot be a path in a build-id cache";
     } else if (options.prove) {
-      prover.prove(b);
+      prover.prove(b,
+                   d.has_inode ? std::optional(resolve::Inode{d.maj, d.min, d.ino}) : std::nullopt);
     }
     by_id.emplace(d.build_id, out.binaries.size());
     out.binaries.push_back(b);
