@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -92,6 +93,7 @@ class InjectJitTest : public ::testing::Test {
     auto in = io::open_input(in_path);
     EXPECT_TRUE(in.ok());
     common_.host = &host_;
+    common_.survey = survey_ ? passes::MapSurvey::of(*in) : nullptr;
     auto chain =
         transform::run_pipeline(*in, in_path + ".out",
                                 [&] {
@@ -122,6 +124,7 @@ class InjectJitTest : public ::testing::Test {
 
   testing::FakeHost host_;
   passes::Common common_;
+  bool survey_ = false;  // the whole recording read ahead, as fix does for a file
   std::string dir_, cache_, dump_;
   passes::JitReport pass_report_;
   bool incomplete_ = false;
@@ -347,6 +350,25 @@ TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssBegunBeforeItsMap) {
   maps(run(recording(true, gone), {.jit_dirs = {copies}}));
   EXPECT_FALSE(incomplete_);
   EXPECT_EQ(pass_report_.sources.at(0).found_at, copy);
+}
+
+// perf applies an anonymous code map after the marker when its time is later, wherever it is in
+// the file (records come per CPU): the dump's maps stand for its code then.
+TEST_F(InjectJitTest, AnAnonymousMapFirstInTheFileButNotInTimeIsDroppedWithTheSurvey) {
+  write(dump_, every_record(false).bytes());
+  const resolve::Inode file = file_of(dump_);
+  PerfDataBuilder b = builder();
+  b.mmap(kPid, 0x7000, 0x10000, 0x7000, "//anon")
+      .mmap2(kPid, 0x7000000, 0x1000, 0, dump_, file.maj, file.min, file.ino);
+  const Bytes input = b.build();
+  maps(run(input));
+  EXPECT_EQ(std::count(filenames_.begin(), filenames_.end(), "//anon"), 1);
+  filenames_.clear();
+  survey_ = true;
+  maps(run(input));
+  EXPECT_EQ(std::count(filenames_.begin(), filenames_.end(), "//anon"), 0);
+  EXPECT_EQ(pass_report_.anonymous_dropped, 1u);
+  EXPECT_FALSE(incomplete_);
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ passes::Common common_for(io::Input& in, const std::string& sysroot,
     common.search.emplace_back(absl::StripSuffix(root, "/"));
   }
   if (in.mapped == nullptr) return common;
-  common.inodes = passes::MapSurvey::of(in);
+  common.survey = passes::MapSurvey::of(in);
   const io::RecordingSpan span = io::recording_span(in);
   common.recording_started_at = span.started_at;
   common.recording_ended_at = span.ended_at;

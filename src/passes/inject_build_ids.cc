@@ -30,7 +30,7 @@ uint64_t machine_of(const format::BuildIdEntry& e) {
 InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
     : recording_started_at_(common.recording_started_at),
       recording_ended_at_(common.recording_ended_at),
-      inodes_(common.inodes),
+      inodes_(common.survey),
       resolver_(std::move(config.resolver), *common.host) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {

@@ -15,8 +15,8 @@
 #include "jit/jit_elf.h"
 #include "jit/jitdump.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "resolve/file_places.h"
 #include "resolve/cache_layout.h"
+#include "resolve/file_places.h"
 #include "store/cache_store.h"
 #include "transform/time_order.h"
 
@@ -70,19 +70,18 @@ std::string describe(const std::vector<std::string>& problems) {
 }  // namespace
 
 std::vector<jit::FileCandidate> InjectJit::dump_candidates(
-    const transform::Map& m, const transform::Session& s,
+    const JitMarker& marker, uint32_t pid, const transform::Session& s,
     std::vector<std::string>& problems) const {
-  const std::string path(m.fields.filename);
+  const std::string& path = marker.filename;
   std::vector<jit::FileCandidate> where;
   if (!common_.sysroot.empty()) {
     where.push_back({common_.sysroot + path, false});
   } else if (s.hostname() == common_.host->hostname()) {
-    const bool has_inode = m.fields.is_mmap2 && !m.fields.has_build_id();
-    const resolve::Inode inode{m.fields.maj, m.fields.min, m.fields.ino};
-    for (const resolve::Place& place : resolve::places(
-             *common_.host, inode, m.fields.pid, common_.search, common_.recording_ended_at)) {
+    const resolve::Inode& inode = marker.inode;
+    for (const resolve::Place& place :
+         resolve::places(*common_.host, inode, pid, common_.search, common_.recording_ended_at)) {
       const std::string file = place.root + path;
-      if (!has_inode) {
+      if (!marker.has_inode) {
         where.push_back({file, false});
         continue;
       }
@@ -178,28 +177,6 @@ std::string InjectJit::cache_written() const {
   return wrote ? config_.buildid_dir : "";
 }
 
-std::vector<transform::PassFinding> InjectJit::findings() const {
-  std::vector<transform::PassFinding> out;
-  for (const auto& src : report_.sources) {
-    transform::PassFinding f{.offset = src.offset, .part = src.part, .record = src.record};
-    const std::string name = format::escape_invalid_utf8(src.name);
-    if (src.found_at.empty()) {
-      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", src.kind, " ", name,
-                            " cannot be used (", format::escape_invalid_utf8(src.problem),
-                            "); its samples stay [unknown] (a copy: --jit-dir)");
-    } else {
-      f.repaired = true;
-      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", src.kind, " ", name,
-                            " is read from ", format::escape_invalid_utf8(src.found_at),
-                            " now, and gone when the ", src.kind == "jitdump" ? "dump" : "map file",
-                            " is; fix makes its ", src.functions,
-                            " functions an ELF file the maps name");
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
 absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                 transform::RecordSink& out) {
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
@@ -216,7 +193,6 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
                                transform::RecordSink& out) {
   const transform::Map& m = *r.map;
   const std::string path(m.fields.filename);
-  const uint32_t named_pid = *jit::jitdump_pid(path);
   JitReport::Source source{.kind = "jitdump",
                            .name = path,
                            .pid = m.fields.pid,
@@ -241,15 +217,14 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
         "(record with perf record -k mono)");
   }
   const std::optional<uint64_t> marker_time = transform::record_time(r, s);
-
-  std::vector<std::string> problems;
-  std::optional<jit::DumpFile> found =
-      jit::read_dump(dump_candidates(m, s, problems), named_pid, marker_time, problems);
-  if (!found) {
-    return leave(problems.empty() ? "not found (give a copy with --jit-dir)" : describe(problems));
-  }
-  source.found_at = found->path;
-  const jit::JitDump* dump = &found->dump;
+  FoundDump& found =
+      dump_of(m.fields.pid,
+              {path, m.fields.is_mmap2 && !m.fields.has_build_id(),
+               resolve::Inode{m.fields.maj, m.fields.min, m.fields.ino}, marker_time},
+              s);
+  if (!found.file) return leave(found.problem);
+  source.found_at = found.file->path;
+  const jit::JitDump* dump = &found.file->dump;
   if (dump->cut_at) {
     source.problem =
         absl::StrCat("cut off at byte ", *dump->cut_at, ": its whole records are kept");
@@ -285,7 +260,31 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   }
   dumped_pids_.insert(pid);
   report_.sources.push_back(std::move(source));
+  found.file.reset();
   return absl::OkStatus();
+}
+
+InjectJit::FoundDump& InjectJit::dump_of(uint32_t pid, const JitMarker& marker,
+                                         const transform::Session& s) {
+  auto [it, added] = dumps_.try_emplace(pid);
+  if (!added) return it->second;
+  std::vector<std::string> problems;
+  it->second.file = jit::read_dump(dump_candidates(marker, pid, s, problems),
+                                   *jit::jitdump_pid(marker.filename), marker.time, problems);
+  if (!it->second.file) {
+    it->second.problem =
+        problems.empty() ? "not found (give a copy with --jit-dir)" : describe(problems);
+  }
+  return it->second;
+}
+
+bool InjectJit::dumped_ahead(const transform::RecordRef& r, const transform::Session& s) {
+  if (common_.survey == nullptr || !monotonic_times(s)) return false;
+  const auto& markers = common_.survey->jit_markers();
+  auto it = markers.find(r.map->fields.pid);
+  const std::optional<uint64_t> time = transform::record_time(r, s);
+  if (it == markers.end() || !time || !it->second.time || *time < *it->second.time) return false;
+  return dump_of(it->first, it->second, s).file.has_value();
 }
 
 const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
@@ -341,8 +340,10 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
 absl::Status InjectJit::anonymous(const transform::RecordRef& r, const transform::Session& s,
                                   transform::RecordSink& out) {
   const transform::Map& m = *r.map;
-  // perf inject --jit does the same: the dump's maps describe the code these held.
-  if (dumped_pids_.contains(m.fields.pid)) {
+  // perf inject --jit does the same: the dump's maps describe the code these held. perf drops
+  // those it applies after the marker, by time: one that comes before the marker in the file
+  // (another CPU's buffer) is dropped too when the survey shows the marker, and the dump is there.
+  if (dumped_pids_.contains(m.fields.pid) || dumped_ahead(r, s)) {
     ++report_.anonymous_dropped;
     return absl::OkStatus();
   }
@@ -364,61 +365,6 @@ absl::Status InjectJit::anonymous(const transform::RecordRef& r, const transform
   fields.is_mmap2 = true;
   ++report_.sources[image->source].maps;
   return out.emit(rebuilt_.new_map(fields, image->id, r.bytes.last(s.trailer_size(r)), r, s));
-}
-
-llvm::json::Object InjectJit::report_json() const {
-  llvm::json::Array sources;
-  for (const auto& src : report_.sources) {
-    llvm::json::Object o{{"kind", src.kind},
-                         {"name", format::escape_invalid_utf8(src.name)},
-                         {"pid", static_cast<int64_t>(src.pid)},
-                         {"functions", static_cast<int64_t>(src.functions)},
-                         {"maps", static_cast<int64_t>(src.maps)}};
-    if (!src.found_at.empty()) o["found_at"] = format::escape_invalid_utf8(src.found_at);
-    if (!src.problem.empty()) o["problem"] = format::escape_invalid_utf8(src.problem);
-    if (!src.build_id.empty()) o["build_id"] = src.build_id;
-    if (!src.elf.empty()) o["elf"] = format::escape_invalid_utf8(src.elf);
-    sources.push_back(std::move(o));
-  }
-  return llvm::json::Object{
-      {"sources", std::move(sources)},
-      {"dumps_missing", static_cast<int64_t>(report_.dumps_missing)},
-      {"anonymous_maps_dropped", static_cast<int64_t>(report_.anonymous_dropped)},
-      {"files_added", static_cast<int64_t>(report_.files_added)}};
-}
-
-void InjectJit::report_text(std::ostream& out, bool verbose) const {
-  uint64_t dumps = 0;
-  uint64_t maps = 0;
-  uint64_t records = 0;
-  for (const auto& src : report_.sources) {
-    if (src.found_at.empty()) continue;
-    ++(src.kind == "jitdump" ? dumps : maps);
-    records += src.maps;
-  }
-  if (report_.sources.empty() && !verbose) return;
-  out << "pdfix jit: " << dumps << " jitdump" << (dumps == 1 ? "" : "s") << " and " << maps
-      << " perf map file" << (maps == 1 ? "" : "s") << " made into ELF files ("
-      << report_.files_added << " new in " << config_.buildid_dir << "); " << records
-      << " map records name them";
-  if (report_.anonymous_dropped > 0) {
-    out << ", " << report_.anonymous_dropped << " anonymous maps of their code dropped";
-  }
-  out << "\n";
-  for (const auto& src : report_.sources) {
-    if (src.found_at.empty()) {
-      out << "  " << src.kind << " " << format::escape_invalid_utf8(src.name) << " (pid " << src.pid
-          << "): not used, its JIT code stays unknown: " << format::escape_invalid_utf8(src.problem)
-          << "\n";
-      continue;
-    }
-    if (!verbose && src.problem.empty()) continue;
-    out << "  " << src.kind << " " << format::escape_invalid_utf8(src.found_at) << " (pid "
-        << src.pid << "): " << src.functions << " functions, " << src.maps << " maps, "
-        << src.build_id;
-    if (!src.problem.empty()) out << "; " << format::escape_invalid_utf8(src.problem);
-    out << "\n";
-  }
 }
 
 namespace {

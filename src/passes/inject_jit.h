@@ -89,12 +89,22 @@ class InjectJit : public Repair {
   // The trailer of `r` with its pid, tid and time set to those given.
   std::vector<uint8_t> trailer_of(const transform::RecordRef& r, const transform::Session& s,
                                   uint32_t pid, uint32_t tid, uint64_t time) const;
-  // Where the dump that `m` maps may be read here: under --sysroot, or at each of resolve::places
-  // that shows the inode mapped (on the recording's host), then in each --jit-dir. Why other
-  // files there were passed over goes to `problems`.
-  std::vector<jit::FileCandidate> dump_candidates(const transform::Map& m,
+  // Where the dump a marker map names may be read here: under --sysroot, or at each of
+  // resolve::places that shows the inode mapped (on the recording's host), then in each
+  // --jit-dir. Why other files there were passed over goes to `problems`.
+  std::vector<jit::FileCandidate> dump_candidates(const JitMarker& marker, uint32_t pid,
                                                   const transform::Session& s,
                                                   std::vector<std::string>& problems) const;
+  // A process's dump, found and checked once: at its marker, or ahead of it, for an anonymous
+  // code map that perf applies after the marker but that comes first in the file (file mode).
+  struct FoundDump {
+    std::optional<jit::DumpFile> file;  // released once its maps are out
+    std::string problem;                // why there is none
+  };
+  FoundDump& dump_of(uint32_t pid, const JitMarker& marker, const transform::Session& s);
+  // Whether the anonymous code map `r` comes, by time, after its process's marker (the survey's)
+  // of a dump that is there: perf applies the dump's maps before it, so it is dropped.
+  bool dumped_ahead(const transform::RecordRef& r, const transform::Session& s);
   // Where `pid`'s map file may be read here: under --sysroot; on the recording's host, /tmp and
   // the living process's /tmp; each --jit-dir.
   std::vector<jit::FileCandidate> map_candidates(uint32_t pid, const transform::Session& s) const;
@@ -103,6 +113,7 @@ class InjectJit : public Repair {
   const Common& common_;
   JitReport report_;
   absl::flat_hash_set<uint32_t> dumped_pids_;
+  absl::flat_hash_map<uint32_t, FoundDump> dumps_;
   absl::flat_hash_set<std::string> dumps_seen_;  // "pid path" of each marker
   absl::flat_hash_map<uint32_t, std::unique_ptr<MapImage>> map_images_;
   transform::Rebuilt rebuilt_;

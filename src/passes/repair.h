@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "llvm/Support/JSON.h"
+#include "passes/map_survey.h"
 #include "resolve/host.h"
 #include "resolve/resolver.h"
 #include "transform/pass.h"
@@ -30,8 +31,8 @@ struct Common {
   std::optional<int64_t> recording_started_at;
   std::optional<int64_t> recording_ended_at;
   const resolve::Host* host = nullptr;
-  // The inodes the whole recording maps, by path (file mode; nullptr for a stream).
-  std::shared_ptr<const resolve::MappedInodes> inodes;
+  // What the whole recording maps, read ahead (file mode; nullptr for a stream).
+  std::shared_ptr<const MapSurvey> survey;
 };
 
 class Repair : public transform::Pass {

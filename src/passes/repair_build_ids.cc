@@ -55,7 +55,7 @@ absl::Status RepairBuildIds::judge(const transform::RecordRef& r, const std::str
   const resolve::Resolution& res =
       resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
                                 common_.recording_started_at, common_.recording_ended_at,
-                                s.build_id_table().entries, common_.inodes.get()});
+                                s.build_id_table().entries, common_.survey.get()});
   if (res.id && *res.id == *m.build_id) return out.emit(r);
   if (res.id) {
     report_.maps.push_back(

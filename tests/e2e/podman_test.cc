@@ -19,52 +19,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "e2e/harness.h"
+#include "e2e/podman_fixture.h"
 
 namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-// The README's command for the layers of an image (podman's; docker's differs only in its name).
-const char* const kLayersFormat =
-    "{{.GraphDriver.Data.UpperDir}}{{with .GraphDriver.Data.LowerDir}}:{{.}}{{end}}";
-
-std::string dev_of(const struct stat& st) {
-  std::ostringstream s;
-  s << std::hex << major(st.st_dev) << ":" << minor(st.st_dev);
-  return s.str();
-}
-
-class PodmanTest : public ::testing::Test {
+class PodmanTest : public PodmanFixture {
  protected:
   void SetUp() override {
-    PDFIX_NEEDS_PERF_RECORD();
-    for (const char* tool : {"podman", "runc", "mmdebstrap"}) {
-      ASSERT_EQ(sh(std::string("command -v ") + tool).status, 0)
-          << tool << " is missing: scripts/setup.sh installs it";
-    }
-    dir_ = temp_dir();
-    tag_ = fs::path(dir_).filename().string();
-    for (char& c : tag_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    env_ = "HOME=" + quote(dir_ + "/home") + " ";
-    fs::create_directories(dir_ + "/home");
+    PodmanFixture::SetUp();
     prefix_ = dir_ + "/opt";
-  }
-  void TearDown() override {
-    if (dir_.empty()) return;
-    sh("podman rm -f -t 0 " + container() + " >/dev/null 2>&1; podman rmi -f " + image() + " " +
-       base() + " >/dev/null 2>&1");
-    fs::remove_all(dir_);
-  }
-
-  std::string image() const { return "localhost/pdfix-e2e-" + tag_ + ":2"; }
-  std::string base() const { return "localhost/pdfix-e2e-" + tag_ + ":1"; }
-  std::string container() const { return "pdfix-e2e-" + tag_; }
-  RunResult pdfix_run(const std::string& args) const { return sh(env_ + pdfix() + " " + args); }
-  // `podman run` of the test's container, detached, by runc, without a network; rlimits this
-  // machine's user namespace may not raise are kept as they are.
-  std::string run_container() const {
-    return "podman run -d --name " + container() +
-           " --runtime runc --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024";
   }
 
   // PREFIX/bin/work, which spins in spin_vN and calls work_vN in PREFIX/lib/libwork.so, for four
@@ -97,15 +62,12 @@ class PodmanTest : public ::testing::Test {
   // Debian 13 (another libc, perl, gzip and head than this Debian 12 host's) as a first layer,
   // and variant 2 of the program as a second.
   void make_image() {
-    RunResult r = sh("mmdebstrap --quiet --variant=essential --include=perl-base trixie " +
-                     quote(dir_ + "/rootfs.tar") + " http://deb.debian.org/debian");
-    ASSERT_EQ(r.status, 0) << r.err;
-    r = sh("podman import -q " + quote(dir_ + "/rootfs.tar") + " " + base());
-    ASSERT_EQ(r.status, 0) << r.err;
+    make_base("perl-base");
     build_work(dir_ + "/layer", "2");
     std::ofstream(dir_ + "/layer/Containerfile")
         << "FROM " << base() << "\nCOPY " << prefix_.substr(1) << " " << prefix_ << "\n";
-    r = sh("cd " + quote(dir_ + "/layer") + " && podman build -q --pull=never --network none -t " +
+    RunResult r =
+        sh("cd " + quote(dir_ + "/layer") + " && podman build -q --pull=never --network none -t " +
            image() + " -f Containerfile .");
     ASSERT_EQ(r.status, 0) << r.err;
   }
@@ -133,13 +95,6 @@ class PodmanTest : public ::testing::Test {
                  sync + "/go; sh " + sync + "/load.sh; " + until_done) +
            "; s=$?; wait $! && exit $s");
     ASSERT_EQ(r.status, 0) << r.err;
-  }
-
-  // The image's layers, by the README's command.
-  std::string layers(const std::string& of) {
-    RunResult r = sh(std::string("podman image inspect --format '") + kLayersFormat + "' " + of);
-    EXPECT_EQ(r.status, 0) << r.err;
-    return std::string(absl::StripTrailingAsciiWhitespace(r.out));
   }
 
   // The file a map was, told apart from the rules under test: a container's map (its device is
@@ -205,9 +160,6 @@ class PodmanTest : public ::testing::Test {
     EXPECT_EQ(r.status, 0) << r.out;
   }
 
-  std::string dir_;
-  std::string tag_;
-  std::string env_;
   std::string prefix_;
   std::map<std::string, std::string> ids_;
   std::string overlay_dev_;  // the container's overlay's device, "maj:min" in hex
