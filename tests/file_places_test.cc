@@ -12,6 +12,9 @@
 #include "fixture/fake_host.h"
 #include "fixture/perf_data_builder.h"
 #include "gtest/gtest.h"
+#include "resolve/cache_layout.h"
+#include "resolve/elf_build_id.h"
+#include "resolve/find_copy.h"
 
 namespace pdfix::resolve {
 namespace {
@@ -71,6 +74,52 @@ TEST(FilePlaces, AFileIsTheMappedOnlyWithItsInodeAndDevice) {
   EXPECT_EQ(match(host, path, searched, other_dev, std::nullopt), Match::kAnotherInode);
   // Written after the recording ended.
   EXPECT_EQ(match(host, path, at_path, mapped, seconds_from_now(-3600)), Match::kStale);
+}
+
+// A binary's copy by its build-id: each place in its order, another file with another id passed
+// over, a reused pid's root left out.
+TEST(FindCopy, EachPlaceInOrderByTheFilesOwnBuildId) {
+  namespace fs = std::filesystem;
+  const std::string dir = testing::write_temp({}, "find-copy");
+  const std::string root = fs::path(dir).parent_path().string();
+  const std::string name = "/opt/find-copy/prog";
+  auto id = build_id_of_file("/usr/bin/true");
+  ASSERT_TRUE(id.ok() && id->has_value());
+  const auto put = [&](const std::string& at, const char* from = "/usr/bin/true") {
+    fs::create_directories(fs::path(at).parent_path());
+    fs::copy_file(from, at, fs::copy_options::overwrite_existing);
+    return at;
+  };
+  testing::FakeHost host;
+  host.mounts[{0, 91}] = {.type = "overlay", .point = root + "/merged", .root = "/"};
+  host.processes[42] = {.root = root + "/proc42", .started_at = seconds_from_now(-60)};
+  host.processes[43] = {.root = root + "/proc43", .started_at = seconds_from_now(-60)};
+  const CopyQuery q{.name = name, .id = **id, .pids = {42, 43}};
+  const CopyPlaces places{
+      .search = {root + "/search"}, .caches = {root + "/cache"}, .ended_at = seconds_from_now(0)};
+  EXPECT_FALSE(find_copy(host, q, places).has_value());
+  std::vector<std::pair<std::string, std::string>> expected;  // path, where; last first
+  const auto cached = cached_file(root + "/cache", **id, EntryKind::kElf);
+  expected.emplace_back(put(cached), "perf's build-id cache");
+  expected.emplace_back(put(root + "/merged" + name), "the mounted overlay at " + root + "/merged");
+  expected.emplace_back(put(root + "/proc43" + name), "/proc/43/root");
+  expected.emplace_back(put(root + "/search" + name), "--search " + root + "/search");
+  expected.emplace_back(put(root + "/proc42" + name), "/proc/42/root");
+  for (size_t i = 0; i < expected.size(); ++i) {
+    // Only the files up to i are there: the last one put is found.
+    for (size_t j = i + 1; j < expected.size(); ++j) fs::remove(expected[j].first);
+    auto found = find_copy(host, q, places);
+    ASSERT_TRUE(found.has_value()) << i;
+    EXPECT_EQ(found->path, expected[i].first);
+    EXPECT_EQ(found->where, expected[i].second);
+    for (size_t j = i + 1; j < expected.size(); ++j) put(expected[j].first);
+  }
+  // Another program at the first place is passed over; a reused pid's root is not looked in.
+  put(root + "/proc42" + name, "/usr/bin/false");
+  EXPECT_EQ(find_copy(host, q, places)->where, "--search " + root + "/search");
+  put(root + "/proc42" + name);
+  host.processes[42].started_at = seconds_from_now(60);
+  EXPECT_EQ(find_copy(host, q, places)->where, "--search " + root + "/search");
 }
 
 }  // namespace

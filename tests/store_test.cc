@@ -14,8 +14,8 @@
 #include "fixture/perf_data_builder.h"
 #include "format/record_type.h"
 #include "io/input.h"
-#include "store/binaries.h"
 #include "resolve/cache_layout.h"
+#include "store/binaries.h"
 #include "store/cache_store.h"
 #include "store/symfs_layout.h"
 

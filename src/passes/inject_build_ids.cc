@@ -28,10 +28,7 @@ uint64_t machine_of(const format::BuildIdEntry& e) {
 }  // namespace
 
 InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
-    : recording_started_at_(common.recording_started_at),
-      recording_ended_at_(common.recording_ended_at),
-      inodes_(common.survey),
-      resolver_(std::move(config.resolver), *common.host) {}
+    : common_(common), resolver_(std::move(config.resolver), *common.host) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
@@ -123,10 +120,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   }
   const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
                                 m.fields.min, m.fields.ino,  m.fields.len,      m.fields.pid};
-  const resolve::Resolution& res =
-      resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
-                                recording_started_at_, recording_ended_at_,
-                                s.build_id_table().entries, inodes_.get()});
+  const resolve::Resolution& res = resolver_.resolve(query, recording_facts(s, common_));
   if (!res.id) {
     ++report_.left;
     ++report_.left_by_reason[res.reason];

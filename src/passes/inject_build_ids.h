@@ -77,9 +77,7 @@ class InjectBuildIds : public Repair {
   void note(const std::string& filename, const std::string& outcome, const std::string& detail,
             const std::string& id);
 
-  std::optional<int64_t> recording_started_at_;
-  std::optional<int64_t> recording_ended_at_;
-  std::shared_ptr<const resolve::MappedInodes> inodes_;
+  Common common_;
   resolve::Resolver resolver_;
   InjectReport report_;
   std::map<std::pair<std::string, std::string>, size_t> report_index_;

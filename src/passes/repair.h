@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "format/machine.h"
 #include "llvm/Support/JSON.h"
 #include "passes/map_survey.h"
 #include "resolve/host.h"
@@ -34,6 +35,18 @@ struct Common {
   // What the whole recording maps, read ahead (file mode; nullptr for a stream).
   std::shared_ptr<const MapSurvey> survey;
 };
+
+// What the recording says of where and when it was made, as the resolver takes it: the one
+// assembly every pass uses, the survey of the whole recording included where there is one.
+inline resolve::RecordingFacts recording_facts(const transform::Session& s, const Common& common) {
+  return {s.hostname(),
+          s.osrelease(),
+          s.kernel_start(format::kHostMachine),
+          common.recording_started_at,
+          common.recording_ended_at,
+          s.build_id_table().entries,
+          common.survey.get()};
+}
 
 class Repair : public transform::Pass {
  public:

@@ -52,10 +52,7 @@ absl::Status RepairBuildIds::judge(const transform::RecordRef& r, const std::str
   // What the evidence says of the file, the record's own id aside.
   const resolve::MapQuery query{filename, m.fields.misc, false,       0, 0,
                                 0,        m.fields.len,  m.fields.pid};
-  const resolve::Resolution& res =
-      resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
-                                common_.recording_started_at, common_.recording_ended_at,
-                                s.build_id_table().entries, common_.survey.get()});
+  const resolve::Resolution& res = resolver_.resolve(query, recording_facts(s, common_));
   if (res.id && *res.id == *m.build_id) return out.emit(r);
   if (res.id) {
     report_.maps.push_back(

@@ -12,8 +12,8 @@
 #include "format/sample_fields.h"
 #include "resolve/cache_layout.h"
 #include "resolve/debug_file.h"
-#include "resolve/find_copy.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/find_copy.h"
 #include "store/fetch.h"
 #include "unwind/unwinder.h"
 
@@ -110,10 +110,7 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
   std::string why;
   if (!id) {
     const resolve::MapQuery query{name, f.misc, f.is_mmap2, f.maj, f.min, f.ino, f.len, f.pid};
-    const resolve::Resolution& res =
-        resolver_.resolve(query, {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
-                                  common_.recording_started_at, common_.recording_ended_at,
-                                  s.build_id_table().entries});
+    const resolve::Resolution& res = resolver_.resolve(query, recording_facts(s, common_));
     id = res.id;
     why = res.reason;
   }
@@ -146,8 +143,8 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
                                .search = common_.search,
                                .ended_at = common_.recording_ended_at};
     if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
-    auto found = resolve::find_copy(*common_.host,
-                                    {.name = b.name, .id = *b.id, .pids = {b.pid}}, places);
+    auto found =
+        resolve::find_copy(*common_.host, {.name = b.name, .id = *b.id, .pids = {b.pid}}, places);
     if (found) image = copy_with_id({found->path}, *b.id);
     if (image == nullptr) {
       if (const std::string fetched = fetch(b); !fetched.empty()) {

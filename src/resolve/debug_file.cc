@@ -28,7 +28,9 @@ std::string debug_link(const std::string& binary) {
       llvm::consumeError(contents.takeError());
       return "";
     }
-    const std::string link(contents->data(), strnlen(contents->data(), contents->size()));
+    // The name, NUL-terminated within the section, then padding and a CRC.
+    const llvm::StringRef bytes = *contents;
+    const std::string link = bytes.take_until([](char c) { return c == '\0'; }).str();
     return link.find('/') == std::string::npos && link != "." && link != ".." ? link : "";
   }
   return "";
@@ -67,7 +69,7 @@ std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::s
     const std::string dir = name.substr(0, name.rfind('/'));
     for (const std::string& d : {places.sysroot + dir, places.sysroot + dir + "/.debug",
                                  places.sysroot + "/usr/lib/debug" + dir}) {
-      where.push_back({d + "/" + link, DebugSource::kDebugLink});
+      where.push_back({absl::StrCat(d, "/", link), DebugSource::kDebugLink});
     }
   }
   for (const std::string& cache : places.caches) {
