@@ -77,6 +77,21 @@ std::string own_id(const std::string& path) {
   return r.out.substr(0, r.out.find('\n'));
 }
 
+std::vector<std::string> script_samples(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(text + "\n");
+  std::string block;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) {
+      block += line + "\n";
+    } else if (!block.empty()) {
+      out.push_back(std::move(block));
+      block.clear();
+    }
+  }
+  return out;
+}
+
 std::vector<llvm::json::Object> records_of(const std::string& recording) {
   RunResult r = sh(pdfix() + " dump --json " + quote(recording));
   EXPECT_EQ(r.status, 0) << r.err;

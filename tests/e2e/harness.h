@@ -85,6 +85,9 @@ void build_go_fib(const std::string& path, const std::string& variant);
 bool same_file(const std::string& a, const std::string& b);
 // The build-id a file's own notes give, by binutils' readelf; "" when it has none.
 std::string own_id(const std::string& path);
+// perf script's text split into its samples: each sample's lines, ending in a newline, the header
+// first.
+std::vector<std::string> script_samples(const std::string& text);
 // Every record of `recording` as pdfix dump --json prints it, in file order.
 std::vector<llvm::json::Object> records_of(const std::string& recording);
 // A MMAP or MMAP2 record as pdfix dump --json prints it.

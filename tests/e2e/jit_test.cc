@@ -219,19 +219,11 @@ std::pair<size_t, size_t> chains_reaching(const std::string& env, const std::str
   EXPECT_EQ(r.status, 0) << r.err;
   size_t samples = 0;
   size_t reaching = 0;
-  std::istringstream blocks(r.out + "\n");
-  std::string block;
-  for (std::string line; std::getline(blocks, line);) {
-    if (!line.empty()) {
-      block += line + "\n";
-      continue;
-    }
-    const size_t first = block.find('\n');
-    if (first != std::string::npos && block.substr(0, first).find(leaf) != std::string::npos) {
+  for (const std::string& block : script_samples(r.out)) {
+    if (block.substr(0, block.find('\n')).find(leaf) != std::string::npos) {
       ++samples;
       if (block.find(root) != std::string::npos) ++reaching;
     }
-    block.clear();
   }
   return {samples, reaching};
 }

@@ -92,13 +92,7 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
   ASSERT_EQ(r.status, 0) << r.err;
   std::map<std::string, Named> by_function;
   size_t container_libnode = 0;
-  std::istringstream blocks(r.out + "\n");
-  std::string block;
-  for (std::string line; std::getline(blocks, line);) {
-    if (!line.empty()) {
-      block += line + "\n";
-      continue;
-    }
+  for (const std::string& block : script_samples(r.out)) {
     std::istringstream frames(block);
     std::string header, first;
     std::getline(frames, header);
@@ -111,7 +105,6 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
     // Debian 13's libnode (this Debian 12 host has libnode.so.108 at most).
     container_libnode +=
         block.find("node::Start (/usr/lib/x86_64-linux-gnu/libnode.so.115)") != std::string::npos;
-    block.clear();
   }
   for (const char* f : {"fib_short", "fib_long"}) {
     std::cout << "  " << f << ": " << by_function[f].leaf << " samples, " << by_function[f].to_start
