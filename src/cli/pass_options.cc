@@ -63,16 +63,22 @@ void add_search_option(CLI::App& cmd, std::vector<std::string>& search) {
 }
 
 passes::Common common_for(io::Input& in, const std::string& sysroot,
-                          const std::vector<std::string>& search, const resolve::Host& host) {
+                          const std::vector<std::string>& search, const resolve::Host& host,
+                          const std::vector<passes::RepairKind*>& kinds) {
   passes::Common common{.sysroot = std::string(absl::StripSuffix(sysroot, "/")), .host = &host};
   for (const std::string& root : search) {
     common.search.emplace_back(absl::StripSuffix(root, "/"));
   }
-  if (in.mapped == nullptr) return common;
-  common.survey = passes::MapSurvey::of(in);
-  const io::RecordingSpan span = io::recording_span(in);
-  common.recording_started_at = span.started_at;
-  common.recording_ended_at = span.ended_at;
+  if (in.mapped != nullptr) {
+    common.survey = passes::MapSurvey::of(in);
+    const io::RecordingSpan span = io::recording_span(in);
+    common.recording_started_at = span.started_at;
+    common.recording_ended_at = span.ended_at;
+  }
+  resolve::ResolverConfig config{.sysroot = common.sysroot, .search = common.search};
+  for (const passes::RepairKind* k : kinds) k->add_to(config);
+  if (config.buildid_dir.empty()) config.buildid_dir = host.buildid_cache();
+  common.resolver = std::make_shared<resolve::Resolver>(std::move(config), host);
   return common;
 }
 

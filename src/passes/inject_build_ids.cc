@@ -28,7 +28,7 @@ uint64_t machine_of(const format::BuildIdEntry& e) {
 }  // namespace
 
 InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
-    : common_(common), resolver_(std::move(config.resolver), *common.host) {}
+    : common_(common), resolver_(resolver_of(common, std::move(config.resolver))) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
@@ -114,13 +114,13 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     ++report_.already;
     note(filename, "had build-id", "in the record", "");
     if (m.kind == format::MapKind::kAnonymous) return out.emit(r);
-    resolver_.vouch(filename, *m.build_id);
+    resolver_->vouch(filename, *m.build_id);
     if (auto st = add_to_table(r, *m.build_id, true, s, out); !st.ok()) return st;
     return out.emit(r);
   }
   const resolve::MapQuery query{filename,     m.fields.misc, m.fields.is_mmap2, m.fields.maj,
                                 m.fields.min, m.fields.ino,  m.fields.len,      m.fields.pid};
-  const resolve::Resolution& res = resolver_.resolve(query, recording_facts(s, common_));
+  const resolve::Resolution& res = resolver_->resolve(query, recording_facts(s, common_));
   if (!res.id) {
     ++report_.left;
     ++report_.left_by_reason[res.reason];
@@ -136,7 +136,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
 
 std::vector<uint8_t> InjectBuildIds::without_unproven(std::vector<uint8_t> table,
                                                       format::Endian endian) {
-  const std::set<std::pair<std::string, std::string>> unproven = resolver_.unproven_table_ids();
+  const std::set<std::pair<std::string, std::string>> unproven = resolver_->unproven_table_ids();
   if (unproven.empty()) return table;
   auto entries = format::decode_build_id_table({table, endian, 0});
   if (!entries.ok()) return table;
@@ -318,6 +318,10 @@ build-id is worse than none: in doubt a map is left alone and the summary says w
             [this](const std::string& v) { return parse_known(v, config_.resolver); });
     o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
                 config_.resolver.buildid_dir);
+  }
+  void add_to(resolve::ResolverConfig& config) const override {
+    config.known.insert(config_.resolver.known.begin(), config_.resolver.known.end());
+    if (config.buildid_dir.empty()) config.buildid_dir = config_.resolver.buildid_dir;
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
     InjectBuildIdsConfig config = config_;

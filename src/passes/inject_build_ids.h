@@ -78,7 +78,7 @@ class InjectBuildIds : public Repair {
             const std::string& id);
 
   Common common_;
-  resolve::Resolver resolver_;
+  std::shared_ptr<resolve::Resolver> resolver_;
   InjectReport report_;
   std::map<std::pair<std::string, std::string>, size_t> report_index_;
   // The table's (machine, name, id) entries, and what else is known of each name and id: the

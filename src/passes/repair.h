@@ -34,6 +34,9 @@ struct Common {
   const resolve::Host* host = nullptr;
   // What the whole recording maps, read ahead (file mode; nullptr for a stream).
   std::shared_ptr<const MapSurvey> survey;
+  // The run's one resolver: every pass asks it, so that a file is read and proven once and every
+  // pass has the same answer. nullptr: each pass makes its own (a pass run alone by a test).
+  std::shared_ptr<resolve::Resolver> resolver;
 };
 
 // What the recording says of where and when it was made, as the resolver takes it: the one
@@ -46,6 +49,13 @@ inline resolve::RecordingFacts recording_facts(const transform::Session& s, cons
           common.recording_ended_at,
           s.build_id_table().entries,
           common.survey.get()};
+}
+
+// The run's resolver, or one made of `config` where the run has none.
+inline std::shared_ptr<resolve::Resolver> resolver_of(const Common& common,
+                                                      resolve::ResolverConfig config) {
+  if (common.resolver) return common.resolver;
+  return std::make_shared<resolve::Resolver>(std::move(config), *common.host);
 }
 
 class Repair : public transform::Pass {
@@ -97,6 +107,8 @@ class RepairKind {
   // When the verb exits 3, done but not all there (for its --help); empty: it never does.
   virtual std::string incomplete_exit() const { return ""; }
   virtual void declare(Options& /*options*/) {}
+  // What the pass's options add to the run's one resolver (--known-build-ids, --buildid-dir).
+  virtual void add_to(resolve::ResolverConfig& /*config*/) const {}
   virtual std::unique_ptr<Repair> make(const Common& common) const = 0;
 };
 

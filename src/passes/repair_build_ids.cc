@@ -22,7 +22,7 @@ bool kernel_side(const transform::Map& m) {
 }  // namespace
 
 RepairBuildIds::RepairBuildIds(resolve::ResolverConfig config, const Common& common)
-    : common_(common), resolver_(std::move(config), *common.host) {}
+    : common_(common), resolver_(resolver_of(common, std::move(config))) {}
 
 bool RepairBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2;
@@ -52,7 +52,7 @@ absl::Status RepairBuildIds::judge(const transform::RecordRef& r, const std::str
   // What the evidence says of the file, the record's own id aside.
   const resolve::MapQuery query{filename, m.fields.misc, false,       0, 0,
                                 0,        m.fields.len,  m.fields.pid};
-  const resolve::Resolution& res = resolver_.resolve(query, recording_facts(s, common_));
+  const resolve::Resolution& res = resolver_->resolve(query, recording_facts(s, common_));
   if (res.id && *res.id == *m.build_id) return out.emit(r);
   if (res.id) {
     report_.maps.push_back(

@@ -54,7 +54,7 @@ class RepairBuildIds : public Repair {
   std::string table_says_otherwise(const transform::Map& m, const transform::Session& s) const;
 
   Common common_;
-  resolve::Resolver resolver_;
+  std::shared_ptr<resolve::Resolver> resolver_;
   std::vector<transform::OwnedRecord> held_;
   transform::Rebuilt rebuilt_;
   RepairBuildIdsReport report_;

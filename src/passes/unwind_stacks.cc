@@ -90,7 +90,7 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
 UnwindStacks::UnwindStacks(UnwindConfig config, const Common& common)
     : config_(std::move(config)),
       common_(common),
-      resolver_(config_.resolver, *common.host),
+      resolver_(resolver_of(common, config_.resolver)),
       order_([this](uint64_t& seq) {
         Held& h = held_[seq - held_first_];
         if (auto st = apply(h, *session_); !st.ok() && delivered_.ok()) delivered_ = st;
@@ -110,7 +110,7 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
   std::string why;
   if (!id) {
     const resolve::MapQuery query{name, f.misc, f.is_mmap2, f.maj, f.min, f.ino, f.len, f.pid};
-    const resolve::Resolution& res = resolver_.resolve(query, recording_facts(s, common_));
+    const resolve::Resolution& res = resolver_->resolve(query, recording_facts(s, common_));
     id = res.id;
     why = res.reason;
   }
@@ -549,6 +549,9 @@ and aarch64 recordings are unwound.)";
               config_.debuginfod_urls = v;
               return absl::OkStatus();
             });
+  }
+  void add_to(resolve::ResolverConfig& config) const override {
+    if (config.buildid_dir.empty()) config.buildid_dir = config_.resolver.buildid_dir;
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
     UnwindConfig config = config_;

@@ -120,7 +120,7 @@ class UnwindStacks : public Repair {
 
   UnwindConfig config_;
   Common common_;
-  resolve::Resolver resolver_;
+  std::shared_ptr<resolve::Resolver> resolver_;
   UnwindReport report_;
   std::optional<unwind::RegisterSet> regs_;
   unwind::ProcessMaps maps_;
