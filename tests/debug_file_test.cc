@@ -68,7 +68,7 @@ TEST_F(DebugFiles, EachPlaceInOrder) {
   EXPECT_EQ(f->path, cached);
   EXPECT_EQ(f->source, DebugSource::kCache);
   // The binary's .gnu_debuglink, under /usr/lib/debug, in .debug/ beside it, beside it.
-  for (const std::string& at :
+  for (const char* at :
        {"/usr/lib/debug/usr/bin/p.debug", "/usr/bin/.debug/p.debug", "/usr/bin/p.debug"}) {
     const std::string linked = place(at);
     f = find_debug_file(id_, "/usr/bin/p", binary_, places);
