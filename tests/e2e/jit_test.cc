@@ -233,7 +233,8 @@ std::pair<size_t, size_t> chains_reaching(const std::string& env, const std::str
 std::map<std::string, std::vector<std::string>> chains_to(const std::string& env,
                                                           const std::string& data,
                                                           const std::string& root) {
-  RunResult r = sh(env + " perf script -F tid,time,ip,sym -i " + quote(data) + " 2>/dev/null");
+  RunResult r =
+      sh(env + " perf script --no-inline -F tid,time,ip,sym -i " + quote(data) + " 2>/dev/null");
   EXPECT_EQ(r.status, 0) << r.err;
   std::map<std::string, std::vector<std::string>> out;
   std::istringstream lines(r.out + "\n");
@@ -290,13 +291,16 @@ console.log(t > 0);
   // perf gives fib's samples (in any of V8's tiers) the line the dump gave fib (its file names are
   // V8's own bytes).
   RunResult lines = sh(env() + " perf report -i " + quote(dir_ + "/out.data") +
-                       " --no-children --sort sym,srcline --stdio -g none 2>/dev/null");
+                       " --no-children --no-inline --sort sym,srcline --stdio -g none 2>/dev/null");
   std::istringstream rows(lines.out);
   bool fib_line = false;
+  std::string fib_rows;
   for (std::string row; std::getline(rows, row);) {
-    if (row.find("fib /") != std::string::npos && row.ends_with(":2")) fib_line = true;
+    if (row.find("fib /") == std::string::npos) continue;
+    fib_line |= row.ends_with(":2");
+    if (fib_rows.size() < 2000) fib_rows += row.substr(row.find_last_of(' ') + 1) + "\n";
   }
-  EXPECT_TRUE(fib_line) << lines.out.substr(0, 3000);
+  EXPECT_TRUE(fib_line) << "fib's rows' source lines:\n" << fib_rows;
   // The whole chain, in order, fib's recursion, the JS callers (interpreted ones are V8's
   // InterpreterEntryTrampoline frames), V8's entry, node's own frames: as perf names it from
   // perf inject --jit's output (one ELF file per function, with the dump's unwinding tables),
