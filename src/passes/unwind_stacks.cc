@@ -12,7 +12,6 @@
 #include "format/sample_fields.h"
 #include "resolve/cache_layout.h"
 #include "resolve/debug_file.h"
-#include "resolve/elf_build_id.h"
 #include "resolve/find_copy.h"
 #include "store/fetch.h"
 #include "unwind/unwinder.h"
@@ -145,10 +144,10 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
     if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
     auto found =
         resolve::find_copy(*common_.host, {.name = b.name, .id = *b.id, .pids = {b.pid}}, places);
-    if (found) image = copy_with_id({found->path}, *b.id);
+    if (found) image = read_copy(found->path);
     if (image == nullptr) {
       if (const std::string fetched = fetch(b); !fetched.empty()) {
-        image = copy_with_id({fetched}, *b.id);
+        image = read_copy(fetched);
       }
     }
   }
@@ -167,7 +166,7 @@ unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
   resolve::DebugPlaces places{.sysroot = common_.sysroot};
   if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
   if (auto found = resolve::find_debug_file(*b.id, b.name, copy, places)) {
-    if (auto debug = copy_with_id({found->path}, *b.id)) {
+    if (auto debug = read_copy(found->path)) {
       if (auto t = unwind::CfiTable::build(std::move(debug), *regs_); t.ok() && !(*t)->empty()) {
         b.debug_cfi = std::move(*t);
       }
@@ -198,14 +197,9 @@ std::string UnwindStacks::fetch(const Binary& b) {
   return resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf);
 }
 
-std::unique_ptr<llvm::MemoryBuffer> UnwindStacks::copy_with_id(
-    const std::vector<std::string>& paths, const format::BuildId& id) {
-  for (const std::string& path : paths) {
-    auto has = resolve::build_id_of_file(path);
-    if (!has.ok() || *has != id) continue;
-    if (auto file = llvm::MemoryBuffer::getFile(path, false, false)) return std::move(*file);
-  }
-  return nullptr;
+std::unique_ptr<llvm::MemoryBuffer> UnwindStacks::read_copy(const std::string& path) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  return file ? std::move(*file) : nullptr;
 }
 
 void UnwindStacks::unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const {

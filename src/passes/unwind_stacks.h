@@ -112,9 +112,9 @@ class UnwindStacks : public Repair {
   // The binary from the debuginfod servers into the build-id cache, verified by its id; the
   // cached copy's path, or empty.
   std::string fetch(const Binary& b);
-  // The first of `paths` whose build-id is `id`, mapped; nullptr when none is.
-  static std::unique_ptr<llvm::MemoryBuffer> copy_with_id(const std::vector<std::string>& paths,
-                                                          const format::BuildId& id);
+  // A copy already proven to be the binary (resolve::find_copy, find_debug_file, fetch), mapped;
+  // nullptr when it cannot be read.
+  static std::unique_ptr<llvm::MemoryBuffer> read_copy(const std::string& path);
   // An attr's bytes as they are once its samples are unwound.
   void unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const;
 
