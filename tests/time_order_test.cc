@@ -63,6 +63,13 @@ class Records {
     trailer(body, pid, time);
     b_.raw_record(format::kFork, 0, body);
   }
+  // A new thread `tid` of process `pid`.
+  void thread(uint32_t pid, uint32_t tid, uint64_t time) {
+    Bytes body;
+    put32(body, pid), put32(body, pid), put32(body, tid), put32(body, pid), put64(body, time);
+    trailer(body, pid, time);
+    b_.raw_record(format::kFork, 0, body);
+  }
   void exec(uint32_t pid, const std::string& comm, uint64_t time) {
     Bytes body;
     put32(body, pid), put32(body, pid);
@@ -84,9 +91,10 @@ class Records {
     b_.raw_record(format::kMmap2, 0x4002, body);
   }
   // A user-mode sample at `ip`, with registers and a stack copy that lead nowhere further.
-  void sample(uint32_t pid, uint64_t ip, uint64_t time) {
+  void sample(uint32_t pid, uint64_t ip, uint64_t time, uint32_t tid = 0) {
     Bytes body;
-    put64(body, ip), put32(body, pid), put32(body, pid), put64(body, time), put64(body, 1);
+    put64(body, ip), put32(body, pid), put32(body, tid == 0 ? pid : tid), put64(body, time);
+    put64(body, 1);
     put64(body, 2);  // regs ABI 64
     put64(body, 0), put64(body, 0x7ff000), put64(body, ip);
     put64(body, kStackSize);
@@ -161,30 +169,38 @@ TEST(TimeOrder, AChildsSamplesCountForWhatItExecdThoughItsForkComesLate) {
   EXPECT_EQ(parent, 0U);
 }
 
-TEST(TimeOrder, AChildIsUnwoundInWhatItExecdThoughItsForkComesLate) {
-  // The child's binary is this test program: a real ELF whose build-id the map carries.
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
-  auto id = resolve::build_id_of_file(self);
-  ASSERT_TRUE(id.ok() && id->has_value()) << self;
-  const std::string path = testing::write_temp(fork_late("", {}, self, **id, 0x1000));
-  auto in = io::open_input(path);
-  ASSERT_TRUE(in.ok()) << in.status();
+// `recording` unwound by the unwind pass, on a host with nothing of its own.
+std::unique_ptr<transform::Pass> unwound(const std::string& recording) {
+  auto in = io::open_input(recording);
+  EXPECT_TRUE(in.ok()) << in.status();
+  if (!in.ok()) return nullptr;
   testing::FakeHost host;
   const passes::Common common{.host = &host};
   std::unique_ptr<passes::RepairKind> kind;
   for (auto& k : passes::repair_kinds()) {
     if (k->verb() == "unwind") kind = std::move(k);
   }
-  ASSERT_NE(kind, nullptr);
-  auto chain = transform::run_pipeline(*in, path + ".out",
+  auto chain = transform::run_pipeline(*in, recording + ".out",
                                        [&] {
                                          transform::PassChain c;
                                          c.push_back(kind->make(common));
                                          return c;
                                        },
                                        {});
-  ASSERT_TRUE(chain.ok()) << chain.status();
-  const auto& pass = dynamic_cast<const passes::UnwindStacks&>(*chain->front());
+  EXPECT_TRUE(chain.ok()) << chain.status();
+  if (!chain.ok()) return nullptr;
+  return std::move(chain->front());
+}
+
+TEST(TimeOrder, AChildIsUnwoundInWhatItExecdThoughItsForkComesLate) {
+  // The child's binary is this test program: a real ELF whose build-id the map carries.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  auto id = resolve::build_id_of_file(self);
+  ASSERT_TRUE(id.ok() && id->has_value()) << self;
+  const std::string path = testing::write_temp(fork_late("", {}, self, **id, 0x1000));
+  auto unwind = unwound(path);
+  ASSERT_NE(unwind, nullptr);
+  const auto& pass = dynamic_cast<const passes::UnwindStacks&>(*unwind);
   EXPECT_EQ(pass.report().samples, 2U);
   // In file order the second sample's pc would be in no map: the FORK would have wiped the
   // child's. In time order both are placed in the child's binary (which has no CFI for an ELF
@@ -195,6 +211,59 @@ TEST(TimeOrder, AChildIsUnwoundInWhatItExecdThoughItsForkComesLate) {
   os << llvm::json::Value(pass.report_json());
   ASSERT_TRUE(pass.report().lacking_cfi.contains(self)) << os.str();
   EXPECT_EQ(pass.report().lacking_cfi.at(self), 2U) << os.str();
+}
+
+// Hit counts and unwinding place every sample in the same map, by one timeline's rules: a fork
+// copies the parent's maps, an exec clears them, a thread samples in its process's. Each sample is
+// in this test program (a real ELF with no CFI for the header bytes its pcs fall in, so unwinding
+// stops there, in the binary) or in no map.
+TEST(TimeOrder, HitsAndUnwindingPlaceEverySampleInTheSameMap) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  auto id = resolve::build_id_of_file(self);
+  ASSERT_TRUE(id.ok() && id->has_value()) << self;
+  constexpr uint64_t kOther = 0x800000;
+  constexpr uint32_t kThread = kChild + 1;
+  PerfDataBuilder b;
+  b.attr({.sample_type = kSampleType,
+          .size = 104,
+          .ids = {},
+          .sample_regs_user = kRegs,
+          .sample_stack_user = kStackSize});
+  b.string_feature(format::kFeatArch, "x86_64");
+  Records r(b);
+  r.map(kParent, kOther, 0x1000, self, **id, 10);
+  r.exec(kChild, "child", 30);  // in the file before the FORK that copied the parent's maps
+  r.map(kChild, kText, 0x1000, self, **id, 31);
+  r.sample(kChild, kText + 0x10, 32);   // the child's own map
+  r.sample(kChild, kOther + 0x10, 33);  // the parent's map, which the exec cleared
+  r.fork(kChild, kParent, 20);
+  b.finished_round();
+  r.thread(kChild, kThread, 40);
+  r.sample(kChild, kText + 0x10, 41, kThread);  // a thread, in its process's maps
+  r.sample(kParent, kOther + 0x10, 42);
+  b.finished_round();
+  const std::string path = testing::write_temp(b.build());
+
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto listing = inspect::list_build_ids(*in, {.hits = true, .count_samples = true});
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  uint64_t hits_in_self = 0;
+  for (const auto& dso : listing->dsos) hits_in_self += dso.name == self ? dso.samples : 0;
+  ASSERT_EQ(listing->samples, 4U);
+
+  auto unwind = unwound(path);
+  ASSERT_NE(unwind, nullptr);
+  const passes::UnwindReport& report = dynamic_cast<const passes::UnwindStacks&>(*unwind).report();
+  ASSERT_EQ(report.samples, 4U);
+  const uint64_t unwound_in_self =
+      report.lacking_cfi.contains(self) ? report.lacking_cfi.at(self) : 0;
+  const uint64_t unwound_nowhere =
+      report.stops.contains("pc in no mapped file") ? report.stops.at("pc in no mapped file") : 0;
+
+  EXPECT_EQ(hits_in_self, 3U);
+  EXPECT_EQ(unwound_in_self, hits_in_self);
+  EXPECT_EQ(unwound_nowhere, listing->samples - hits_in_self);
 }
 
 }  // namespace

@@ -115,4 +115,15 @@ std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type) {
   return pos;
 }
 
+TrailerLayout trailer_layout(uint64_t sample_type) {
+  TrailerLayout l;
+  uint32_t at = 0;
+  if (sample_type & kSampleTid) {
+    l.task = at;
+    at += 8;
+  }
+  if (sample_type & kSampleTime) l.time = at;
+  return l;
+}
+
 }  // namespace pdfix::format

@@ -82,4 +82,12 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
 std::optional<uint32_t> sample_id_position(uint64_t sample_type);
 std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type);
 
+// Where the sample_id trailer of `sample_type` keeps the task (u32 pid, u32 tid) and the time
+// (u64): byte offsets from the trailer's start, nullopt for a field the trailer lacks.
+struct TrailerLayout {
+  std::optional<uint32_t> task;
+  std::optional<uint32_t> time;
+};
+TrailerLayout trailer_layout(uint64_t sample_type);
+
 }  // namespace pdfix::format

@@ -26,6 +26,11 @@ MapKind classify(std::string_view filename, uint16_t misc) {
   return MapKind::kFile;
 }
 
+bool is_anonymous_code(std::string_view filename, uint16_t misc) {
+  return classify(filename, misc) == MapKind::kAnonymous && !is_kernel_mode(misc) &&
+         (misc & kMiscMmapData) == 0 && starts_with_any(filename, {"//anon", "[anon:", "/memfd:"});
+}
+
 std::string module_name(std::string_view filename) {
   std::string_view base = filename;
   if (base.starts_with("[") && base.ends_with("]")) {

@@ -19,6 +19,10 @@ inline bool is_kernel_mode(uint16_t misc) {
   return mode == kCpuModeKernel || mode == kCpuModeGuestKernel;
 }
 
+// A user map of executable memory with no file behind it that runtimes name (anonymous, memfd):
+// where JIT code lives.
+bool is_anonymous_code(std::string_view filename, uint16_t misc);
+
 // The kernel's name for a module map: "[nf_tables]" or ".../nf_tables.ko.xz" -> "nf_tables".
 std::string module_name(std::string_view filename);
 

@@ -92,6 +92,8 @@ enum CpuMode : uint16_t {
   kCpuModeGuestUser = 5,
 };
 inline constexpr uint16_t kMiscMmapData = 0x2000;
+// A COMM record's: the name comes with an exec, which replaces the process's image and maps.
+inline constexpr uint16_t kMiscCommExec = 0x2000;
 inline constexpr uint16_t kMiscMmapBuildId = 0x4000;
 inline constexpr uint16_t kMiscBuildIdSize = 0x8000;
 

@@ -124,5 +124,15 @@ absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint
 // cookie, when its user part comes later in a CALLCHAIN_DEFERRED record {cookie, nr, ips[nr]}.
 inline constexpr uint64_t kContextUserDeferred = static_cast<uint64_t>(-640);
 inline constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+inline constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+// Callchain entries at or above this are context markers (PERF_CONTEXT_*), not addresses.
+inline constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
+inline bool is_context_marker(uint64_t entry) { return entry >= kContextMax; }
+
+// A SAMPLE's callchain entries, context markers included (READ values skipped as
+// sample_callchain_at skips them); empty when sample_type has no CALLCHAIN.
+absl::StatusOr<std::vector<uint64_t>> sample_callchain(std::span<const uint8_t> record,
+                                                       const Endian& e, uint64_t sample_type,
+                                                       uint64_t read_format, uint64_t file_offset);
 
 }  // namespace pdfix::format

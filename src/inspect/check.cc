@@ -128,7 +128,7 @@ class Checker : public transform::DryRunObserver {
           format::decode_mmap(r.bytes, session_->endian(), session_->trailer_size(r), r.offset);
       if (!m.ok() || m->has_build_id()) return;
       const format::MapKind kind = format::classify(m->filename, m->misc);
-      if (is_anonymous_code(*m, kind)) {
+      if (format::is_anonymous_code(m->filename, m->misc)) {
         anonymous_code_.emplace(
             key(r), Idless{std::string(m->filename), r.offset, r.part, name, m->misc, m->pid});
       }
@@ -237,13 +237,6 @@ class Checker : public transform::DryRunObserver {
   }
 
   CheckReport take() { return std::move(report_); }
-
-  static bool is_anonymous_code(const format::MmapRecord& m, format::MapKind kind) {
-    return kind == format::MapKind::kAnonymous && !format::is_kernel_mode(m.misc) &&
-           (m.misc & format::kMiscMmapData) == 0 &&
-           (m.filename.starts_with("//anon") || m.filename.starts_with("[anon:") ||
-            m.filename.starts_with("/memfd:"));
-  }
 
   // Anonymous code that samples hit and that no pass named: JIT code whose jitdump or map file is
   // not here. Told once, with the processes.

@@ -12,21 +12,13 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "transform/process_timeline.h"
 #include "transform/time_order.h"
 
 namespace pdfix::inspect {
 namespace {
 
 constexpr uint64_t kHost = format::kHostMachine;
-using format::kSampleCallchain;
-using format::kSampleIdentifier;
-using format::kSampleRead;
-using format::kSampleTid;
-using format::kSampleTime;
-// Callchain entries at or above this are context markers (PERF_CONTEXT_*), not addresses.
-constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
-constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
-constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
 
 // The name perf files a map's DSO under: the kernel image by its machine's kernel name.
 std::string dso_name(uint64_t machine, std::string_view filename) {
@@ -42,42 +34,7 @@ void add_pids(std::vector<uint32_t>& to, const std::vector<uint32_t>& pids) {
   }
 }
 
-struct Map {
-  uint64_t end = 0;
-  size_t dso = 0;
-};
-// Address -> map, maps never overlapping: a new map replaces what it covers, as in perf.
-using Maps = std::map<uint64_t, Map>;
-
-void insert(Maps& maps, uint64_t start, uint64_t end, size_t dso) {
-  if (end <= start) end = UINT64_MAX;
-  auto it = maps.upper_bound(start);
-  if (it != maps.begin()) --it;
-  while (it != maps.end() && it->first < end) {
-    const uint64_t s = it->first;
-    const Map m = it->second;
-    if (m.end <= start) {
-      ++it;
-      continue;
-    }
-    it = maps.erase(it);
-    if (s < start) maps[s] = {start, m.dso};
-    if (m.end > end) maps[end] = {m.end, m.dso};
-  }
-  maps[start] = {end, dso};
-}
-
-std::optional<size_t> find(const Maps& maps, uint64_t ip) {
-  auto it = maps.upper_bound(ip);
-  if (it == maps.begin()) return std::nullopt;
-  --it;
-  if (ip < it->second.end) return it->second.dso;
-  return std::nullopt;
-}
-
-// perf's machines, threads and DSOs, as far as telling hit DSOs apart needs them. An exited thread
-// keeps its maps: perf drops it only after its last sample, and a new process of the same pid
-// comes with a FORK, which replaces them.
+// The DSOs perf would tell apart, and the process timeline that places addresses in them.
 class Model {
  public:
   // A DSO is a file and the build-id its map records carry: the host's libc.so.6 and a
@@ -146,31 +103,9 @@ class Model {
     records_carry_.insert({machine, name});
   }
 
-  Maps& kernel(uint64_t machine) { return kernel_[machine]; }
-  void set_kernel_start(uint64_t machine, uint64_t start) { kernel_start_[machine] = start; }
-  bool kernel_ip(uint64_t ip) const {
-    auto it = kernel_start_.find(kHost);
-    return it != kernel_start_.end() && it->second != 0 ? ip >= it->second : (ip >> 63) != 0;
-  }
-
-  // A thread's maps: a new thread of a known process shares the process's, a new process gets
-  // its own.
-  Maps& user(uint32_t pid, uint32_t tid) { return *group(pid, tid); }
-  void fork(uint32_t pid, uint32_t tid, uint32_t ppid, uint32_t ptid) {
-    std::shared_ptr<Maps> parent = group(ppid, ptid);
-    threads_.erase({pid, tid});
-    threads_[{pid, tid}] = pid == ppid ? parent : std::make_shared<Maps>(*parent);
-  }
+  transform::ProcessTimeline& timeline() { return timeline_; }
 
  private:
-  std::shared_ptr<Maps> group(uint32_t pid, uint32_t tid) {
-    auto it = threads_.find({pid, tid});
-    if (it != threads_.end()) return it->second;
-    std::shared_ptr<Maps> maps = tid == pid ? std::make_shared<Maps>() : group(pid, pid);
-    threads_[{pid, tid}] = maps;
-    return maps;
-  }
-
   std::vector<DsoBuildId> dsos_;
   std::vector<uint64_t> machines_;
   std::map<std::pair<uint64_t, std::string>, std::vector<std::string>> table_;
@@ -180,60 +115,43 @@ class Model {
   std::vector<uint64_t> samples_;
   uint64_t total_samples_ = 0;
   absl::flat_hash_map<std::tuple<uint64_t, std::string, std::string>, size_t> index_;
-  std::map<uint64_t, Maps> kernel_;
-  std::map<uint64_t, uint64_t> kernel_start_;
-  std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Maps>> threads_;
+  transform::ProcessTimeline timeline_;
 };
 
 // What one record does to the model, decoded, waiting for its turn.
 struct Event {
-  enum class Kind { kMap, kFork, kSample } kind = Kind::kMap;
+  enum class Kind { kMap, kFork, kExec, kSample } kind = Kind::kMap;
   uint32_t pid = 0;
-  uint32_t tid = 0;
   uint32_t ppid = 0;
-  uint32_t ptid = 0;
   // kMap
-  uint64_t machine = kHost;
-  bool kernel = false;
+  uint16_t misc = 0;
   bool image = false;
-  uint64_t start = 0;
-  uint64_t end = 0;
-  size_t dso = 0;
+  transform::ProcessTimeline::Map map;
   // kSample: each address with the cpumode it is to be looked up in
   std::vector<std::pair<uint16_t, uint64_t>> ips;
 };
 
-std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint32_t tid, uint64_t ip) {
-  std::optional<size_t> dso;
-  if (mode == format::kCpuModeKernel) {
-    dso = find(model.kernel(kHost), ip);
-  } else if (mode == format::kCpuModeGuestKernel) {
-    dso = find(model.kernel(format::machine_of(mode, pid)), ip);
-  } else if (mode == format::kCpuModeUser) {
-    dso = find(model.user(pid, tid), ip);
-    // perf looks a user-mode address up among the kernel's maps when no user map has it.
-    if (!dso && model.kernel_ip(ip)) dso = find(model.kernel(kHost), ip);
-  }
-  if (dso) model.hit(*dso);
-  return dso;
+std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint64_t ip) {
+  const transform::ProcessTimeline::Map* m = model.timeline().find(mode, pid, ip);
+  if (m == nullptr) return std::nullopt;
+  model.hit(m->file);
+  return m->file;
 }
 
 void apply(Model& model, const Event& e) {
   switch (e.kind) {
     case Event::Kind::kMap:
-      if (e.kernel) {
-        if (e.image) model.set_kernel_start(e.machine, e.start);
-        insert(model.kernel(e.machine), e.start, e.end, e.dso);
-      } else if (e.machine == kHost) {
-        insert(model.user(e.pid, e.tid), e.start, e.end, e.dso);
-      }
+      model.timeline().map(e.misc, e.pid, e.map, e.image);
       break;
     case Event::Kind::kFork:
-      model.fork(e.pid, e.tid, e.ppid, e.ptid);
+      model.timeline().fork(e.pid, e.ppid);
+      break;
+    case Event::Kind::kExec:
+      model.timeline().exec(e.pid);
       break;
     case Event::Kind::kSample:
       for (size_t i = 0; i < e.ips.size(); ++i) {
-        const auto dso = mark(model, e.ips[i].first, e.pid, e.tid, e.ips[i].second);
+        const auto dso = mark(model, e.ips[i].first, e.pid, e.ips[i].second);
         if (i == 0) model.sampled(dso);
       }
       break;
@@ -247,25 +165,25 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   Event e;
   e.kind = Event::Kind::kMap;
   e.pid = m->pid;
-  e.tid = m->tid;
-  const uint16_t mode = m->misc & format::kCpuModeMask;
-  e.machine = format::machine_of(m->misc, m->pid);
-  e.kernel = mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel;
+  e.misc = m->misc;
+  const uint64_t machine = format::machine_of(m->misc, m->pid);
   e.image = format::is_kernel_image_name(m->filename);
-  const std::string name = dso_name(e.machine, m->filename);
+  const std::string name = dso_name(machine, m->filename);
+  size_t dso = 0;
   if (m->has_build_id()) {
-    model.carries(e.machine, name);
-    e.dso = model.dso(e.machine, name,
-                      format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}), true);
-    model.mapped_by(e.dso, *m);
+    model.carries(machine, name);
+    dso = model.dso(machine, name,
+                    format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""}), true);
   } else {
     const bool inode = m->is_mmap2 && m->ino != 0;
-    e.dso = model.dso(e.machine, name,
-                      inode ? absl::StrCat("ino:", m->maj, ":", m->min, ":", m->ino) : "", false);
-    model.mapped_by(e.dso, *m);
+    dso = model.dso(machine, name,
+                    inode ? absl::StrCat("ino:", m->maj, ":", m->min, ":", m->ino) : "", false);
   }
-  e.start = m->start;
-  e.end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
+  model.mapped_by(dso, *m);
+  e.map = {.start = m->start,
+           .end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len,
+           .pgoff = m->pgoff,
+           .file = static_cast<uint32_t>(dso)};
   return e;
 }
 
@@ -275,9 +193,16 @@ absl::StatusOr<Event> fork_event(const transform::RecordRef& r, const transform:
   Event e;
   e.kind = Event::Kind::kFork;
   e.pid = t->pid;
-  e.tid = t->tid;
   e.ppid = t->ppid;
-  e.ptid = t->ptid;
+  return e;
+}
+
+absl::StatusOr<Event> exec_event(const transform::RecordRef& r, const transform::Session& s) {
+  auto c = format::decode_comm(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+  if (!c.ok()) return c.status();
+  Event e;
+  e.kind = Event::Kind::kExec;
+  e.pid = c->pid;
   return e;
 }
 
@@ -291,28 +216,16 @@ absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
   Event e;
   e.kind = Event::Kind::kSample;
   e.pid = head->pid;
-  e.tid = head->tid;
   const uint16_t mode = r.header.misc & format::kCpuModeMask;
   e.ips.emplace_back(mode, head->ip);
-  // A READ group before the callchain has a layout of its own; such samples count by ip only.
-  if (!callchain || (st & kSampleCallchain) == 0 || (st & kSampleRead) != 0) return e;
-  // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD come first, 8 bytes each.
-  size_t pos = 8;
-  for (uint64_t bit :
-       {kSampleIdentifier, format::kSampleIp, kSampleTid, kSampleTime, format::kSampleAddr,
-        format::kSampleId, format::kSampleStreamId, format::kSampleCpu, format::kSamplePeriod}) {
-    if (st & bit) pos += 8;
-  }
-  if (pos + 8 > r.bytes.size()) return e;
-  const uint64_t nr = s.endian().u64(r.bytes.data() + pos);
-  pos += 8;
-  if (nr > (r.bytes.size() - pos) / 8) return e;
+  if (!callchain) return e;
+  auto chain = format::sample_callchain(r.bytes, s.endian(), st, attr->read_format, r.offset);
+  if (!chain.ok()) return chain.status();
   uint16_t context = mode;
-  for (uint64_t i = 0; i < nr; ++i) {
-    const uint64_t ip = s.endian().u64(r.bytes.data() + pos + 8 * i);
-    if (ip >= kContextMax) {
-      if (ip == kContextKernel) context = format::kCpuModeKernel;
-      if (ip == kContextUser) context = format::kCpuModeUser;
+  for (const uint64_t ip : *chain) {
+    if (format::is_context_marker(ip)) {
+      if (ip == format::kContextKernel) context = format::kCpuModeKernel;
+      if (ip == format::kContextUser) context = format::kCpuModeUser;
       continue;
     }
     e.ips.emplace_back(context, ip);
@@ -399,6 +312,13 @@ absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Sessio
       auto e = sample_event(r, s, impl_->callchains_);
       if (!e.ok()) return e.status();
       if (*e) ordered.add(time(), std::move(**e));
+      break;
+    }
+    case format::kComm: {
+      if ((r.header.misc & format::kMiscCommExec) == 0) break;
+      auto e = exec_event(r, s);
+      if (!e.ok()) return e.status();
+      ordered.add(time(), *std::move(e));
       break;
     }
     case format::kFinishedRound:

@@ -42,7 +42,8 @@ class DsoHits {
 
   // Build-id table entries, as they are learned: they name DSOs and give their ids.
   void add_entries(std::span<const format::BuildIdEntry> entries);
-  // One record: maps, forks, samples and FINISHED_ROUND count; other records are ignored.
+  // One record: maps, forks, execs (COMM), samples and FINISHED_ROUND count; other records are
+  // ignored.
   absl::Status add(const transform::RecordRef& r, const transform::Session& s);
   // After the last record: delivers what still waits for its turn.
   void finish();

@@ -264,12 +264,13 @@ absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Se
   }
   std::vector<uint64_t> user(nr);
   for (uint64_t i = 0; i < nr; ++i) user[i] = e.u64(r.bytes.data() + kFixed + 8 * i);
-  // The trailer's TID (its first field when the event samples it) says whose stack this is.
+  // The trailer's TID says whose stack this is.
   std::optional<uint32_t> tid;
   const format::EventAttr* attr = s.attr_for(r);
-  if (attr != nullptr && attr->sample_id_all() && (attr->sample_type & format::kSampleTid) &&
-      trailer >= 8) {
-    tid = e.u32(r.bytes.data() + r.bytes.size() - trailer + 4);
+  if (attr != nullptr && attr->sample_id_all()) {
+    const std::optional<uint32_t> task = format::trailer_layout(attr->sample_type).task;
+    if (task && *task + 8 <= trailer)
+      tid = e.u32(r.bytes.data() + r.bytes.size() - trailer + *task + 4);
   }
   bool used = false;
   for (auto it = waiting_.begin(); it != waiting_.end();) {

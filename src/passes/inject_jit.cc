@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/attr.h"
+#include "format/elf_machine.h"
+#include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
 #include "jit/code_placement.h"
@@ -34,24 +36,6 @@ bool monotonic_times(const transform::Session& s) {
   return !attrs.empty() && std::all_of(attrs.begin(), attrs.end(), [](const format::EventAttr& a) {
     return (a.flags & format::kAttrUseClockid) != 0 && a.clockid == kClockMonotonic;
   });
-}
-
-bool is_anonymous_code(const transform::Map& m) {
-  const std::string_view name = m.fields.filename;
-  return m.kind == format::MapKind::kAnonymous && !format::is_kernel_mode(m.fields.misc) &&
-         (m.fields.misc & format::kMiscMmapData) == 0 &&
-         (name.starts_with("//anon") || name.starts_with("[anon:") || name.starts_with("/memfd:"));
-}
-
-uint16_t elf_machine(std::string_view arch) {
-  if (arch == "x86_64") return 62;
-  if (arch == "aarch64" || arch == "arm64") return 183;
-  if (arch == "i386" || arch == "i686") return 3;
-  if (arch.starts_with("arm")) return 40;
-  if (arch.starts_with("ppc64")) return 21;
-  if (arch == "s390x") return 22;
-  if (arch == "riscv64") return 243;
-  return 62;
 }
 
 std::string dir_of(std::string_view path) {
@@ -138,14 +122,13 @@ std::vector<uint8_t> InjectJit::trailer_of(const transform::RecordRef& r,
   std::vector<uint8_t> out(trailer.begin(), trailer.end());
   const format::EventAttr* attr = s.attr_for(r);
   if (attr == nullptr || out.empty()) return out;
-  size_t at = 0;
-  if ((attr->sample_type & format::kSampleTid) != 0 && out.size() >= 8) {
-    s.endian().put_u32(out.data(), pid);
-    s.endian().put_u32(out.data() + 4, tid);
-    at = 8;
+  const format::TrailerLayout layout = format::trailer_layout(attr->sample_type);
+  if (layout.task && out.size() >= *layout.task + 8) {
+    s.endian().put_u32(out.data() + *layout.task, pid);
+    s.endian().put_u32(out.data() + *layout.task + 4, tid);
   }
-  if ((attr->sample_type & format::kSampleTime) != 0 && out.size() >= at + 8) {
-    s.endian().put_u64(out.data() + at, time);
+  if (layout.time && out.size() >= *layout.time + 8) {
+    s.endian().put_u64(out.data() + *layout.time, time);
   }
   return out;
 }
@@ -185,7 +168,7 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
       jit::jitdump_pid(m.fields.filename)) {
     return marker(r, s, out);
   }
-  if (is_anonymous_code(m)) return anonymous(r, s, out);
+  if (format::is_anonymous_code(m.fields.filename, m.fields.misc)) return anonymous(r, s, out);
   return out.emit(r);
 }
 
@@ -315,7 +298,8 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
                              .part = r.part,
                              .record = format::record_type_name(r.header.type)};
     if (skipped > 0) source.problem = absl::StrCat(skipped, " lines that are no symbol skipped");
-    auto elf = jit::symbol_image(image->symbols, elf_machine(s.arch()), s.endian().is_big());
+    auto elf = jit::symbol_image(image->symbols, format::elf_machine_of_arch(s.arch()),
+                                 s.endian().is_big());
     if (!elf.ok()) return nullptr;
     image->elf_name = absl::StrCat("/tmp/jitted-", pid, "-perf-map.so");
     image->id = elf->elf.id;

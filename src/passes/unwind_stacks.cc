@@ -19,8 +19,9 @@
 namespace pdfix::passes {
 namespace {
 
-constexpr uint16_t kMiscCommExec = 0x2000;
 constexpr uint64_t kRegsAbi64 = 2;
+// A map's handle on the timeline when nothing mapped there is a binary to unwind in.
+constexpr uint32_t kNoBinary = UINT32_MAX;
 // Records held back for their round's turn, at most (copies of the input's bytes).
 constexpr uint64_t kMaxHeldBytes = uint64_t{256} << 20;
 
@@ -63,9 +64,9 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
  public:
   Lookup(UnwindStacks& pass, uint32_t pid) : pass_(pass), pid_(pid) {}
   std::optional<unwind::Code> find(uint64_t pc) override {
-    const unwind::ProcessMaps::Mapping* m = pass_.maps_.find(pid_, pc);
-    if (m == nullptr) return std::nullopt;
-    Binary& b = pass_.binaries_[m->binary];
+    const transform::ProcessTimeline::Map* m = pass_.maps_.find(format::kCpuModeUser, pid_, pc);
+    if (m == nullptr || m->file == kNoBinary) return std::nullopt;
+    Binary& b = pass_.binaries_[m->file];
     unwind::Code c;
     c.binary = b.name;
     c.cfi = pass_.cfi_of(b);
@@ -101,9 +102,20 @@ UnwindStacks::~UnwindStacks() = default;
 void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& s) {
   const transform::Map& m = *r.map;
   const format::MmapRecord& f = m.fields;
+  transform::ProcessTimeline::Map placed{
+      .start = f.start, .end = f.start + f.len, .pgoff = f.pgoff, .file = kNoBinary};
+  // Every map goes on the timeline, as every map replaces what it covers; only executable maps of
+  // files are binaries to unwind in.
   const bool exec = f.is_mmap2 ? (f.prot & PROT_EXEC) != 0 : (f.misc & format::kMiscMmapData) == 0;
-  if (m.kind != format::MapKind::kFile && m.kind != format::MapKind::kVdso) return;
-  if (!exec || format::is_kernel_mode(f.misc)) return;
+  if ((m.kind == format::MapKind::kFile || m.kind == format::MapKind::kVdso) && exec &&
+      !format::is_kernel_mode(f.misc)) {
+    placed.file = binary_of(m, s);
+  }
+  maps_.map(f.misc, f.pid, placed, m.kind == format::MapKind::kKernel);
+}
+
+uint32_t UnwindStacks::binary_of(const transform::Map& m, const transform::Session& s) {
+  const format::MmapRecord& f = m.fields;
   const std::string name(f.filename);
   std::optional<format::BuildId> id = m.build_id;
   std::string why;
@@ -119,7 +131,7 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
   if (added) {
     binaries_.push_back({.name = name, .pid = f.pid, .id = id, .why_none = why});
   }
-  maps_.map(f.pid, {f.start, f.start + f.len, f.pgoff, it->second});
+  return it->second;
 }
 
 unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
@@ -221,7 +233,7 @@ absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transfor
   const format::Endian& e = s.endian();
   const uint32_t type = r.header.type;
   bool event = type == format::kMmap || type == format::kMmap2 || type == format::kFork ||
-               (type == format::kComm && (r.header.misc & kMiscCommExec) != 0);
+               (type == format::kComm && (r.header.misc & format::kMiscCommExec) != 0);
   if (type == format::kSample) {
     const format::EventAttr* attr = s.attr_for(r);
     event = attr != nullptr && unwinds(*attr);
@@ -295,7 +307,7 @@ absl::Status UnwindStacks::apply(Held& h, const transform::Session& s) {
     case format::kFork: {
       auto t = format::decode_task(r.bytes, e, r.offset);
       if (!t.ok()) return t.status();
-      maps_.fork(t->ppid, t->pid);
+      maps_.fork(t->pid, t->ppid);
       return absl::OkStatus();
     }
     case format::kComm: {

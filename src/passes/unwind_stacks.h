@@ -17,11 +17,11 @@
 #include "passes/repair.h"
 #include "resolve/resolver.h"
 #include "transform/owned_record.h"
+#include "transform/process_timeline.h"
 #include "transform/rebuilt.h"
 #include "transform/time_order.h"
 #include "unwind/arch.h"
 #include "unwind/cfi_table.h"
-#include "unwind/process_maps.h"
 
 namespace pdfix::passes {
 
@@ -105,6 +105,8 @@ class UnwindStacks : public Repair {
   absl::Status apply(Held& h, const transform::Session& s);
   absl::Status emit_ready(const transform::Session& s, transform::RecordSink& out);
   void map(const transform::RecordRef& r, const transform::Session& s);
+  // The handle of the binary map `m` names, registered on first sight.
+  uint32_t binary_of(const transform::Map& m, const transform::Session& s);
   // The sample's bytes with its user stack unwound; nullopt when it is to stay as it is.
   absl::StatusOr<std::optional<std::vector<uint8_t>>> sample(const transform::RecordRef& r,
                                                              const transform::Session& s);
@@ -123,7 +125,7 @@ class UnwindStacks : public Repair {
   std::shared_ptr<resolve::Resolver> resolver_;
   UnwindReport report_;
   std::optional<unwind::RegisterSet> regs_;
-  unwind::ProcessMaps maps_;
+  transform::ProcessTimeline maps_;
   std::vector<Binary> binaries_;
   absl::flat_hash_map<std::string, uint32_t> binary_index_;
   transform::Rebuilt rebuilt_;

@@ -16,9 +16,9 @@ std::optional<uint64_t> record_time(const RecordRef& r, const Session& s) {
   }
   const uint32_t size = s.trailer_size(r);
   if (size == 0 || size > r.bytes.size()) return std::nullopt;
-  const size_t at = r.bytes.size() - size + ((attr->sample_type & format::kSampleTid) != 0 ? 8 : 0);
-  if (at + 8 > r.bytes.size()) return std::nullopt;
-  return s.endian().u64(r.bytes.data() + at);
+  const std::optional<uint32_t> time = format::trailer_layout(attr->sample_type).time;
+  if (!time || *time + 8 > size) return std::nullopt;
+  return s.endian().u64(r.bytes.data() + r.bytes.size() - size + *time);
 }
 
 bool ends_round(uint32_t type) {

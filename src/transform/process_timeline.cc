@@ -1,0 +1,89 @@
+#include "transform/process_timeline.h"
+
+#include <iterator>
+
+#include "format/machine.h"
+#include "format/record_type.h"
+
+namespace pdfix::transform {
+
+void ProcessTimeline::insert(Maps& maps, Map m) {
+  auto it = maps.lower_bound(m.start);
+  if (it != maps.begin() && std::prev(it)->second.end > m.start) --it;
+  while (it != maps.end() && it->second.start < m.end) {
+    const Map old = it->second;
+    it = maps.erase(it);
+    if (old.start < m.start) {
+      Map left = old;
+      left.end = m.start;
+      maps.emplace(left.start, left);
+    }
+    if (old.end > m.end) {
+      Map right = old;
+      right.start = m.end;
+      right.pgoff = old.pgoff + (m.end - old.start);
+      it = std::next(maps.emplace(right.start, right).first);
+    }
+  }
+  maps.emplace(m.start, m);
+}
+
+void ProcessTimeline::map(uint16_t misc, uint32_t pid, const Map& m, bool kernel_image) {
+  const uint16_t mode = misc & format::kCpuModeMask;
+  if (mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel) {
+    const uint64_t machine = format::machine_of(misc, pid);
+    Maps& maps = kernels_[machine];
+    Map sized = m;
+    if (sized.end <= sized.start) {
+      auto next = maps.upper_bound(sized.start);
+      sized.end = next == maps.end() ? UINT64_MAX : next->first;
+    }
+    if (kernel_image && machine == format::kHostMachine) kernel_start_ = m.start;
+    insert(maps, sized);
+    return;
+  }
+  if (format::is_guest_mode(misc) || m.end <= m.start) return;
+  insert(processes_[pid], m);
+}
+
+void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
+  if (pid == ppid) return;  // a thread: it shares its process's maps
+  auto parent = processes_.find(ppid);
+  if (parent == processes_.end()) {
+    processes_.erase(pid);
+    return;
+  }
+  Maps copy = parent->second;
+  processes_[pid] = std::move(copy);
+}
+
+void ProcessTimeline::exec(uint32_t pid) { processes_.erase(pid); }
+
+const ProcessTimeline::Map* ProcessTimeline::find_in(const Maps& maps, uint64_t addr) {
+  auto it = maps.upper_bound(addr);
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return addr < it->second.end ? &it->second : nullptr;
+}
+
+bool ProcessTimeline::kernel_address(uint64_t addr) const {
+  return kernel_start_ != 0 ? addr >= kernel_start_ : (addr >> 63) != 0;
+}
+
+const ProcessTimeline::Map* ProcessTimeline::find(uint16_t cpumode, uint32_t pid,
+                                                  uint64_t addr) const {
+  const uint16_t mode = cpumode & format::kCpuModeMask;
+  if (mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel) {
+    auto k = kernels_.find(format::machine_of(mode, pid));
+    return k == kernels_.end() ? nullptr : find_in(k->second, addr);
+  }
+  if (mode != format::kCpuModeUser) return nullptr;
+  if (auto p = processes_.find(pid); p != processes_.end()) {
+    if (const Map* m = find_in(p->second, addr)) return m;
+  }
+  if (!kernel_address(addr)) return nullptr;
+  auto k = kernels_.find(format::kHostMachine);
+  return k == kernels_.end() ? nullptr : find_in(k->second, addr);
+}
+
+}  // namespace pdfix::transform

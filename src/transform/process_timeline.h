@@ -1,0 +1,56 @@
+// The maps of the recording's machines and processes, as the records lay them out when applied in
+// time order (transform/time_order.h): "which map covers this address in this process now", with
+// one set of rules for every consumer (hit counts, unwinding, JIT placement).
+//
+// The rules, the kernel's and perf's:
+// - a new map replaces what it covers of older ones, keeping the parts on either side;
+// - a thread shares its process's maps; a FORK of a new process copies its parent's (and
+//   replaces whatever a reused pid had);
+// - an exec (COMM with the exec bit) clears the process's maps: the new image maps anew;
+// - kernel maps belong to their machine (the host, or a guest by its pid), not to a process;
+//   a guest's user maps are not followed;
+// - a zero-length kernel map (a module perf did not size) runs up to the next map, as perf's
+//   maps__fixup_end makes it; a zero-length user map covers nothing;
+// - a user-mode address no user map covers is looked up among the host kernel's maps when it
+//   lies in the kernel's half, as perf does.
+// An exited thread keeps its maps: samples of it may still come, and a new process of its pid
+// comes with a FORK.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace pdfix::transform {
+
+class ProcessTimeline {
+ public:
+  struct Map {
+    uint64_t start = 0;
+    uint64_t end = 0;  // exclusive; for a zero-length kernel map, as given (start)
+    uint64_t pgoff = 0;
+    uint32_t file = 0;  // the caller's handle for what is mapped
+  };
+
+  // A map record's map, of `misc`'s cpumode and `pid`; `kernel_image` for the kernel's own map,
+  // whose start tells kernel addresses from user ones.
+  void map(uint16_t misc, uint32_t pid, const Map& m, bool kernel_image);
+  void fork(uint32_t pid, uint32_t ppid);
+  void exec(uint32_t pid);
+  // The map covering `addr` for a sample (or callchain entry) of `cpumode` in `pid`; nullptr for
+  // none.
+  const Map* find(uint16_t cpumode, uint32_t pid, uint64_t addr) const;
+
+ private:
+  using Maps = std::map<uint64_t, Map>;  // by start; never overlapping
+  static void insert(Maps& maps, Map m);
+  static const Map* find_in(const Maps& maps, uint64_t addr);
+  bool kernel_address(uint64_t addr) const;
+
+  absl::flat_hash_map<uint32_t, Maps> processes_;  // host user maps, by pid
+  absl::flat_hash_map<uint64_t, Maps> kernels_;    // by machine (format/machine.h)
+  uint64_t kernel_start_ = 0;                      // the host kernel image's, once mapped
+};
+
+}  // namespace pdfix::transform
