@@ -13,6 +13,7 @@
 #include "fixture/fake_host.h"
 #include "fixture/perf_data_builder.h"
 #include "format/record_type.h"
+#include "inspect/buildid_list.h"
 #include "io/input.h"
 #include "resolve/cache_layout.h"
 #include "store/binaries.h"
@@ -137,10 +138,14 @@ class StoreFiles : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::vector<Binary> find(const Bytes& recording, const testing::FakeHost& host,
-                           const FindOptions& options) {
+                           const FindOptions& options, bool hits_only = false) {
     auto in = io::open_input(testing::write_temp(recording));
     EXPECT_TRUE(in.ok()) << in.status();
-    auto found = find_binaries(*in, host, options);
+    auto dsos = inspect::list_build_ids(
+        *in, {.hits = hits_only, .every_source = true, .count_samples = true});
+    EXPECT_TRUE(dsos.ok()) << dsos.status();
+    if (!dsos.ok()) return {};
+    auto found = find_binaries(*in, *dsos, host, options);
     EXPECT_TRUE(found.ok()) << found.status();
     return found.ok() ? found->binaries : std::vector<Binary>{};
   }
@@ -282,7 +287,7 @@ TEST_F(StoreFiles, GuestsAreMissingAndHitsFilter) {
   ASSERT_EQ(all.size(), 3U);
   EXPECT_TRUE(all[2].guest);
   EXPECT_EQ(all[2].from, Binary::From::kNothing);
-  auto hits = find(b.build(), host, {.sysroot = dir_ + "/root", .hits_only = true});
+  auto hits = find(b.build(), host, {.sysroot = dir_ + "/root"}, /*hits_only=*/true);
   ASSERT_EQ(hits.size(), 1U);
   EXPECT_EQ(hits[0].name, "/usr/bin/prog");
 }

@@ -7,6 +7,7 @@
 #include "cli/progress.h"
 #include "cli/verb.h"
 #include "format/utf8.h"
+#include "inspect/buildid_list.h"
 #include "io/input.h"
 #include "store/binaries.h"
 #include "store/fetch.h"
@@ -100,7 +101,10 @@ The summary goes to stderr; --json prints one object on stdout. IN may be '-' fo
             }
             auto in = io::open_input(a->in);
             if (!in.ok()) return fail(in.status());
-            auto named = store::find_binaries(*in, host, {.hits_only = a->hits, .prove = false});
+            auto dsos = inspect::list_build_ids(
+                *in, {.hits = a->hits, .every_source = true, .count_samples = true});
+            if (!dsos.ok()) return fail(dsos.status());
+            auto named = store::find_binaries(*in, *dsos, host, {.prove = false});
             if (!named.ok()) return fail(named.status());
             Summary say(a->quiet);
             Progress progress("fetch");

@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "cli/verb.h"
 #include "format/utf8.h"
+#include "inspect/buildid_list.h"
 #include "io/input.h"
 #include "store/binaries.h"
 #include "store/keep_binaries.h"
@@ -112,12 +113,14 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   if (archive) {
     if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s);
   }
-  auto named = store::find_binaries(*in, host,
+  auto dsos = inspect::list_build_ids(
+      *in, {.hits = args.hits_only, .every_source = true, .count_samples = true});
+  if (!dsos.ok()) return fail(dsos.status());
+  auto named = store::find_binaries(*in, *dsos, host,
                                     {.sysroot = args.sysroot,
                                      .search = args.search,
                                      .cache_dir = host.buildid_cache(),
                                      .more_caches = args.more_caches,
-                                     .hits_only = args.hits_only,
                                      .debug_files = !args.no_debug,
                                      .debuginfod_client_cache = host.debuginfod_client_cache()});
   if (!named.ok()) return fail(named.status());

@@ -22,15 +22,7 @@ struct BuildIdListOptions {
   bool count_samples = false;
 };
 
-struct BuildIdListing {
-  std::vector<DsoBuildId> dsos;
-  uint64_t samples = 0;  // samples read; each DSO's own count is in its DsoBuildId
-  // What the recording says of where it was made, for proving its files there.
-  std::string hostname;
-  std::string osrelease;
-  std::optional<uint64_t> kernel_text;
-  std::vector<format::BuildIdEntry> table;
-};
+using BuildIdListing = resolve::RecordedDsos;
 
 // What perf buildid-list prints, perf's own rules included: a file with a build-id table lists
 // the table; a stream, or a file without a table, lists the DSOs that sample addresses hit (perf

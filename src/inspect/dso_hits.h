@@ -12,25 +12,13 @@
 
 #include "absl/status/status.h"
 #include "format/feature.h"
+#include "resolve/recorded_dsos.h"
 #include "transform/record.h"
 #include "transform/session.h"
 
 namespace pdfix::inspect {
 
-struct DsoBuildId {
-  std::string build_id;  // hex; empty for a DSO that samples hit but no record gives an id for
-  std::string name;      // the DSO's long name: a path, "[kernel.kallsyms]", "[vdso]", ...
-  std::string machine;   // "host" or "guest <pid>"
-  uint64_t samples = 0;  // samples whose ip falls in it (when samples were read)
-  // A DSO whose maps carry no id is one file: the device and inode its MMAP2s name (none for an
-  // MMAP). Of every DSO, the processes whose user maps name it, sorted: which of two files at one
-  // path a process mapped, and what a report of it may be filtered by.
-  bool has_inode = false;
-  uint32_t maj = 0;
-  uint32_t min = 0;
-  uint64_t ino = 0;
-  std::vector<uint32_t> pids;
-};
+using resolve::DsoBuildId;
 
 class DsoHits {
  public:

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "format/machine.h"
 #include "format/map_kind.h"
-#include "inspect/buildid_list.h"
 #include "resolve/debug_file.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/find_copy.h"
@@ -166,7 +165,7 @@ class MappedFiles {
   MappedFiles(const resolve::Host& host, const FindOptions& options, resolve::RecordingFacts facts)
       : resolver_({.sysroot = options.sysroot, .search = options.search}, host), facts_(facts) {}
 
-  void prove(Binary& b, const inspect::DsoBuildId& d) {
+  void prove(Binary& b, const resolve::DsoBuildId& d) {
     if (!d.has_inode) {
       b.missing = "an MMAP record without device and inode: no file can be proven to be it";
       return;
@@ -215,19 +214,16 @@ bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id) {
   return got.ok() && *got == id;
 }
 
-absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
-                                    const FindOptions& options) {
-  auto listing = inspect::list_build_ids(
-      in, {.hits = options.hits_only, .every_source = true, .count_samples = true});
-  if (!listing.ok()) return listing.status();
+absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& dsos,
+                                    const resolve::Host& host, const FindOptions& options) {
   const io::RecordingSpan span = io::recording_span(in);
   Prover prover(host, options, span.ended_at);
   MappedFiles files(host, options,
-                    {listing->hostname, listing->osrelease, listing->kernel_text, span.started_at,
-                     span.ended_at, listing->table, nullptr});
+                    {dsos.hostname, dsos.osrelease, dsos.kernel_text, span.started_at,
+                     span.ended_at, dsos.table, nullptr});
   absl::flat_hash_map<std::string, size_t> by_id;  // hex -> index in out.binaries
-  Named out{.samples = listing->samples};
-  for (const inspect::DsoBuildId& d : listing->dsos) {
+  Named out{.samples = dsos.samples};
+  for (const resolve::DsoBuildId& d : dsos.dsos) {
     const bool named_file = format::classify(d.name, 0) != format::MapKind::kAnonymous ||
                             entry_kind_of(d.name) != EntryKind::kElf;
     auto id = BuildId::from_hex(d.build_id);

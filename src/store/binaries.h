@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "resolve/cache_layout.h"
 #include "resolve/host.h"
+#include "resolve/recorded_dsos.h"
 
 namespace pdfix::store {
 
@@ -62,7 +63,6 @@ struct FindOptions {
   std::string cache_dir;  // perf's build-id cache to take proven copies from; empty: none
   // Caches a pass of this run wrote into (the JIT code's ELF files, under --buildid-dir).
   std::vector<std::string> more_caches;
-  bool hits_only = false;
   // Whether to prove copies at all (fetch only needs the names and ids).
   bool prove = true;
   // Each proven program's and library's separate debug file too (resolve::find_debug_file), as a
@@ -73,8 +73,10 @@ struct FindOptions {
 
 // One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
 // kallsyms, debug files after their binaries. DSOs of guest machines are listed as missing.
-absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::Host& host,
-                                    const FindOptions& options);
+// `dsos` is what inspect::list_build_ids lists of the recording `in` (every source, samples
+// counted).
+absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& dsos,
+                                    const resolve::Host& host, const FindOptions& options);
 
 // The bytes that go into a cache or bundle for `b` (a module decompressed).
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
