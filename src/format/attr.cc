@@ -126,4 +126,16 @@ TrailerLayout trailer_layout(uint64_t sample_type) {
   return l;
 }
 
+void set_attr_unwound(uint8_t* attr, uint32_t size, const Endian& e) {
+  const uint64_t st = e.u64(attr + kAttrSampleTypeOffset);
+  e.put_u64(attr + kAttrSampleTypeOffset,
+            (st & ~(kSampleRegsUser | kSampleStackUser)) | kSampleCallchain);
+  e.put_attr_flags(attr + kAttrFlagsOffset,
+                   e.attr_flags(attr + kAttrFlagsOffset) & ~kAttrExcludeCallchainUser);
+  if (size >= kAttrSampleStackUserOffset + 4) {
+    e.put_u64(attr + kAttrSampleRegsUserOffset, 0);
+    e.put_u32(attr + kAttrSampleStackUserOffset, 0);
+  }
+}
+
 }  // namespace pdfix::format

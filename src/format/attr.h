@@ -90,4 +90,9 @@ struct TrailerLayout {
 };
 TrailerLayout trailer_layout(uint64_t sample_type);
 
+// Rewrites the attr at `attr` (`size` bytes of it) as it is once its samples' user stacks are
+// unwound into their callchains: CALLCHAIN on, REGS_USER and STACK_USER off (their sizes zero),
+// user callchains no longer excluded.
+void set_attr_unwound(uint8_t* attr, uint32_t size, const Endian& e);
+
 }  // namespace pdfix::format

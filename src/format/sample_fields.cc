@@ -94,4 +94,32 @@ UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const Sam
   return u;
 }
 
+absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t> record,
+                                                         const Endian& e, const SampleFields& f,
+                                                         std::span<const uint64_t> chain,
+                                                         uint64_t file_offset) {
+  // The head, the callchain, what lies between the callchain and the user registers (RAW,
+  // BRANCH_STACK), and everything after the user stack.
+  const uint64_t chain_end = f.callchain ? f.callchain->end : f.head_end;
+  const uint64_t regs_at =
+      f.regs_user ? f.regs_user->at : (f.stack_user ? f.stack_user->at : chain_end);
+  std::vector<uint8_t> bytes(record.begin(), record.begin() + static_cast<ptrdiff_t>(f.head_end));
+  const size_t nr_at = bytes.size();
+  bytes.resize(nr_at + 8 * (chain.size() + 1));
+  e.put_u64(bytes.data() + nr_at, chain.size());
+  for (size_t k = 0; k < chain.size(); ++k) {
+    e.put_u64(bytes.data() + nr_at + 8 * (k + 1), chain[k]);
+  }
+  bytes.insert(bytes.end(), record.begin() + static_cast<ptrdiff_t>(chain_end),
+               record.begin() + static_cast<ptrdiff_t>(regs_at));
+  bytes.insert(bytes.end(), record.begin() + static_cast<ptrdiff_t>(f.stack_user_end),
+               record.end());
+  if (bytes.size() > UINT16_MAX) {
+    return malformed_at(file_offset, "SAMPLE would grow past 64 KiB with its callchain");
+  }
+  const RecordHeader h = read_record_header(e, record.data());
+  write_record_header(e, bytes.data(), {h.type, h.misc, static_cast<uint16_t>(bytes.size())});
+  return bytes;
+}
+
 }  // namespace pdfix::format

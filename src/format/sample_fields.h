@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "format/attr.h"
@@ -40,5 +41,12 @@ struct UserStack {
   std::span<const uint8_t> stack;  // the dyn_size bytes copied from the user stack pointer up
 };
 UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const SampleFields& f);
+
+// The sample anew, its user stack unwound: `chain` for its callchain, and no user registers or
+// stack; every other field's bytes as they were. An error when it would outgrow a record.
+absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t> record,
+                                                         const Endian& e, const SampleFields& f,
+                                                         std::span<const uint64_t> chain,
+                                                         uint64_t file_offset);
 
 }  // namespace pdfix::format

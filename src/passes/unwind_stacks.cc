@@ -10,10 +10,6 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/sample_fields.h"
-#include "resolve/cache_layout.h"
-#include "resolve/debug_file.h"
-#include "resolve/find_copy.h"
-#include "store/fetch.h"
 #include "unwind/unwinder.h"
 
 namespace pdfix::passes {
@@ -66,20 +62,7 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
   std::optional<unwind::Code> find(uint64_t pc) override {
     const transform::ProcessTimeline::Map* m = pass_.maps_.find(format::kCpuModeUser, pid_, pc);
     if (m == nullptr || m->file == kNoBinary) return std::nullopt;
-    Binary& b = pass_.binaries_[m->file];
-    unwind::Code c;
-    c.binary = b.name;
-    c.cfi = pass_.cfi_of(b);
-    if (c.cfi != nullptr) {
-      auto vaddr = c.cfi->vaddr_of_offset(pc - m->start + m->pgoff);
-      if (!vaddr) {
-        c.cfi = nullptr;
-      } else {
-        c.vaddr = *vaddr;
-        if (c.cfi->find(*vaddr) == nullptr && b.debug_cfi != nullptr) c.cfi = b.debug_cfi.get();
-      }
-    }
-    return c;
+    return pass_.binaries_.code_at(m->file, *m, pc, *pass_.regs_);
   }
 
  private:
@@ -90,7 +73,7 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
 UnwindStacks::UnwindStacks(UnwindConfig config, const Common& common)
     : config_(std::move(config)),
       common_(common),
-      resolver_(resolver_of(common, config_.resolver)),
+      binaries_(config_, common_, report_),
       order_([this](uint64_t& seq) {
         Held& h = held_[seq - held_first_];
         if (auto st = apply(h, *session_); !st.ok() && delivered_.ok()) delivered_ = st;
@@ -109,122 +92,9 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
   const bool exec = f.is_mmap2 ? (f.prot & PROT_EXEC) != 0 : (f.misc & format::kMiscMmapData) == 0;
   if ((m.kind == format::MapKind::kFile || m.kind == format::MapKind::kVdso) && exec &&
       !format::is_kernel_mode(f.misc)) {
-    placed.file = binary_of(m, s);
+    placed.file = binaries_.binary_of(m, s);
   }
   maps_.map(f.misc, f.pid, placed, m.kind == format::MapKind::kKernel);
-}
-
-uint32_t UnwindStacks::binary_of(const transform::Map& m, const transform::Session& s) {
-  const format::MmapRecord& f = m.fields;
-  const std::string name(f.filename);
-  std::optional<format::BuildId> id = m.build_id;
-  std::string why;
-  if (!id) {
-    const resolve::MapQuery query{name, f.misc, f.is_mmap2, f.maj, f.min, f.ino, f.len, f.pid};
-    const resolve::Resolution& res = resolver_->resolve(query, recording_facts(s, common_));
-    id = res.id;
-    why = res.reason;
-  }
-  const std::string key =
-      id ? absl::StrCat(id->hex(), "\n", name) : absl::StrCat("?", f.pid, "\n", name);
-  auto [it, added] = binary_index_.try_emplace(key, static_cast<uint32_t>(binaries_.size()));
-  if (added) {
-    binaries_.push_back({.name = name, .pid = f.pid, .id = id, .why_none = why});
-  }
-  return it->second;
-}
-
-unwind::CfiTable* UnwindStacks::cfi_of(Binary& b) {
-  if (b.loaded) return b.cfi.get();
-  b.loaded = true;
-  if (!b.id) {
-    report_.unproven[b.name] = b.why_none.empty() ? "no build-id" : b.why_none;
-    return nullptr;
-  }
-  std::unique_ptr<llvm::MemoryBuffer> image;
-  if (b.name == "[vdso]") {
-    const auto vdso = resolve::vdso_with_id(*common_.host, *b.id);
-    if (!vdso.empty()) {
-      image = llvm::MemoryBuffer::getMemBuffer(
-          llvm::StringRef(reinterpret_cast<const char*>(vdso.data()), vdso.size()), "[vdso]",
-          false);
-    }
-  } else {
-    resolve::CopyPlaces places{.sysroot = common_.sysroot,
-                               .search = common_.search,
-                               .ended_at = common_.recording_ended_at};
-    if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
-    auto found =
-        resolve::find_copy(*common_.host, {.name = b.name, .id = *b.id, .pids = {b.pid}}, places);
-    if (found) image = read_copy(found->path);
-    if (image == nullptr) {
-      if (const std::string fetched = fetch(b); !fetched.empty()) {
-        image = read_copy(fetched);
-      }
-    }
-  }
-  if (image == nullptr) {
-    report_.unproven[b.name] = absl::StrCat("no copy with build-id ", b.id->hex());
-    return nullptr;
-  }
-  const std::string copy = image->getBufferIdentifier().str();
-  auto table = unwind::CfiTable::build(std::move(image), *regs_);
-  if (!table.ok()) {
-    report_.unproven[b.name] = std::string(table.status().message());
-    return nullptr;
-  }
-  b.cfi = std::move(*table);
-  // Code the binary's own .eh_frame leaves out may have rows in its debug file's .debug_frame.
-  resolve::DebugPlaces places{.sysroot = common_.sysroot};
-  if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
-  if (auto found = resolve::find_debug_file(*b.id, b.name, copy, places)) {
-    if (auto debug = read_copy(found->path)) {
-      if (auto t = unwind::CfiTable::build(std::move(debug), *regs_); t.ok() && !(*t)->empty()) {
-        b.debug_cfi = std::move(*t);
-      }
-    }
-  }
-  return b.cfi.get();
-}
-
-std::string UnwindStacks::fetch(const Binary& b) {
-  // A server that could not be reached once is not asked again for every other binary.
-  if (config_.debuginfod_urls.empty() || config_.resolver.buildid_dir.empty() ||
-      !report_.unreachable.empty()) {
-    return "";
-  }
-  auto got = store::fetch_binaries({{.id = *b.id, .name = b.name}},
-                                   {.cache = config_.resolver.buildid_dir,
-                                    .client_cache = config_.debuginfod_client_cache,
-                                    .urls = config_.debuginfod_urls});
-  if (!got.ok()) {
-    report_.fetched[b.name] = std::string(got.status().message());
-    return "";
-  }
-  if (got->empty()) return "";
-  const store::Fetched& f = got->front();
-  report_.fetched[b.name] = f.detail.empty() ? f.outcome : absl::StrCat(f.outcome, ": ", f.detail);
-  if (f.outcome == "unreachable") report_.unreachable = f.detail;
-  if (f.outcome != "fetched" && f.outcome != "cached" && f.outcome != "present") return "";
-  return resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf);
-}
-
-std::unique_ptr<llvm::MemoryBuffer> UnwindStacks::read_copy(const std::string& path) {
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  return file ? std::move(*file) : nullptr;
-}
-
-void UnwindStacks::unwound_attr(uint8_t* attr, uint32_t size, const format::Endian& e) const {
-  const uint64_t st = e.u64(attr + format::kAttrSampleTypeOffset);
-  e.put_u64(
-      attr + format::kAttrSampleTypeOffset,
-      (st & ~(format::kSampleRegsUser | format::kSampleStackUser)) | format::kSampleCallchain);
-  e.put_attr_flags(attr + format::kAttrFlagsOffset, e.attr_flags(attr + format::kAttrFlagsOffset) &
-                                                        ~format::kAttrExcludeCallchainUser);
-  if (size >= format::kAttrSampleStackUserOffset + 4) {
-    e.put_u64(attr + format::kAttrSampleRegsUserOffset, 0);
-    e.put_u32(attr + format::kAttrSampleStackUserOffset, 0);
-  }
 }
 
 absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transform::Session& s,
@@ -247,7 +117,7 @@ absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transfor
         std::vector<uint8_t> bytes(r.bytes.begin(), r.bytes.end());
         const uint32_t size =
             attr->size == 0 ? format::kAttrSizeVer0 : std::min<uint32_t>(attr->size, body);
-        unwound_attr(bytes.data() + format::kRecordHeaderSize, size, e);
+        format::set_attr_unwound(bytes.data() + format::kRecordHeaderSize, size, e);
         ++report_.attrs_rewritten;
         anew = std::move(bytes);
       }
@@ -388,30 +258,7 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
     }
   }
 
-  // The record anew: its head, the callchain, what lies between the callchain and the user
-  // registers (RAW, BRANCH_STACK), and everything after the user stack.
-  const uint64_t chain_end = fields->callchain ? fields->callchain->end : fields->head_end;
-  const uint64_t regs_at = fields->regs_user
-                               ? fields->regs_user->at
-                               : (fields->stack_user ? fields->stack_user->at : chain_end);
-  std::vector<uint8_t> bytes(r.bytes.begin(),
-                             r.bytes.begin() + static_cast<ptrdiff_t>(fields->head_end));
-  const size_t nr_at = bytes.size();
-  bytes.resize(nr_at + 8 * (chain.size() + 1));
-  e.put_u64(bytes.data() + nr_at, chain.size());
-  for (size_t k = 0; k < chain.size(); ++k) {
-    e.put_u64(bytes.data() + nr_at + 8 * (k + 1), chain[k]);
-  }
-  bytes.insert(bytes.end(), r.bytes.begin() + static_cast<ptrdiff_t>(chain_end),
-               r.bytes.begin() + static_cast<ptrdiff_t>(regs_at));
-  bytes.insert(bytes.end(), r.bytes.begin() + static_cast<ptrdiff_t>(fields->stack_user_end),
-               r.bytes.end());
-  if (bytes.size() > UINT16_MAX) {
-    return format::malformed_at(r.offset, "SAMPLE would grow past 64 KiB with its callchain");
-  }
-  format::write_record_header(e, bytes.data(),
-                              {r.header.type, r.header.misc, static_cast<uint16_t>(bytes.size())});
-  return bytes;
+  return format::with_user_callchain(r.bytes, e, *fields, chain, r.offset);
 }
 
 absl::Status UnwindStacks::finish(const transform::Session& s, transform::RecordSink& /*out*/,
@@ -433,7 +280,7 @@ absl::Status UnwindStacks::finish(const transform::Session& s, transform::Record
         format::parse_attr(attrs.data() + at, attr_bytes, s.endian(), s.header().attrs.offset + at);
     if (!a.ok() || !unwinds(*a)) continue;
     const uint32_t size = a->size == 0 ? format::kAttrSizeVer0 : std::min(a->size, attr_bytes);
-    unwound_attr(attrs.data() + at, size, s.endian());
+    format::set_attr_unwound(attrs.data() + at, size, s.endian());
     ++report_.attrs_rewritten;
     changed = true;
   }
