@@ -144,6 +144,18 @@ Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& ho
   return {cmd, [verb, &kind, args, &host] { return run(verb, {&kind}, *args, host); }};
 }
 
+// Each pass's own word on when it is done but incomplete, as fix says it.
+std::string incomplete_exits(const std::vector<passes::RepairKind*>& kinds) {
+  std::string out;
+  for (const passes::RepairKind* k : kinds) {
+    const std::string why = k->incomplete_exit();
+    if (why.empty()) continue;
+    const std::string sw = k->fix_switch();
+    absl::StrAppend(&out, " ", k->verb(), sw.empty() ? "" : absl::StrCat(" (", sw, ")"), ": ", why);
+  }
+  return out;
+}
+
 Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
              const resolve::Host& host) {
   std::string steps;
@@ -170,12 +182,10 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                     "afterwards, as\n`pdfix archive OUT BUNDLE` or `pdfix store OUT` would: the "
                     "whole pre-archive step.",
                     kShapes),
-       exit_status({{kExitIncomplete,
-                     absl::StrCat("(with --archive or --store) ", kStrictExit,
-                                  " Also when a pass could not do all it was asked: with "
-                                  "--unwind, samples stopped in a binary of which no proven copy "
-                                  "was found, or a --debuginfod server could not be reached; a "
-                                  "jitdump the recording names could not be read.")}})});
+       exit_status(
+           {{kExitIncomplete, absl::StrCat("(with --archive or --store) ", kStrictExit,
+                                           " Also when a pass could not do all it was asked:",
+                                           incomplete_exits(kinds))}})});
   add_common(*cmd, *args);
   auto* archive = cmd->add_option("--archive", args->archive,
                                   "Then bundle OUT with the binaries it names, as `pdfix archive "

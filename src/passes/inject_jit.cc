@@ -362,7 +362,7 @@ class Kind : public RepairKind {
     return "turn jitdumps and perf-PID.map files into ELF files with build-ids the maps name";
   }
   std::string incomplete_exit() const override {
-    return "A jitdump the recording names could not be read (missing, another run's, or recorded "
+    return "a jitdump the recording names could not be read (missing, another run's, or recorded "
            "without -k mono): its code stays unknown.";
   }
   std::string description() const override {
