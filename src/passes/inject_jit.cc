@@ -221,12 +221,28 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   source.functions = dump->loads.size();
 
   const uint32_t pid = m.fields.pid;
-  for (const jit::Placement& p : jit::place_code(*dump, image->offsets)) {
+  auto maps = emit_code_maps(r, s, *dump, *image, elf_name, marker_time, out);
+  if (!maps.ok()) return maps.status();
+  source.maps = *maps;
+  dumped_pids_.insert(pid);
+  report_.sources.push_back(std::move(source));
+  found.file.reset();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> InjectJit::emit_code_maps(
+    const transform::RecordRef& r, const transform::Session& s, const jit::JitDump& dump,
+    const jit::DumpImage& image, const std::string& elf_name, std::optional<uint64_t> marker_time,
+    transform::RecordSink& out) {
+  const format::MmapRecord& marker = r.map->fields;
+  const uint32_t pid = marker.pid;
+  uint64_t maps = 0;
+  for (const jit::Placement& p : jit::place_code(dump, image.offsets)) {
     format::MmapRecord fields{.is_mmap2 = true,
-                              .misc = static_cast<uint16_t>(m.fields.misc & format::kCpuModeMask),
+                              .misc = static_cast<uint16_t>(marker.misc & format::kCpuModeMask),
                               .pid = pid,
                               // The dump's tids are those of the runtime's pid namespace.
-                              .tid = dump->pid == pid ? p.tid : pid,
+                              .tid = dump.pid == pid ? p.tid : pid,
                               .start = p.start,
                               .len = p.len,
                               .pgoff = p.pgoff,
@@ -236,15 +252,12 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
     // Never before the marker: what perf has applied by then, it does not take again.
     const uint64_t time = marker_time ? std::max(p.time, *marker_time) : p.time;
     const std::vector<uint8_t> trailer = trailer_of(r, s, pid, fields.tid, time);
-    if (auto st = out.emit(rebuilt_.new_map(fields, image->elf.id, trailer, r, s)); !st.ok()) {
+    if (auto st = out.emit(rebuilt_.new_map(fields, image.elf.id, trailer, r, s)); !st.ok()) {
       return st;
     }
-    ++source.maps;
+    ++maps;
   }
-  dumped_pids_.insert(pid);
-  report_.sources.push_back(std::move(source));
-  found.file.reset();
-  return absl::OkStatus();
+  return maps;
 }
 
 InjectJit::FoundDump& InjectJit::dump_of(uint32_t pid, const JitMarker& marker,

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "jit/dump_file.h"
+#include "jit/jit_elf.h"
 #include "jit/perf_map.h"
 #include "passes/repair.h"
 #include "transform/rebuilt.h"
@@ -84,6 +85,13 @@ class InjectJit : public Repair {
   // The map file of `pid`, read and written as ELF once; nullptr when there is none.
   const MapImage* map_image(const transform::RecordRef& r, const transform::Session& s);
   // `bytes` as `name` in the build-id cache.
+  // An MMAP2 of `elf_name` for each load and move of the dump's code, at its time (never before
+  // the marker's), in the marker `r`'s process; how many.
+  absl::StatusOr<uint64_t> emit_code_maps(const transform::RecordRef& r,
+                                          const transform::Session& s, const jit::JitDump& dump,
+                                          const jit::DumpImage& image, const std::string& elf_name,
+                                          std::optional<uint64_t> marker_time,
+                                          transform::RecordSink& out);
   absl::Status keep(const std::string& name, const format::BuildId& id,
                     std::span<const uint8_t> bytes, JitReport::Source& source);
   // The trailer of `r` with its pid, tid and time set to those given.

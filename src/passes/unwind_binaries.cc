@@ -122,9 +122,10 @@ std::string UnwindBinaries::fetch(const Binary& b) {
   }
   if (got->empty()) return "";
   const store::Fetched& f = got->front();
-  report_.fetched[b.name] = f.detail.empty() ? f.outcome : absl::StrCat(f.outcome, ": ", f.detail);
-  if (f.outcome == "unreachable") report_.unreachable = f.detail;
-  if (f.outcome != "fetched" && f.outcome != "cached" && f.outcome != "present") return "";
+  const std::string outcome(store::name(f.outcome));
+  report_.fetched[b.name] = f.detail.empty() ? outcome : absl::StrCat(outcome, ": ", f.detail);
+  if (f.outcome == store::Outcome::kUnreachable) report_.unreachable = f.detail;
+  if (!store::in_cache_now(f.outcome)) return "";
   return resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf);
 }
 

@@ -119,9 +119,9 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
   const std::string what = kind == EntryKind::kDebug     ? "debuginfo"
                            : kind == EntryKind::kVmlinux ? "vmlinux"
                                                          : "executable";
-  Fetched f{b.id.hex(), b.name, what, "", ""};
+  Fetched f{.build_id = b.id.hex(), .name = b.name, .what = what};
   if (in_cache(cache, b, kind)) {
-    f.outcome = "present";
+    f.outcome = Outcome::kPresent;
     return f;
   }
   // libdebuginfod answers from its own cache without asking a server: that is no fetch.
@@ -137,13 +137,15 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
   const Transcript told = transcript >= 0 ? read_transcript(transcript) : Transcript{.asked = true};
   f.asked = told.asked;
   if (fd == -ENOENT && !told.asked) {
-    f.outcome = "missing";
+    f.outcome = Outcome::kMissing;
     f.detail = "libdebuginfod remembers an earlier miss in its client cache; no server was asked";
   } else if (fd == -ENOENT && told.server_error != 0 && !told.answered_no) {
-    f.outcome = "unreachable";
+    f.outcome = Outcome::kUnreachable;
     f.detail = absl::StrCat(options.urls, " answered HTTP ", told.server_error);
   } else if (fd < 0) {
-    f.outcome = fd == -ENOENT ? "missing" : unreachable(-fd) ? "unreachable" : "failed";
+    f.outcome = fd == -ENOENT      ? Outcome::kMissing
+                : unreachable(-fd) ? Outcome::kUnreachable
+                                   : Outcome::kFailed;
     // Which server could not be reached is what the user needs to act on.
     f.detail = fd == -ENOENT      ? "the servers do not have it"
                : unreachable(-fd) ? absl::StrCat(options.urls, ": ", std::strerror(-fd))
@@ -155,19 +157,19 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
   ::close(fd);
   std::free(where);
   if (!image) {
-    f.outcome = "failed";
+    f.outcome = Outcome::kFailed;
     f.detail = image.getError().message();
     return f;
   }
   // A server is not evidence: what it sends must carry the id asked for.
   if (!has_build_id(**image, b.id)) {
-    f.outcome = "failed";
+    f.outcome = Outcome::kFailed;
     f.detail = "the server sent a file with another build-id";
     return f;
   }
   auto entry = cache_entry(b.name, b.id, kind);
   if (!entry) {
-    f.outcome = "failed";
+    f.outcome = Outcome::kFailed;
     f.detail = "its name cannot be a path in a build-id cache";
     return f;
   }
@@ -175,17 +177,35 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
       cache, *entry,
       {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
   if (!stored.ok()) {
-    f.outcome = "failed";
+    f.outcome = Outcome::kFailed;
     f.detail = std::string(stored.status().message());
     return f;
   }
-  f.outcome = had ? "cached" : "fetched";
+  f.outcome = had ? Outcome::kCached : Outcome::kFetched;
   f.detail = absl::StrCat((*image)->getBufferSize(), " bytes",
                           had ? " from libdebuginfod's client cache" : "");
   return f;
 }
 
 }  // namespace
+
+std::string_view name(Outcome o) {
+  switch (o) {
+    case Outcome::kPresent:
+      return "present";
+    case Outcome::kFetched:
+      return "fetched";
+    case Outcome::kCached:
+      return "cached";
+    case Outcome::kMissing:
+      return "missing";
+    case Outcome::kUnreachable:
+      return "unreachable";
+    case Outcome::kFailed:
+      break;
+  }
+  return "failed";
+}
 
 absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& named,
                                                     const FetchOptions& options) {
@@ -209,7 +229,10 @@ absl::StatusOr<std::vector<Fetched>> fetch_binaries(const std::vector<Binary>& n
     const Binary& b = named[i];
     if (b.guest) continue;
     if (b.kind == EntryKind::kKallsyms && in_cache(options.cache, b, b.kind)) {
-      out.push_back({b.id.hex(), b.name, "kallsyms", "present", ""});
+      out.push_back({.build_id = b.id.hex(),
+                     .name = b.name,
+                     .what = "kallsyms",
+                     .outcome = Outcome::kPresent});
     } else if (b.kind == EntryKind::kKallsyms) {
       out.push_back(fetch_one(*api, client.get(), transcript, options, b, EntryKind::kVmlinux));
     } else {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,15 +21,26 @@ struct FetchOptions {
   std::function<void(size_t done, size_t total)> progress;
 };
 
+enum class Outcome {
+  kPresent,      // already in perf's cache
+  kFetched,      // sent by a server
+  kCached,       // from libdebuginfod's client cache, no server asked
+  kMissing,      // the servers answered that they do not have it
+  kUnreachable,  // no server could be asked (refused, unresolved, timed out, HTTP 5xx)
+  kFailed,       // what arrived was wrong or could not be stored
+};
+// "present", "fetched", ...: the word summaries and JSON use.
+std::string_view name(Outcome o);
+// The file is in the cache now.
+inline bool in_cache_now(Outcome o) {
+  return o == Outcome::kPresent || o == Outcome::kFetched || o == Outcome::kCached;
+}
+
 struct Fetched {
   std::string build_id;
   std::string name;
   std::string what;  // "executable", "debuginfo", "vmlinux"
-  // "present": already in perf's cache; "fetched": sent by a server; "cached": from
-  // libdebuginfod's client cache, no server asked; "missing": the servers answered that they do
-  // not have it; "unreachable": no server could be asked (refused, unresolved, timed out, HTTP
-  // 5xx); "failed": what arrived was wrong or could not be stored.
-  std::string outcome;
+  Outcome outcome = Outcome::kFailed;
   std::string detail;
   bool asked = false;  // a server was asked (not so for present, cached and remembered misses)
 };
