@@ -4,8 +4,10 @@
 # unwind every sample's stack copy with the binaries' CFI, as pdfix unwind does once for good.
 # Also perf script of pdfix's output (what analysing an unwound archive costs), the sizes, and
 # peak RSS. Two recordings: a 4 s run of a -fomit-frame-pointer program (qsort through libc,
-# recursion) at 2000 Hz, about 70 MB; and a shell loop that forks and execs python3 and ls -R,
-# 15 rounds at 999 Hz (many short-lived processes and binaries, each touched briefly). hyperfine,
+# recursion) at 2000 Hz, about 70 MB; a shell loop that forks and execs python3 and ls -R,
+# 15 rounds at 999 Hz (many short-lived processes and binaries, each touched briefly); and a
+# compile loop, gcc building a small program 60 times at 999 Hz (gcc, cc1, as, collect2 and ld:
+# each a process of its own, with its own binaries and exec). hyperfine,
 # page cache warm, output removed before each run; medians and ratios of medians.
 #
 #   bash bench/unwind_vs_perf.sh [RUNS]     (10 by default; PDFIX_BENCH_DIR keeps the recording)
@@ -51,6 +53,13 @@ if [ ! -s "$loop" ]; then
     python3 -c "sum(range(300000))"; ls -R /usr/share/doc >/dev/null; done' 2>/dev/null
 fi
 
+compile=$work/unwind-compile.data
+if [ ! -s "$compile" ]; then
+  printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' >"$work/hello.c"
+  perf record -q --call-graph dwarf -F 999 -o "$compile" -- bash -c "for i in \$(seq 60); do
+    gcc -O2 -o '$work/hello' '$work/hello.c'; done" 2>/dev/null
+fi
+
 # bench NAME IN: the four commands over IN, and peak RSS of pdfix unwind and perf script.
 bench() {
   local name=$1 in=$2 out=$work/unwind-out.data
@@ -85,3 +94,4 @@ PY
 
 bench "qsort program" "$in"
 bench "fork-and-exec shell loop" "$loop"
+bench "compile loop (gcc, cc1, as, collect2, ld)" "$compile"
