@@ -124,7 +124,9 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   if (!res.id) {
     ++report_.left;
     ++report_.left_by_reason[res.reason];
-    if (res.reason != "anonymous") note(filename, "left alone", res.reason, "");
+    if (res.absence != resolve::Resolution::Absence::kAnonymous) {
+      note(filename, "left alone", res.reason, "");
+    }
     return out.emit(r);
   }
   if (auto st = add_to_table(r, *res.id, false, s, out); !st.ok()) return st;

@@ -176,7 +176,7 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
                                transform::RecordSink& out) {
   const transform::Map& m = *r.map;
   const std::string path(m.fields.filename);
-  JitReport::Source source{.kind = "jitdump",
+  JitReport::Source source{.kind = JitReport::Source::Kind::kJitdump,
                            .name = path,
                            .pid = m.fields.pid,
                            .offset = r.offset,
@@ -303,7 +303,7 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
     size_t skipped = 0;
     image->symbols = jit::parse_perf_map(image->text, skipped);
     if (image->symbols.empty()) continue;
-    JitReport::Source source{.kind = "perf map",
+    JitReport::Source source{.kind = JitReport::Source::Kind::kPerfMap,
                              .name = path,
                              .pid = pid,
                              .found_at = c.path,

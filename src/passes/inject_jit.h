@@ -31,7 +31,7 @@ struct InjectJitConfig {
 struct JitReport {
   // One jitdump or map file, found or not.
   struct Source {
-    std::string kind;  // "jitdump", "perf map"
+    enum class Kind { kJitdump, kPerfMap } kind = Kind::kJitdump;
     std::string name;  // as the recording names it
     uint32_t pid = 0;
     std::string found_at;  // the file read; empty when none was usable

@@ -4,6 +4,13 @@
 #include "passes/inject_jit.h"
 
 namespace pdfix::passes {
+namespace {
+
+std::string kind_name(JitReport::Source::Kind k) {
+  return k == JitReport::Source::Kind::kJitdump ? "jitdump" : "perf map";
+}
+
+}  // namespace
 
 std::vector<transform::PassFinding> InjectJit::findings() const {
   std::vector<transform::PassFinding> out;
@@ -11,16 +18,16 @@ std::vector<transform::PassFinding> InjectJit::findings() const {
     transform::PassFinding f{.offset = src.offset, .part = src.part, .record = src.record};
     const std::string name = format::escape_invalid_utf8(src.name);
     if (src.found_at.empty()) {
-      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", src.kind, " ", name,
-                            " cannot be used (", format::escape_invalid_utf8(src.problem),
+      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", kind_name(src.kind), " ",
+                            name, " cannot be used (", format::escape_invalid_utf8(src.problem),
                             "); its samples stay [unknown] (a copy: --jit-dir)");
     } else {
       f.repaired = true;
-      f.what = absl::StrCat("JIT code of process ", src.pid, ": its ", src.kind, " ", name,
-                            " is read from ", format::escape_invalid_utf8(src.found_at),
-                            " now, and gone when the ", src.kind == "jitdump" ? "dump" : "map file",
-                            " is; fix makes its ", src.functions,
-                            " functions an ELF file the maps name");
+      f.what = absl::StrCat(
+          "JIT code of process ", src.pid, ": its ", kind_name(src.kind), " ", name,
+          " is read from ", format::escape_invalid_utf8(src.found_at), " now, and gone when the ",
+          src.kind == JitReport::Source::Kind::kJitdump ? "dump" : "map file",
+          " is; fix makes its ", src.functions, " functions an ELF file the maps name");
     }
     out.push_back(std::move(f));
   }
@@ -30,7 +37,7 @@ std::vector<transform::PassFinding> InjectJit::findings() const {
 llvm::json::Object InjectJit::report_json() const {
   llvm::json::Array sources;
   for (const auto& src : report_.sources) {
-    llvm::json::Object o{{"kind", src.kind},
+    llvm::json::Object o{{"kind", kind_name(src.kind)},
                          {"name", format::escape_invalid_utf8(src.name)},
                          {"pid", static_cast<int64_t>(src.pid)},
                          {"functions", static_cast<int64_t>(src.functions)},
@@ -54,7 +61,7 @@ void InjectJit::report_text(std::ostream& out, bool verbose) const {
   uint64_t records = 0;
   for (const auto& src : report_.sources) {
     if (src.found_at.empty()) continue;
-    ++(src.kind == "jitdump" ? dumps : maps);
+    ++(src.kind == JitReport::Source::Kind::kJitdump ? dumps : maps);
     records += src.maps;
   }
   if (report_.sources.empty() && !verbose) return;
@@ -68,14 +75,15 @@ void InjectJit::report_text(std::ostream& out, bool verbose) const {
   out << "\n";
   for (const auto& src : report_.sources) {
     if (src.found_at.empty()) {
-      out << "  " << src.kind << " " << format::escape_invalid_utf8(src.name) << " (pid " << src.pid
+      out << "  " << kind_name(src.kind) << " " << format::escape_invalid_utf8(src.name) << " (pid "
+          << src.pid
           << "): not used, its JIT code stays unknown: " << format::escape_invalid_utf8(src.problem)
           << "\n";
       continue;
     }
     if (!verbose && src.problem.empty()) continue;
-    out << "  " << src.kind << " " << format::escape_invalid_utf8(src.found_at) << " (pid "
-        << src.pid << "): " << src.functions << " functions, " << src.maps << " maps, "
+    out << "  " << kind_name(src.kind) << " " << format::escape_invalid_utf8(src.found_at)
+        << " (pid " << src.pid << "): " << src.functions << " functions, " << src.maps << " maps, "
         << src.build_id;
     if (!src.problem.empty()) out << "; " << format::escape_invalid_utf8(src.problem);
     out << "\n";

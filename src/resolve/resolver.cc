@@ -52,7 +52,7 @@ Resolution Resolver::resolve_uncached(const MapQuery& q) {
   }
   switch (kind) {
     case MapKind::kAnonymous:
-      return {std::nullopt, "", "anonymous"};
+      return {.reason = "anonymous", .absence = Resolution::Absence::kAnonymous};
     case MapKind::kKernel:
       return kernel_image(q);
     case MapKind::kModule:
@@ -195,7 +195,7 @@ Resolution Resolver::kernel_module(const MapQuery& q) {
   const bool is_path = !q.filename.empty() && q.filename.front() == '/';
   if (is_path && !config_.sysroot.empty()) {
     Resolution r = from_file(config_.sysroot + q.filename, q, /*live=*/false);
-    if (r.id || r.reason != "not found") return r;
+    if (r.id || r.absence != Resolution::Absence::kNoFile) return r;
   }
   if (same_boot()) {
     if (auto id = host_.module_build_id(format::module_name(q.filename))) {
@@ -268,7 +268,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
       return {std::nullopt, "",
               "the build-id cache's entry may be another file's at that path, not the one mapped"};
     }
-    if (cached->id || found.reason == "not found") return *cached;
+    if (cached->id || found.absence == Resolution::Absence::kNoFile) return *cached;
   }
   return {std::nullopt, "", why.empty() ? found.reason : why};
 }
@@ -368,7 +368,7 @@ Resolution Resolver::vdso(const MapQuery& q) {
 Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool live) {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return {std::nullopt, "", "not found", true};
+    return {.reason = "not found", .not_the_mapped = true, .absence = Resolution::Absence::kNoFile};
   }
   if (live) {
     if (const std::string why = elsewhere(facts_); !why.empty()) {
@@ -424,7 +424,11 @@ std::string Resolver::why_not_the_mapped(const MapQuery& q, uint64_t st_dev,
 Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
   const std::string path = place.root + q.filename;
   const Match m = match(host_, path, place, Inode{q.maj, q.min, q.ino}, facts_.ended_at);
-  if (m != Match::kTheMapped) return {std::nullopt, "", std::string(name(m))};
+  if (m != Match::kTheMapped) {
+    return {.reason = std::string(name(m)),
+            .absence =
+                m == Match::kMissing ? Resolution::Absence::kNoFile : Resolution::Absence::kOther};
+  }
   auto id = build_id_of_file(path);
   if (!id.ok()) return {std::nullopt, "", "not ELF"};
   if (!id->has_value()) {

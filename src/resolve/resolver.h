@@ -86,6 +86,10 @@ struct Resolution {
   // the mapped one, unchanged since: set with `id`, and without it for a file that has no
   // build-id, which is then kept by path and content.
   std::string file;
+  // Without an id, what callers decide by (`reason` says it in words): memory with no file
+  // behind it, no file at the path, or another reason.
+  enum class Absence { kOther, kAnonymous, kNoFile };
+  Absence absence = Absence::kOther;
 };
 
 class Resolver {
