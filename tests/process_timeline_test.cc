@@ -22,8 +22,8 @@ int64_t file_at(const ProcessTimeline& t, uint16_t mode, uint32_t pid, uint64_t 
 
 TEST(ProcessTimeline, ANewMapReplacesWhatItCoversAndKeepsTheSides) {
   ProcessTimeline t;
-  t.map(kUser, 1, {.start = 0x1000, .end = 0x4000, .pgoff = 0x10000, .file = 7}, false);
-  t.map(kUser, 1, {.start = 0x2000, .end = 0x3000, .pgoff = 0, .file = 8}, false);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x4000, .pgoff = 0x10000, .file = 7});
+  t.map(kUser, 1, {.start = 0x2000, .end = 0x3000, .pgoff = 0, .file = 8});
   EXPECT_EQ(file_at(t, kUser, 1, 0x1fff), 7);
   EXPECT_EQ(file_at(t, kUser, 1, 0x2000), 8);
   EXPECT_EQ(file_at(t, kUser, 1, 0x3000), 7);
@@ -34,9 +34,9 @@ TEST(ProcessTimeline, ANewMapReplacesWhatItCoversAndKeepsTheSides) {
 
 TEST(ProcessTimeline, AForkCopiesTheParentsMapsAndAThreadSharesThem) {
   ProcessTimeline t;
-  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7}, false);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7});
   t.fork(2, 1);
-  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 8}, false);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 8});
   EXPECT_EQ(file_at(t, kUser, 2, 0x1000), 7);  // a copy: the parent's later map is its own
   t.fork(1, 1);                                // a new thread of process 1
   EXPECT_EQ(file_at(t, kUser, 1, 0x1000), 8);
@@ -46,10 +46,10 @@ TEST(ProcessTimeline, AForkCopiesTheParentsMapsAndAThreadSharesThem) {
 
 TEST(ProcessTimeline, AnExecClearsTheProcesssMaps) {
   ProcessTimeline t;
-  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7}, false);
-  t.map(kUser, 1, {.start = 0x5000, .end = 0x6000, .file = 9}, false);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7});
+  t.map(kUser, 1, {.start = 0x5000, .end = 0x6000, .file = 9});
   t.exec(1);
-  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 8}, false);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 8});
   EXPECT_EQ(file_at(t, kUser, 1, 0x1000), 8);
   EXPECT_EQ(file_at(t, kUser, 1, 0x5000), -1);
 }
@@ -57,8 +57,8 @@ TEST(ProcessTimeline, AnExecClearsTheProcesssMaps) {
 TEST(ProcessTimeline, KernelMapsAreTheirMachinesAndAUserKernelAddressFindsThem) {
   ProcessTimeline t;
   const uint64_t text = 0xffffffff81000000;
-  t.map(kKernel, kKernelPid, {.start = text, .end = text + 0x1000000, .file = 1}, true);
-  t.map(kGuestKernel, 42, {.start = text, .end = text + 0x1000000, .file = 2}, true);
+  t.map(kKernel, kKernelPid, {.start = text, .end = text + 0x1000000, .file = 1}, text);
+  t.map(kGuestKernel, 42, {.start = text, .end = text + 0x1000000, .file = 2}, text);
   EXPECT_EQ(file_at(t, kKernel, 5, text + 0x10), 1);
   EXPECT_EQ(file_at(t, kGuestKernel, 42, text + 0x10), 2);
   EXPECT_EQ(file_at(t, kGuestKernel, 43, text + 0x10), -1);
@@ -66,22 +66,20 @@ TEST(ProcessTimeline, KernelMapsAreTheirMachinesAndAUserKernelAddressFindsThem) 
   EXPECT_EQ(file_at(t, kUser, 5, text + 0x10), 1);
   EXPECT_EQ(file_at(t, kUser, 5, 0x1000), -1);
   // A guest's user maps are not followed.
-  t.map(format::kCpuModeGuestUser, 42, {.start = 0x1000, .end = 0x2000, .file = 3}, false);
+  t.map(format::kCpuModeGuestUser, 42, {.start = 0x1000, .end = 0x2000, .file = 3});
   EXPECT_EQ(file_at(t, kUser, 42, 0x1000), -1);
 }
 
 TEST(ProcessTimeline, AZeroLengthModuleRunsToTheNextMapAndAZeroLengthUserMapCoversNothing) {
   ProcessTimeline t;
   const uint64_t modules = 0xffffffffc0000000;
-  t.map(kKernel, kKernelPid, {.start = modules + 0x10000, .end = modules + 0x12000, .file = 2},
-        false);
-  t.map(kKernel, kKernelPid, {.start = modules, .end = modules, .file = 1}, false);
+  t.map(kKernel, kKernelPid, {.start = modules + 0x10000, .end = modules + 0x12000, .file = 2});
+  t.map(kKernel, kKernelPid, {.start = modules, .end = modules, .file = 1});
   EXPECT_EQ(file_at(t, kKernel, 0, modules + 0xffff), 1);
   EXPECT_EQ(file_at(t, kKernel, 0, modules + 0x10000), 2);
-  t.map(kKernel, kKernelPid, {.start = modules + 0x20000, .end = modules + 0x20000, .file = 3},
-        false);
+  t.map(kKernel, kKernelPid, {.start = modules + 0x20000, .end = modules + 0x20000, .file = 3});
   EXPECT_EQ(file_at(t, kKernel, 0, UINT64_MAX - 1), 3);
-  t.map(kUser, 1, {.start = 0x1000, .end = 0x1000, .file = 4}, false);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x1000, .file = 4});
   EXPECT_EQ(file_at(t, kUser, 1, 0x1000), -1);
 }
 

@@ -18,8 +18,6 @@
 namespace pdfix::inspect {
 namespace {
 
-constexpr uint64_t kHost = format::kHostMachine;
-
 // The name perf files a map's DSO under: the kernel image by its machine's kernel name.
 std::string dso_name(uint64_t machine, std::string_view filename) {
   return format::is_kernel_image_name(filename) ? format::kernel_name(machine)
@@ -125,7 +123,7 @@ struct Event {
   uint32_t ppid = 0;
   // kMap
   uint16_t misc = 0;
-  bool image = false;
+  std::optional<uint64_t> kernel_start;  // for the kernel's own map: the session's
   transform::ProcessTimeline::Map map;
   // kSample: each address with the cpumode it is to be looked up in
   std::vector<std::pair<uint16_t, uint64_t>> ips;
@@ -141,7 +139,7 @@ std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint64_t i
 void apply(Model& model, const Event& e) {
   switch (e.kind) {
     case Event::Kind::kMap:
-      model.timeline().map(e.misc, e.pid, e.map, e.image);
+      model.timeline().map(e.misc, e.pid, e.map, e.kernel_start);
       break;
     case Event::Kind::kFork:
       model.timeline().fork(e.pid, e.ppid);
@@ -167,7 +165,7 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   e.pid = m->pid;
   e.misc = m->misc;
   const uint64_t machine = format::machine_of(m->misc, m->pid);
-  e.image = format::is_kernel_image_name(m->filename);
+  if (format::is_kernel_image_name(m->filename)) e.kernel_start = s.kernel_start(machine);
   const std::string name = dso_name(machine, m->filename);
   size_t dso = 0;
   if (m->has_build_id()) {
@@ -181,7 +179,7 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   }
   model.mapped_by(dso, *m);
   e.map = {.start = m->start,
-           .end = m->start + m->len < m->start ? UINT64_MAX : m->start + m->len,
+           .end = transform::ProcessTimeline::end_of(m->start, m->len),
            .pgoff = m->pgoff,
            .file = static_cast<uint32_t>(dso)};
   return e;

@@ -269,8 +269,9 @@ absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Se
   const format::EventAttr* attr = s.attr_for(r);
   if (attr != nullptr && attr->sample_id_all()) {
     const std::optional<uint32_t> task = format::trailer_layout(attr->sample_type).task;
-    if (task && *task + 8 <= trailer)
+    if (task && *task + 8 <= trailer) {
       tid = e.u32(r.bytes.data() + r.bytes.size() - trailer + *task + 4);
+    }
   }
   bool used = false;
   for (auto it = waiting_.begin(); it != waiting_.end();) {

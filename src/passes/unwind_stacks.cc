@@ -85,8 +85,10 @@ UnwindStacks::~UnwindStacks() = default;
 void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& s) {
   const transform::Map& m = *r.map;
   const format::MmapRecord& f = m.fields;
-  transform::ProcessTimeline::Map placed{
-      .start = f.start, .end = f.start + f.len, .pgoff = f.pgoff, .file = kNoBinary};
+  transform::ProcessTimeline::Map placed{.start = f.start,
+                                         .end = transform::ProcessTimeline::end_of(f.start, f.len),
+                                         .pgoff = f.pgoff,
+                                         .file = kNoBinary};
   // Every map goes on the timeline, as every map replaces what it covers; only executable maps of
   // files are binaries to unwind in.
   const bool exec = f.is_mmap2 ? (f.prot & PROT_EXEC) != 0 : (f.misc & format::kMiscMmapData) == 0;
@@ -94,7 +96,8 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
       !format::is_kernel_mode(f.misc)) {
     placed.file = binaries_.binary_of(m, s);
   }
-  maps_.map(f.misc, f.pid, placed, m.kind == format::MapKind::kKernel);
+  maps_.map(f.misc, f.pid, placed,
+            m.kind == format::MapKind::kKernel ? s.kernel_start(m.machine) : std::nullopt);
 }
 
 absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transform::Session& s,

@@ -28,7 +28,8 @@ void ProcessTimeline::insert(Maps& maps, Map m) {
   maps.emplace(m.start, m);
 }
 
-void ProcessTimeline::map(uint16_t misc, uint32_t pid, const Map& m, bool kernel_image) {
+void ProcessTimeline::map(uint16_t misc, uint32_t pid, const Map& m,
+                          std::optional<uint64_t> kernel_start) {
   const uint16_t mode = misc & format::kCpuModeMask;
   if (mode == format::kCpuModeKernel || mode == format::kCpuModeGuestKernel) {
     const uint64_t machine = format::machine_of(misc, pid);
@@ -38,7 +39,7 @@ void ProcessTimeline::map(uint16_t misc, uint32_t pid, const Map& m, bool kernel
       auto next = maps.upper_bound(sized.start);
       sized.end = next == maps.end() ? UINT64_MAX : next->first;
     }
-    if (kernel_image && machine == format::kHostMachine) kernel_start_ = m.start;
+    if (kernel_start && machine == format::kHostMachine) kernel_start_ = *kernel_start;
     insert(maps, sized);
     return;
   }

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -33,9 +34,16 @@ class ProcessTimeline {
     uint32_t file = 0;  // the caller's handle for what is mapped
   };
 
-  // A map record's map, of `misc`'s cpumode and `pid`; `kernel_image` for the kernel's own map,
-  // whose start tells kernel addresses from user ones.
-  void map(uint16_t misc, uint32_t pid, const Map& m, bool kernel_image);
+  // The end of a map record's [start, start + len): the top of the address space for a length
+  // that would wrap (old perfs wrote the kernel's so).
+  static uint64_t end_of(uint64_t start, uint64_t len) {
+    return start + len < start ? UINT64_MAX : start + len;
+  }
+  // A map record's map, of `misc`'s cpumode and `pid`. `kernel_start`, for the host kernel's own
+  // map, is where the session says the kernel begins (transform::Session::kernel_start): what
+  // tells kernel addresses from user ones.
+  void map(uint16_t misc, uint32_t pid, const Map& m,
+           std::optional<uint64_t> kernel_start = std::nullopt);
   void fork(uint32_t pid, uint32_t ppid);
   void exec(uint32_t pid);
   // The map covering `addr` for a sample (or callchain entry) of `cpumode` in `pid`; nullptr for

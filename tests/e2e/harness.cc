@@ -92,6 +92,23 @@ std::vector<std::string> script_samples(const std::string& text) {
   return out;
 }
 
+llvm::json::Object parse_object(const std::string& text) {
+  auto v = llvm::json::parse(text);
+  if (!v) {
+    ADD_FAILURE() << llvm::toString(v.takeError()) << "\n" << text;
+    return {};
+  }
+  if (auto* o = v->getAsObject()) return std::move(*o);
+  ADD_FAILURE() << "not a JSON object: " << text;
+  return {};
+}
+
+int64_t int_of(const llvm::json::Object& o, llvm::StringRef key) {
+  auto v = o.getInteger(key);
+  EXPECT_TRUE(v.has_value()) << key.str();
+  return v.value_or(-1);
+}
+
 std::vector<llvm::json::Object> records_of(const std::string& recording) {
   RunResult r = sh(pdfix() + " dump --json " + quote(recording));
   EXPECT_EQ(r.status, 0) << r.err;

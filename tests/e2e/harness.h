@@ -90,6 +90,10 @@ std::string own_id(const std::string& path);
 std::vector<std::string> script_samples(const std::string& text);
 // Every record of `recording` as pdfix dump --json prints it, in file order.
 std::vector<llvm::json::Object> records_of(const std::string& recording);
+// `text` as one JSON object (a test failure, and an empty object, when it is not one).
+llvm::json::Object parse_object(const std::string& text);
+// `o`'s integer member `key` (a test failure, and -1, when there is none).
+int64_t int_of(const llvm::json::Object& o, llvm::StringRef key);
 // A MMAP or MMAP2 record as pdfix dump --json prints it.
 struct MapRecord {
   std::string filename;
