@@ -128,19 +128,21 @@ TEST_P(NewestTest, DumpShowsTheAttrTailAndTheDeferredCallchain) {
   EXPECT_NE(dump.find("SCHEDSTAT_DOMAIN"), std::string::npos);
 }
 
-absl::StatusOr<passes::CompatReport> compat(const std::string& in_path, const std::string& out,
-                                            const std::string& version) {
+absl::StatusOr<passes::CompatReport> compat(
+    const std::string& in_path, const std::string& out, const std::string& version,
+    uint64_t look_ahead_bytes = transform::kLookAheadBytes) {
   auto profile = format::reader_profile(version);
   if (!profile.ok()) return profile.status();
   auto in = io::open_input(in_path);
   if (!in.ok()) return in.status();
-  auto chain = transform::run_pipeline(*in, out,
-                                       [&] {
-                                         transform::PassChain c;
-                                         c.push_back(std::make_unique<passes::Compat>(*profile));
-                                         return c;
-                                       },
-                                       {});
+  auto chain = transform::run_pipeline(
+      *in, out,
+      [&] {
+        transform::PassChain c;
+        c.push_back(std::make_unique<passes::Compat>(*profile, look_ahead_bytes));
+        return c;
+      },
+      {});
   if (!chain.ok()) return chain.status();
   return dynamic_cast<const passes::Compat&>(*chain->front()).report();
 }
@@ -216,6 +218,23 @@ TEST_P(NewestTest, ForPerf61EverythingIsWhatItReads) {
     EXPECT_TRUE(std::any_of(info->features.begin(), info->features.end(),
                             [](const auto& f) { return f.id == format::kFeatCompressed; }));
   }
+}
+
+// Past the look-ahead's bound the waiting sample goes on at once, without the user callchain that
+// has not come (its kernel part kept), and the report counts the early flush.
+TEST_P(NewestTest, PastTheLookAheadBoundAWaitingSampleGoesOnWithoutItsUserChain) {
+  const std::string path = testing::write_temp(newest(GetParam()).build());
+  auto report = compat(path, path + ".out", "6.1", /*look_ahead_bytes=*/1);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->callchains_stitched, 0U);
+  EXPECT_EQ(report->callchains_cut, 1U);
+  EXPECT_EQ(report->early_flushes, 1U);
+  auto out = testing::read_back(path + ".out");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(std::count(out->types.begin(), out->types.end(), format::kSample), 2);
+  auto whole = compat(path, path + ".whole", "6.1");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->early_flushes, 0U);
 }
 
 TEST_P(NewestTest, ASetFieldTheReaderLacksIsRefusedByName) {

@@ -170,12 +170,13 @@ TEST(TimeOrder, AChildsSamplesCountForWhatItExecdThoughItsForkComesLate) {
 }
 
 // `recording` unwound by the unwind pass, on a host with nothing of its own.
-std::unique_ptr<transform::Pass> unwound(const std::string& recording) {
+std::unique_ptr<transform::Pass> unwound(const std::string& recording,
+                                         uint64_t look_ahead_bytes = transform::kLookAheadBytes) {
   auto in = io::open_input(recording);
   EXPECT_TRUE(in.ok()) << in.status();
   if (!in.ok()) return nullptr;
   testing::FakeHost host;
-  const passes::Common common{.host = &host};
+  const passes::Common common{.host = &host, .look_ahead_bytes = look_ahead_bytes};
   std::unique_ptr<passes::RepairKind> kind;
   for (auto& k : passes::repair_kinds()) {
     if (k->verb() == "unwind") kind = std::move(k);
@@ -264,6 +265,23 @@ TEST(TimeOrder, HitsAndUnwindingPlaceEverySampleInTheSameMap) {
   EXPECT_EQ(hits_in_self, 3U);
   EXPECT_EQ(unwound_in_self, hits_in_self);
   EXPECT_EQ(unwound_nowhere, listing->samples - hits_in_self);
+}
+
+// Past the look-ahead's bound the records held for their round go in the order reached: here the
+// file's, so the late FORK wipes the child's maps before its second sample, as perf's own queue
+// does when it outgrows its memory; the summary counts the early flushes.
+TEST(TimeOrder, PastTheLookAheadBoundUnwindingTakesTheOrderReached) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  auto id = resolve::build_id_of_file(self);
+  ASSERT_TRUE(id.ok() && id->has_value()) << self;
+  const std::string path = testing::write_temp(fork_late("", {}, self, **id, 0x1000));
+  auto unwind = unwound(path, /*look_ahead_bytes=*/1);
+  ASSERT_NE(unwind, nullptr);
+  const passes::UnwindReport& report = dynamic_cast<const passes::UnwindStacks&>(*unwind).report();
+  EXPECT_EQ(report.samples, 2U);
+  EXPECT_GT(report.early_flushes, 0U);
+  ASSERT_TRUE(report.stops.contains("pc in no mapped file"));
+  EXPECT_EQ(report.stops.at("pc in no mapped file"), 1U);
 }
 
 }  // namespace

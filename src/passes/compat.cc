@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "format/attr.h"
 #include "format/error.h"
 #include "format/feature.h"
@@ -16,9 +15,6 @@ namespace pdfix::passes {
 namespace {
 
 constexpr uint64_t kAttrDeferCallchain = uint64_t{1} << 38;
-// Samples that wait for their user callchain, at most; the oldest goes out without it beyond.
-// The kernel writes the deferred record when the task returns to user space, so few wait.
-constexpr size_t kMaxWaiting = 65536;
 
 // The perf_event_attr fields by the offset they start at, for saying which one would be lost.
 std::string attr_field_at(uint32_t offset) {
@@ -54,7 +50,8 @@ std::vector<uint8_t> finished_round(const format::Endian& e) {
 
 }  // namespace
 
-Compat::Compat(std::optional<format::ReaderProfile> target) : target_(target) {
+Compat::Compat(std::optional<format::ReaderProfile> target, uint64_t look_ahead_bytes)
+    : target_(target), waiting_(look_ahead_bytes) {
   if (target_) {
     report_.target = target_->version.text();
     report_.attr_size_to = target_->attr_size;
@@ -204,11 +201,17 @@ absl::Status Compat::sample(const transform::RecordRef& r, const transform::Sess
     if (!head.ok()) return head.status();
     tid = head->tid;
   }
-  waiting_.push_back({tid, e.u64(ips + 8 * (nr - 1)), **at, transform::OwnedRecord(r)});
-  if (waiting_.size() <= kMaxWaiting) return absl::OkStatus();
-  Waiting oldest = std::move(waiting_.front());
-  waiting_.pop_front();
-  return send_waiting(oldest.record, oldest.chain_at, nullptr, s, out);
+  // The kernel writes the deferred record when the task returns to user space, so few wait.
+  if (!waiting_.hold({tid, e.u64(ips + 8 * (nr - 1)), **at, transform::OwnedRecord(r)},
+                     r.bytes.size())) {
+    return absl::OkStatus();
+  }
+  waiting_.flushed_early();
+  report_.early_flushes = waiting_.early_flushes();
+  for (Waiting& w : waiting_.take_all()) {
+    if (auto st = send_waiting(w.record, w.chain_at, nullptr, s, out); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Compat::send_waiting(transform::OwnedRecord& sample, uint64_t chain_at,
@@ -274,15 +277,14 @@ absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Se
     }
   }
   bool used = false;
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (it->cookie != cookie || (tid && it->tid != *tid)) {
-      ++it;
-      continue;
-    }
-    if (auto st = send_waiting(it->record, it->chain_at, &user, s, out); !st.ok()) return st;
-    it = waiting_.erase(it);
+  absl::Status sent;
+  waiting_.filter([&](Waiting& w) {
+    if (!sent.ok() || w.cookie != cookie || (tid && w.tid != *tid)) return true;
+    sent = send_waiting(w.record, w.chain_at, &user, s, out);
     used = true;
-  }
+    return false;
+  });
+  if (!sent.ok()) return sent;
   if (!used) drop(r.header.type);
   if (waiting_.empty() && round_held_) {
     round_held_ = false;
@@ -330,10 +332,9 @@ absl::Status Compat::rewrite(const transform::RecordRef& r, const transform::Ses
 absl::Status Compat::finish(const transform::Session& s, transform::RecordSink& out,
                             transform::FeatureEdits& edits) {
   if (!target_) return absl::OkStatus();
-  for (Waiting& w : waiting_) {
+  for (Waiting& w : waiting_.take_all()) {
     if (auto st = send_waiting(w.record, w.chain_at, nullptr, s, out); !st.ok()) return st;
   }
-  waiting_.clear();
   const std::optional<uint32_t> output = compressed_output(s);
   const bool compressed = s.compressed_file() || s.feature(format::kFeatCompressed).has_value();
   report_.compression = !compressed || !output ? "kept"
@@ -399,54 +400,6 @@ absl::Status Compat::finish(const transform::Session& s, transform::RecordSink& 
   return absl::OkStatus();
 }
 
-llvm::json::Object Compat::report_json() const {
-  if (!target_) return llvm::json::Object{{"for", nullptr}};
-  llvm::json::Object dropped;
-  for (const auto& [type, n] : report_.dropped_records) dropped[type] = static_cast<int64_t>(n);
-  llvm::json::Array features;
-  for (const auto& f : report_.dropped_features) features.push_back(f);
-  return llvm::json::Object{
-      {"for", report_.target},
-      {"attrs_shrunk", static_cast<int64_t>(report_.attrs_shrunk)},
-      {"attr_size", llvm::json::Object{{"from", static_cast<int64_t>(report_.attr_size_from)},
-                                       {"to", static_cast<int64_t>(report_.attr_size_to)}}},
-      {"compression", report_.compression},
-      {"dropped_records", std::move(dropped)},
-      {"dropped_features", std::move(features)},
-      {"build_id_maps_made_plain", static_cast<int64_t>(report_.build_id_maps_made_plain)},
-      {"table_entries_added", static_cast<int64_t>(report_.table_entries_added)},
-      {"callchains_stitched", static_cast<int64_t>(report_.callchains_stitched)},
-      {"callchains_cut", static_cast<int64_t>(report_.callchains_cut)}};
-}
-
-void Compat::report_text(std::ostream& out, bool /*verbose*/) const {
-  const CompatReport& r = report_;
-  if (r.target.empty()) return;
-  out << "pdfix compat: for perf " << r.target << "\n";
-  if (r.attrs_shrunk > 0) {
-    out << "  " << r.attrs_shrunk << " event attr(s) shrunk from " << r.attr_size_from << " to "
-        << r.attr_size_to << " bytes (the fields dropped were zero)\n";
-  }
-  if (r.compression != "kept") out << "  compressed data written as " << r.compression << "\n";
-  for (const auto& [type, n] : r.dropped_records) {
-    out << "  " << n << " " << type << " record(s) dropped: perf " << r.target
-        << " does not know the type\n";
-  }
-  if (!r.dropped_features.empty()) {
-    out << "  feature sections dropped: " << absl::StrJoin(r.dropped_features, ", ") << "\n";
-  }
-  if (r.build_id_maps_made_plain > 0) {
-    out << "  " << r.build_id_maps_made_plain
-        << " MMAP2 record(s) with a build-id made plain MMAP2; " << r.table_entries_added
-        << " id(s) added to the build-id table\n";
-  }
-  if (r.callchains_stitched > 0 || r.callchains_cut > 0) {
-    out << "  " << r.callchains_stitched << " deferred user callchain(s) stitched into samples";
-    if (r.callchains_cut > 0) out << "; " << r.callchains_cut << " never came (kernel part kept)";
-    out << "\n";
-  }
-}
-
 namespace {
 
 class Kind : public RepairKind {
@@ -485,8 +438,8 @@ Without --for, `fix` leaves all this alone.)";
                     return absl::OkStatus();
                   });
   }
-  std::unique_ptr<Repair> make(const Common& /*common*/) const override {
-    return std::make_unique<Compat>(target_);
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    return std::make_unique<Compat>(target_, common.look_ahead_bytes);
   }
 
  private:

@@ -19,6 +19,7 @@
 
 #include "format/perf_version.h"
 #include "passes/repair.h"
+#include "transform/look_ahead.h"
 #include "transform/owned_record.h"
 #include "transform/rebuilt.h"
 
@@ -36,11 +37,13 @@ struct CompatReport {
   uint64_t table_entries_added = 0;
   uint64_t callchains_stitched = 0;
   uint64_t callchains_cut = 0;  // samples whose user callchain never came: kernel part kept
+  uint64_t early_flushes = 0;   // times the waiting samples were sent on at the look-ahead's bound
 };
 
 class Compat : public Repair {
  public:
-  explicit Compat(std::optional<format::ReaderProfile> target);
+  explicit Compat(std::optional<format::ReaderProfile> target,
+                  uint64_t look_ahead_bytes = transform::kLookAheadBytes);
 
   std::string_view name() const override { return "compat"; }
   bool wants(uint32_t type) const override;
@@ -93,7 +96,7 @@ class Compat : public Repair {
     uint64_t chain_at = 0;  // offset of the callchain's nr in the record
     transform::OwnedRecord record;
   };
-  std::deque<Waiting> waiting_;
+  transform::LookAhead<Waiting> waiting_;
   bool round_held_ = false;  // a FINISHED_ROUND came while samples waited
 };
 

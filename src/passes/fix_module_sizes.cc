@@ -19,10 +19,6 @@ namespace {
 
 // No kernel gives one module this much memory: x86_64's whole module area is 1.5 GiB.
 constexpr uint64_t kAbsurdLen = uint64_t{2} << 30;
-// Bounds the look-ahead on a pipe: past this many module maps in a row the run is judged as it
-// stands.
-constexpr size_t kMaxHeld = 1 << 16;
-
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
 // The recording's architecture, or what the kernel map's address tells of it where perf wrote no
@@ -48,7 +44,8 @@ struct Bound {
 
 }  // namespace
 
-FixModuleSizes::FixModuleSizes(FixModuleSizesConfig config) : config_(std::move(config)) {}
+FixModuleSizes::FixModuleSizes(FixModuleSizesConfig config, uint64_t look_ahead_bytes)
+    : config_(std::move(config)), held_(look_ahead_bytes) {}
 
 bool FixModuleSizes::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
@@ -179,18 +176,19 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
 absl::Status FixModuleSizes::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                      transform::RecordSink& out) {
   const bool module = r.map != nullptr && r.map->kind == format::MapKind::kModule;
-  if (!module || held_.size() >= kMaxHeld) {
+  if (!module) {
     if (auto st = release(s, out); !st.ok()) return st;
+    return out.emit(r);
   }
-  if (!module) return out.emit(r);
-  held_.emplace_back(r);
-  return absl::OkStatus();
+  if (!held_.hold(transform::OwnedRecord(r), r.bytes.size())) return absl::OkStatus();
+  held_.flushed_early();
+  report_.early_flushes = held_.early_flushes();
+  return release(s, out);
 }
 
 absl::Status FixModuleSizes::release(const transform::Session& s, transform::RecordSink& out) {
   if (held_.empty()) return absl::OkStatus();
-  std::vector<transform::OwnedRecord> held = std::move(held_);
-  held_.clear();
+  std::vector<transform::OwnedRecord> held = held_.take_all();
   std::vector<const transform::Map*> maps;
   maps.reserve(held.size());
   for (const auto& h : held) maps.push_back(h.map());
@@ -227,6 +225,7 @@ llvm::json::Object FixModuleSizes::report_json() const {
                                             {"problem", u.problem}});
   }
   return llvm::json::Object{{"module_maps", static_cast<int64_t>(report_.module_maps)},
+                            {"early_flushes", static_cast<int64_t>(report_.early_flushes)},
                             {"changed", std::move(changed)},
                             {"unresolved", std::move(unresolved)}};
 }
@@ -234,11 +233,13 @@ llvm::json::Object FixModuleSizes::report_json() const {
 void FixModuleSizes::report_text(std::ostream& out, bool /*verbose*/) const {
   const ModuleSizeReport& r = report_;
   if (r.changed.empty() && r.unresolved.empty()) {
-    out << "pdfix fix-module-sizes: nothing to fix (" << r.module_maps << " module maps)\n";
+    out << "pdfix fix-module-sizes: nothing to fix (" << r.module_maps << " module maps)\n"
+        << transform::early_flush_note(r.early_flushes);
     return;
   }
   out << "pdfix fix-module-sizes: " << r.changed.size() << " of " << r.module_maps
-      << " module maps changed, " << r.unresolved.size() << " wrong but left alone\n";
+      << " module maps changed, " << r.unresolved.size() << " wrong but left alone\n"
+      << transform::early_flush_note(r.early_flushes);
   for (const auto& c : r.changed) {
     out << "  " << c.filename << " at " << hex(c.start) << ": len " << hex(c.old_len) << " -> "
         << hex(c.new_len) << " (" << (c.problem.empty() ? "" : c.problem + "; ") << "from "
@@ -302,7 +303,7 @@ left as they were and listed. Only the len field of changed records is written.)
   std::unique_ptr<Repair> make(const Common& common) const override {
     FixModuleSizesConfig config = config_;
     config.sysroot = common.sysroot;
-    return std::make_unique<FixModuleSizes>(std::move(config));
+    return std::make_unique<FixModuleSizes>(std::move(config), common.look_ahead_bytes);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include "passes/repair.h"
 #include "resolve/module_files.h"
 #include "resolve/proc_modules.h"
+#include "transform/look_ahead.h"
 #include "transform/owned_record.h"
 
 namespace pdfix::passes {
@@ -38,13 +39,16 @@ struct ModuleSizeReport {
     std::string problem;
   };
   uint64_t module_maps = 0;
+  uint64_t early_flushes =
+      0;  // runs of module maps judged before their end (transform/look_ahead.h)
   std::vector<Change> changed;
   std::vector<Unresolved> unresolved;  // judged wrong, but no evidence to repair it with
 };
 
 class FixModuleSizes : public Repair {
  public:
-  explicit FixModuleSizes(FixModuleSizesConfig config);
+  explicit FixModuleSizes(FixModuleSizesConfig config,
+                          uint64_t look_ahead_bytes = transform::kLookAheadBytes);
 
   std::string_view name() const override { return "fix-module-sizes"; }
   bool wants(uint32_t type) const override;
@@ -72,7 +76,7 @@ class FixModuleSizes : public Repair {
 
   FixModuleSizesConfig config_;
   std::optional<resolve::ModuleFiles> files_;
-  std::vector<transform::OwnedRecord> held_;
+  transform::LookAhead<transform::OwnedRecord> held_;
   ModuleSizeReport report_;
 };
 

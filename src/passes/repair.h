@@ -18,6 +18,7 @@
 #include "passes/map_survey.h"
 #include "resolve/host.h"
 #include "resolve/resolver.h"
+#include "transform/look_ahead.h"
 #include "transform/pass.h"
 
 namespace pdfix::passes {
@@ -37,6 +38,8 @@ struct Common {
   // The run's one resolver: every pass asks it, so that a file is read and proven once and every
   // pass has the same answer. nullptr: each pass makes its own (a pass run alone by a test).
   std::shared_ptr<resolve::Resolver> resolver;
+  // The bound of every pass's look-ahead (transform/look_ahead.h); tests make it small.
+  uint64_t look_ahead_bytes = transform::kLookAheadBytes;
 };
 
 // What the recording says of where and when it was made, as the resolver takes it: the one

@@ -12,9 +12,6 @@
 namespace pdfix::passes {
 namespace {
 
-// Kernel-side maps held back; past this many in a row the run is judged as it stands.
-constexpr size_t kMaxHeld = 1 << 16;
-
 bool kernel_side(const transform::Map& m) {
   return m.kind == format::MapKind::kKernel || m.kind == format::MapKind::kModule;
 }
@@ -22,7 +19,9 @@ bool kernel_side(const transform::Map& m) {
 }  // namespace
 
 RepairBuildIds::RepairBuildIds(resolve::ResolverConfig config, const Common& common)
-    : common_(common), resolver_(resolver_of(common, std::move(config))) {}
+    : common_(common),
+      resolver_(resolver_of(common, std::move(config))),
+      held_(common.look_ahead_bytes) {}
 
 bool RepairBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2;
@@ -68,9 +67,11 @@ absl::Status RepairBuildIds::rewrite(const transform::RecordRef& r, const transf
                                      transform::RecordSink& out) {
   const transform::Map& m = *r.map;
   if (m.build_id) ++report_.maps_with_ids;
-  if (kernel_side(m) && held_.size() < kMaxHeld) {
-    held_.emplace_back(r);
-    return absl::OkStatus();
+  if (kernel_side(m)) {
+    if (!held_.hold(transform::OwnedRecord(r), r.bytes.size())) return absl::OkStatus();
+    held_.flushed_early();
+    report_.early_flushes = held_.early_flushes();
+    return release(s, out);
   }
   if (auto st = release(s, out); !st.ok()) return st;
   if (!m.build_id) return out.emit(r);
@@ -80,8 +81,7 @@ absl::Status RepairBuildIds::rewrite(const transform::RecordRef& r, const transf
 
 absl::Status RepairBuildIds::release(const transform::Session& s, transform::RecordSink& out) {
   if (held_.empty()) return absl::OkStatus();
-  std::vector<transform::OwnedRecord> held = std::move(held_);
-  held_.clear();
+  std::vector<transform::OwnedRecord> held = held_.take_all();
   // Which files of a machine carry each id: one id on two files is wrong for one of them at least.
   std::map<std::pair<uint64_t, std::string>, std::set<std::string>> files;
   for (const auto& h : held) {
@@ -116,17 +116,20 @@ llvm::json::Object RepairBuildIds::report_json() const {
                                       {"why", format::escape_invalid_utf8(m.why)}});
   }
   return llvm::json::Object{{"maps_with_ids", static_cast<int64_t>(report_.maps_with_ids)},
+                            {"early_flushes", static_cast<int64_t>(report_.early_flushes)},
                             {"maps", std::move(maps)}};
 }
 
 void RepairBuildIds::report_text(std::ostream& out, bool /*verbose*/) const {
   if (report_.maps.empty()) {
     out << "pdfix repair-build-ids: no wrong id among " << report_.maps_with_ids
-        << " map records that carry one\n";
+        << " map records that carry one\n"
+        << transform::early_flush_note(report_.early_flushes);
     return;
   }
   out << "pdfix repair-build-ids: " << report_.maps.size() << " wrong ids among "
-      << report_.maps_with_ids << " map records that carry one\n";
+      << report_.maps_with_ids << " map records that carry one\n"
+      << transform::early_flush_note(report_.early_flushes);
   for (const auto& m : report_.maps) {
     out << "  " << m.outcome << ": " << m.filename << " " << m.was;
     if (!m.now.empty()) out << " -> " << m.now;

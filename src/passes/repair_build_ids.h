@@ -12,6 +12,7 @@
 
 #include "passes/repair.h"
 #include "resolve/resolver.h"
+#include "transform/look_ahead.h"
 #include "transform/owned_record.h"
 #include "transform/rebuilt.h"
 
@@ -27,6 +28,7 @@ struct RepairBuildIdsReport {
   };
   uint64_t maps_with_ids = 0;
   std::vector<Map> maps;
+  uint64_t early_flushes = 0;  // runs of kernel maps judged before their end
 };
 
 class RepairBuildIds : public Repair {
@@ -55,7 +57,7 @@ class RepairBuildIds : public Repair {
 
   Common common_;
   std::shared_ptr<resolve::Resolver> resolver_;
-  std::vector<transform::OwnedRecord> held_;
+  transform::LookAhead<transform::OwnedRecord> held_;
   transform::Rebuilt rebuilt_;
   RepairBuildIdsReport report_;
 };

@@ -121,8 +121,10 @@ absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::
     hold = format::is_kernel_mode(r.header.misc);
   }
   if (hold) {
-    held_.emplace_back(r);
-    return absl::OkStatus();
+    if (!held_.hold(transform::OwnedRecord(r), r.bytes.size())) return absl::OkStatus();
+    held_.flushed_early();
+    report_.early_flushes = held_.early_flushes();
+    return release(s, out);
   }
   if (auto st = release(s, out); !st.ok()) return st;
   return out.emit(r);
@@ -130,8 +132,7 @@ absl::Status TagKernel::rewrite(const transform::RecordRef& r, const transform::
 
 absl::Status TagKernel::release(const transform::Session& s, transform::RecordSink& out) {
   if (held_.empty()) return absl::OkStatus();
-  std::vector<transform::OwnedRecord> held = std::move(held_);
-  held_.clear();
+  std::vector<transform::OwnedRecord> held = held_.take_all();
   // Once the kernel map and the modules after it have gone by, the data has named the modules.
   if (!kernel_map_seen_.empty()) decide(s);
   if (s.pipe()) {
@@ -245,7 +246,8 @@ llvm::json::Object TagKernel::report_json() const {
       {"machines", std::move(machines)},
       {"table_repaired", report_.table_repaired},
       {"entries_added", static_cast<int64_t>(report_.entries_added)},
-      {"kernel_maps_given_id", static_cast<int64_t>(report_.kernel_maps_given_id)}};
+      {"kernel_maps_given_id", static_cast<int64_t>(report_.kernel_maps_given_id)},
+      {"early_flushes", static_cast<int64_t>(report_.early_flushes)}};
 }
 
 void TagKernel::report_text(std::ostream& out, bool /*verbose*/) const {
@@ -263,6 +265,7 @@ void TagKernel::report_text(std::ostream& out, bool /*verbose*/) const {
   if (r.kernel_maps_given_id > 0) {
     out << "  " << r.kernel_maps_given_id << " kernel map record(s) given the kernel's build-id\n";
   }
+  out << transform::early_flush_note(r.early_flushes);
 }
 
 namespace {
@@ -291,8 +294,8 @@ build-id gets this one. When it cannot be decided, nothing changes and the repor
 A table written by perf 6.12.0, whose entry sizes are wrong, is read as written and written
 back right. In pipe mode the tag travels as a HEADER_BUILD_ID record. Either byte order.)";
   }
-  std::unique_ptr<Repair> make(const Common& /*common*/) const override {
-    return std::make_unique<TagKernel>();
+  std::unique_ptr<Repair> make(const Common& common) const override {
+    return std::make_unique<TagKernel>(common.look_ahead_bytes);
   }
 };
 

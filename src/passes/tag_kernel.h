@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "passes/repair.h"
+#include "transform/look_ahead.h"
 #include "transform/owned_record.h"
 #include "transform/rebuilt.h"
 
@@ -30,10 +31,13 @@ struct TagKernelReport {
   bool table_repaired = false;  // perf 6.12.0 entry sizes rewritten
   uint64_t entries_added = 0;
   uint64_t kernel_maps_given_id = 0;
+  uint64_t early_flushes = 0;  // runs of kernel-side records decided on before their end
 };
 
 class TagKernel : public Repair {
  public:
+  explicit TagKernel(uint64_t look_ahead_bytes = transform::kLookAheadBytes)
+      : held_(look_ahead_bytes) {}
   std::string_view name() const override { return "tag-kernel"; }
   bool wants(uint32_t type) const override;
   // The kernel map and the module maps after it are held back until the run of module maps
@@ -77,7 +81,7 @@ class TagKernel : public Repair {
   std::map<uint64_t, Choice> choices_;
   std::map<uint64_t, std::string> undecided_;
   std::set<uint64_t> tag_emitted_;  // pipe mode: machines whose tag record went out
-  std::vector<transform::OwnedRecord> held_;
+  transform::LookAhead<transform::OwnedRecord> held_;
   TagKernelReport report_;
   transform::Rebuilt rebuilt_;
 };

@@ -18,8 +18,6 @@ namespace {
 constexpr uint64_t kRegsAbi64 = 2;
 // A map's handle on the timeline when nothing mapped there is a binary to unwind in.
 constexpr uint32_t kNoBinary = UINT32_MAX;
-// Records held back for their round's turn, at most (copies of the input's bytes).
-constexpr uint64_t kMaxHeldBytes = uint64_t{256} << 20;
 
 bool unwinds(const format::EventAttr& a) {
   return (a.sample_type & format::kSampleRegsUser) && (a.sample_type & format::kSampleStackUser);
@@ -74,6 +72,7 @@ UnwindStacks::UnwindStacks(UnwindConfig config, const Common& common)
     : config_(std::move(config)),
       common_(common),
       binaries_(config_, common_, report_),
+      held_(common.look_ahead_bytes),
       order_([this](uint64_t& seq) {
         Held& h = held_[seq - held_first_];
         if (auto st = apply(h, *session_); !st.ok() && delivered_.ok()) delivered_ = st;
@@ -133,16 +132,16 @@ absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transfor
   }
   const uint64_t seq = next_seq_++;
   if (held_.empty()) held_first_ = seq;
-  held_.push_back({transform::OwnedRecord(r), std::move(anew), !event});
-  held_bytes_ += r.bytes.size();
+  const bool full =
+      held_.hold({transform::OwnedRecord(r), std::move(anew), !event}, r.bytes.size());
   if (event) order_.add(transform::record_time(r, s), seq);
   if (transform::ends_round(type)) {
     order_.round();
-  } else if (held_bytes_ > kMaxHeldBytes) {
-    // A recording without rounds (or with one this long) would be held whole: what waits is
-    // applied in time order now, as perf does when its queue outgrows its memory.
+  } else if (full) {
+    // A recording without rounds (or with one this long) would be held whole.
     order_.finish();
-    ++report_.early_flushes;
+    held_.flushed_early();
+    report_.early_flushes = held_.early_flushes();
   }
   if (!delivered_.ok()) return delivered_;
   return emit_ready(s, out);
@@ -157,10 +156,8 @@ absl::Status UnwindStacks::release(const transform::Session& s, transform::Recor
 
 absl::Status UnwindStacks::emit_ready(const transform::Session& s, transform::RecordSink& out) {
   while (!held_.empty() && held_.front().ready) {
-    Held h = std::move(held_.front());
-    held_.pop_front();
+    Held h = held_.take_front();
     ++held_first_;
-    held_bytes_ -= h.record.view().bytes.size();
     const transform::RecordRef r = h.record.view();
     const absl::Status st =
         h.anew ? out.emit(rebuilt_.inserted(*std::move(h.anew), r, s.endian())) : out.emit(r);
@@ -329,11 +326,7 @@ void UnwindStacks::report_text(std::ostream& out, bool verbose) const {
   if (r.kernel_only > 0) out << ", " << r.kernel_only << " without user registers";
   out << "; " << r.stack_bytes_dropped << " bytes of stack copies dropped\n";
   for (const auto& [why, n] : r.stops) out << "  stopped: " << why << ": " << n << " samples\n";
-  if (r.early_flushes > 0) {
-    out << "  " << r.early_flushes
-        << " times the records waiting for their round passed 256 MiB and were applied without "
-           "waiting for the round's end\n";
-  }
+  out << transform::early_flush_note(r.early_flushes);
   for (const auto& [name, n] : r.lacking_cfi) {
     out << "  no CFI: " << name << " (" << n << " samples)\n";
   }

@@ -16,6 +16,7 @@
 #include "passes/repair.h"
 #include "passes/unwind_binaries.h"
 #include "passes/unwind_report.h"
+#include "transform/look_ahead.h"
 #include "transform/owned_record.h"
 #include "transform/process_timeline.h"
 #include "transform/rebuilt.h"
@@ -74,9 +75,8 @@ class UnwindStacks : public Repair {
   transform::ProcessTimeline maps_;
   UnwindBinaries binaries_;
   transform::Rebuilt rebuilt_;
-  std::deque<Held> held_;
+  transform::LookAhead<Held> held_;
   uint64_t held_first_ = 0;  // the sequence number of held_.front()
-  uint64_t held_bytes_ = 0;
   uint64_t next_seq_ = 0;
   const transform::Session* session_ = nullptr;  // for records delivered from the queue
   absl::Status delivered_;                       // the first error applying one
