@@ -266,7 +266,8 @@ Resolution Resolver::user_file(const MapQuery& q) {
     if (cached->id && q.has_inode &&
         !table_id_not_this_maps(q, *cached->id, inodes_prove).empty()) {
       return {std::nullopt, "",
-              "the build-id cache's entry may be another file's at that path, not the one mapped"};
+              "the build-id cache's entry may be another file's at that path, not the one mapped "
+              "(a container's or chroot's: give its root or layers with --search)"};
     }
     if (cached->id || found.absence == Resolution::Absence::kNoFile) return *cached;
   }
