@@ -121,11 +121,8 @@ class Records {
   PerfDataBuilder& b_;
 };
 
-// The parent maps `parent_bin` (if any) and forks a child that execs `child_bin`: the child's
-// exec, map and first sample come before the FORK in the file, its second sample in the next
-// round.
-Bytes fork_late(const std::string& parent_bin, const format::BuildId& parent_id,
-                const std::string& child_bin, const format::BuildId& child_id, uint64_t len) {
+// An x86_64 recording whose samples carry user registers and stack copies, records to come.
+PerfDataBuilder dwarf_recording() {
   PerfDataBuilder b;
   b.attr({.sample_type = kSampleType,
           .size = 104,
@@ -133,6 +130,15 @@ Bytes fork_late(const std::string& parent_bin, const format::BuildId& parent_id,
           .sample_regs_user = kRegs,
           .sample_stack_user = kStackSize});
   b.string_feature(format::kFeatArch, "x86_64");
+  return b;
+}
+
+// The parent maps `parent_bin` (if any) and forks a child that execs `child_bin`: the child's
+// exec, map and first sample come before the FORK in the file, its second sample in the next
+// round.
+Bytes fork_late(const std::string& parent_bin, const format::BuildId& parent_id,
+                const std::string& child_bin, const format::BuildId& child_id, uint64_t len) {
+  PerfDataBuilder b = dwarf_recording();
   Records r(b);
   if (!parent_bin.empty()) r.map(kParent, kText, len, parent_bin, parent_id, 10);
   r.exec(kChild, "child", 30);
@@ -224,13 +230,7 @@ TEST(TimeOrder, HitsAndUnwindingPlaceEverySampleInTheSameMap) {
   ASSERT_TRUE(id.ok() && id->has_value()) << self;
   constexpr uint64_t kOther = 0x800000;
   constexpr uint32_t kThread = kChild + 1;
-  PerfDataBuilder b;
-  b.attr({.sample_type = kSampleType,
-          .size = 104,
-          .ids = {},
-          .sample_regs_user = kRegs,
-          .sample_stack_user = kStackSize});
-  b.string_feature(format::kFeatArch, "x86_64");
+  PerfDataBuilder b = dwarf_recording();
   Records r(b);
   r.map(kParent, kOther, 0x1000, self, **id, 10);
   r.exec(kChild, "child", 30);  // in the file before the FORK that copied the parent's maps
