@@ -8,6 +8,7 @@
 #include "format/file_header.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "format/sample_fields.h"
 
 namespace pdfix {
 namespace {
@@ -200,6 +201,105 @@ TEST(Features, BuildIdTableHonoursSizeBit) {
   EXPECT_EQ(format::build_id_hex((*entries)[0]), "abababababababababababababababababababab");
   EXPECT_EQ((*entries)[1].id_size, 16);
   EXPECT_EQ(format::build_id_hex((*entries)[1]), "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd");
+}
+
+}  // namespace
+}  // namespace pdfix
+
+namespace pdfix {
+namespace {
+
+TEST(Trailer, ReadsAndWritesTheTaskAndTimeWhereSampleTypePutsThem) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  // TID, TIME, CPU: pid 7, tid 8, time 0x1122334455, cpu 3.
+  std::vector<uint8_t> trailer(24);
+  e.put_u32(trailer.data(), 7);
+  e.put_u32(trailer.data() + 4, 8);
+  e.put_u64(trailer.data() + 8, 0x1122334455);
+  e.put_u32(trailer.data() + 16, 3);
+  const uint64_t type = format::kSampleTid | format::kSampleTime | format::kSampleCpu;
+  const format::TrailerFields f = format::decode_trailer(trailer, e, type);
+  EXPECT_EQ(f.pid, 7u);
+  EXPECT_EQ(f.tid, 8u);
+  EXPECT_EQ(f.time, 0x1122334455u);
+  // Without TID the time comes first; a trailer too short for a field has none of it.
+  EXPECT_EQ(format::decode_trailer(trailer, e, format::kSampleTime).time, 0x0000000700000008u);
+  EXPECT_EQ(format::decode_trailer(std::span(trailer).first(12), e, type).time, std::nullopt);
+  format::encode_trailer(trailer, e, type, {.tid = 9, .time = 5});
+  EXPECT_EQ(e.u32(trailer.data()), 7u);  // no pid given: kept
+  EXPECT_EQ(e.u32(trailer.data() + 4), 9u);
+  EXPECT_EQ(e.u64(trailer.data() + 8), 5u);
+  EXPECT_EQ(e.u32(trailer.data() + 16), 3u);
+}
+
+// A SAMPLE of IP | TID | TIME | CALLCHAIN | PERIOD | RAW: ip 0x10, pid/tid 1, time 2, period 9,
+// `chain`, 4 raw bytes.
+std::vector<uint8_t> sample_with(const format::Endian& e, const std::vector<uint64_t>& chain) {
+  std::vector<uint8_t> r(8 + 8 * 5 + 8 * chain.size() + 8);
+  e.put_u64(r.data() + 8, 0x10);
+  e.put_u32(r.data() + 16, 1);
+  e.put_u32(r.data() + 20, 1);
+  e.put_u64(r.data() + 24, 2);
+  e.put_u64(r.data() + 32, 9);
+  e.put_u64(r.data() + 40, chain.size());
+  for (size_t i = 0; i < chain.size(); ++i) e.put_u64(r.data() + 48 + 8 * i, chain[i]);
+  e.put_u32(r.data() + r.size() - 8, 4);
+  e.put_u32(r.data() + r.size() - 4, 0xaabbccdd);
+  format::write_record_header(e, r.data(),
+                              {format::kSample, 2, static_cast<uint16_t>(r.size())});
+  return r;
+}
+
+TEST(Callchain, ADeferredSampleIsCompletedInPlaceByItsCookiesRecord) {
+  const format::Endian e = format::Endian::of(std::endian::little);
+  format::EventAttr attr;
+  attr.sample_type = format::kSampleIp | format::kSampleTid | format::kSampleTime |
+                     format::kSampleCallchain | format::kSamplePeriod | format::kSampleRaw;
+  const std::vector<uint64_t> kernel{format::kContextKernel, 0xffff1000,
+                                     format::kContextUserDeferred, 0x77};
+  const auto sample = sample_with(e, kernel);
+  auto fields = format::locate_sample_fields(sample, e, attr, 0);
+  ASSERT_TRUE(fields.ok()) << fields.status();
+  const std::vector<uint64_t> entries = format::callchain_entries(sample, e, *fields);
+  EXPECT_EQ(entries, kernel);
+  EXPECT_EQ(format::deferred_cookie(entries), 0x77u);
+  EXPECT_EQ(format::deferred_cookie(std::span(entries).first(3)), std::nullopt);
+  EXPECT_EQ(format::deferred_cookie(std::span(entries).first(1)), std::nullopt);
+
+  // CALLCHAIN_DEFERRED {cookie 0x77, nr 2, ips}, an 8-byte trailer.
+  std::vector<uint8_t> deferred(8 + 16 + 16 + 8);
+  e.put_u64(deferred.data() + 8, 0x77);
+  e.put_u64(deferred.data() + 16, 2);
+  e.put_u64(deferred.data() + 24, 0x401000);
+  e.put_u64(deferred.data() + 32, 0x402000);
+  auto d = format::decode_callchain_deferred(deferred, e, 8, 0x100);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->cookie, 0x77u);
+  EXPECT_EQ(d->ips, (std::vector<uint64_t>{0x401000, 0x402000}));
+  e.put_u64(deferred.data() + 16, 3);  // one more than the record holds before its trailer
+  auto claims = format::decode_callchain_deferred(deferred, e, 8, 0x100);
+  ASSERT_FALSE(claims.ok());
+  EXPECT_NE(claims.status().message().find("0x100"), std::string::npos) << claims.status();
+
+  const std::vector<uint64_t> whole{format::kContextKernel, 0xffff1000, format::kContextUser,
+                                    0x401000, 0x402000};
+  auto stitched = format::with_callchain(sample, e, *fields, whole, 0);
+  ASSERT_TRUE(stitched.ok()) << stitched.status();
+  EXPECT_EQ(*stitched, sample_with(e, whole));
+}
+
+TEST(Records, HeaderFeatureAndAttrSizeFieldsAreReadAndWrittenInFileOrder) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  std::vector<uint8_t> feature(16);
+  EXPECT_EQ(format::header_feature_id(std::span(feature).first(15), e), std::nullopt);
+  format::set_header_feature_id(feature, e, 31);
+  EXPECT_EQ(feature[15], 31);
+  EXPECT_EQ(format::header_feature_id(feature, e), 31u);
+  std::vector<uint8_t> attr(format::kAttrSizeVer0);
+  format::set_stored_attr_size(attr, e, 136);
+  EXPECT_EQ(attr[7], 136);
+  EXPECT_EQ(format::stored_attr_size(attr, e), 136u);
+  EXPECT_EQ(format::stored_attr_size(std::span(attr).first(7), e), std::nullopt);
 }
 
 }  // namespace

@@ -60,13 +60,6 @@ TEST(ModuleArea, BoundsFromTheKernelSources) {
   EXPECT_EQ(module_area_end("ppc64le", 0xc008000000000000), std::nullopt);
 }
 
-// A recording's inodes as the whole-file survey would give them.
-class Survey : public MappedInodes {
- public:
-  PathInodes inodes;
-  const PathInodes& all() const override { return inodes; }
-};
-
 TEST(Mountinfo, FindsAnOverlayWithItsLayersAndEscapedPaths) {
   const std::string table =
       "22 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
@@ -123,8 +116,8 @@ TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
   container_map.maj = 0;
   container_map.min = 77;
   container_map.ino = 4242;
-  Survey survey;
-  survey.inodes[{format::kHostMachine, host_map.filename}] = {
+  PathInodes survey;
+  survey[{format::kHostMachine, host_map.filename}] = {
       {host_map.maj, host_map.min, host_map.ino}, {0, 77, 4242}};
   const std::string container_id(40, 'c');
   rec.add(host_map.filename, container_id);
@@ -138,7 +131,7 @@ TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
   EXPECT_EQ(hex_of(r.resolve(container_map, facts).id), container_id);
   EXPECT_EQ(r.resolve(container_map, facts).source, "build-id table");
   // A third file at the path, proven nowhere: the table's id may be its.
-  survey.inodes[{format::kHostMachine, host_map.filename}].insert({0, 78, 99});
+  survey[{format::kHostMachine, host_map.filename}].insert({0, 78, 99});
   Resolver three({}, host);
   const Resolution& doubt = three.resolve(container_map, facts);
   EXPECT_FALSE(doubt.id.has_value());
@@ -167,8 +160,8 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   other.min += 1;
   const std::string listed(40, 'a');
   rec.add(host_map.filename, listed);
-  Survey one;
-  one.inodes[{format::kHostMachine, host_map.filename}] = {
+  PathInodes one;
+  one[{format::kHostMachine, host_map.filename}] = {
       {host_map.maj, host_map.min, host_map.ino}};
   RecordingFacts facts = rec.view();
   facts.inodes = &one;
@@ -180,8 +173,8 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   EXPECT_TRUE(r.unproven_table_ids().empty());
   Resolver rooted({.sysroot = "/"}, host);
   EXPECT_EQ(hex_of(rooted.resolve(host_map, facts).id), listed);
-  Survey two = one;
-  two.inodes[{format::kHostMachine, host_map.filename}].insert({other.maj, other.min, other.ino});
+  PathInodes two = one;
+  two[{format::kHostMachine, host_map.filename}].insert({other.maj, other.min, other.ino});
   facts.inodes = &two;
   Resolver doubt({.sysroot = "/"}, host);
   const Resolution& res = doubt.resolve(host_map, facts);

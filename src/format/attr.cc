@@ -77,7 +77,7 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
   }
   EventAttr a;
   a.type = e.u32(p);
-  a.size = e.u32(p + 4);
+  a.size = e.u32(p + kAttrSizeOffset);
   a.config = e.u64(p + 8);
   a.sample_period = e.u64(p + 16);
   a.sample_type = e.u64(p + kAttrSampleTypeOffset);
@@ -115,6 +115,15 @@ std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type) {
   return pos;
 }
 
+namespace {
+
+// Where the trailer keeps the task (u32 pid, u32 tid) and the time (u64): byte offsets from its
+// start, nullopt for a field it lacks.
+struct TrailerLayout {
+  std::optional<uint32_t> task;
+  std::optional<uint32_t> time;
+};
+
 TrailerLayout trailer_layout(uint64_t sample_type) {
   TrailerLayout l;
   uint32_t at = 0;
@@ -124,6 +133,41 @@ TrailerLayout trailer_layout(uint64_t sample_type) {
   }
   if (sample_type & kSampleTime) l.time = at;
   return l;
+}
+
+}  // namespace
+
+TrailerFields decode_trailer(std::span<const uint8_t> trailer, const Endian& e,
+                             uint64_t sample_type) {
+  const TrailerLayout l = trailer_layout(sample_type);
+  TrailerFields f;
+  if (l.task && *l.task + 8 <= trailer.size()) {
+    f.pid = e.u32(trailer.data() + *l.task);
+    f.tid = e.u32(trailer.data() + *l.task + 4);
+  }
+  if (l.time && *l.time + 8 <= trailer.size()) f.time = e.u64(trailer.data() + *l.time);
+  return f;
+}
+
+void encode_trailer(std::span<uint8_t> trailer, const Endian& e, uint64_t sample_type,
+                    const TrailerFields& f) {
+  const TrailerLayout l = trailer_layout(sample_type);
+  if (l.task && *l.task + 8 <= trailer.size()) {
+    if (f.pid) e.put_u32(trailer.data() + *l.task, *f.pid);
+    if (f.tid) e.put_u32(trailer.data() + *l.task + 4, *f.tid);
+  }
+  if (l.time && f.time && *l.time + 8 <= trailer.size()) {
+    e.put_u64(trailer.data() + *l.time, *f.time);
+  }
+}
+
+std::optional<uint32_t> stored_attr_size(std::span<const uint8_t> attr, const Endian& e) {
+  if (attr.size() < kAttrSizeOffset + 4) return std::nullopt;
+  return e.u32(attr.data() + kAttrSizeOffset);
+}
+
+void set_stored_attr_size(std::span<uint8_t> attr, const Endian& e, uint32_t size) {
+  if (attr.size() >= kAttrSizeOffset + 4) e.put_u32(attr.data() + kAttrSizeOffset, size);
 }
 
 void set_attr_unwound(uint8_t* attr, uint32_t size, const Endian& e) {

@@ -15,6 +15,7 @@ namespace pdfix::format {
 
 inline constexpr uint32_t kAttrSizeVer0 = 64;
 // Where the fields an unwinding rewrite changes sit in perf_event_attr.
+inline constexpr uint32_t kAttrSizeOffset = 4;
 inline constexpr uint32_t kAttrSampleTypeOffset = 24;
 inline constexpr uint32_t kAttrFlagsOffset = 40;
 inline constexpr uint32_t kAttrBranchSampleTypeOffset = 72;
@@ -82,13 +83,23 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
 std::optional<uint32_t> sample_id_position(uint64_t sample_type);
 std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type);
 
-// Where the sample_id trailer of `sample_type` keeps the task (u32 pid, u32 tid) and the time
-// (u64): byte offsets from the trailer's start, nullopt for a field the trailer lacks.
-struct TrailerLayout {
-  std::optional<uint32_t> task;
-  std::optional<uint32_t> time;
+// The task and time of a record's sample_id trailer (`trailer`, as long as the attr lays it
+// out), where `sample_type` has them.
+struct TrailerFields {
+  std::optional<uint32_t> pid;
+  std::optional<uint32_t> tid;
+  std::optional<uint64_t> time;
 };
-TrailerLayout trailer_layout(uint64_t sample_type);
+TrailerFields decode_trailer(std::span<const uint8_t> trailer, const Endian& e,
+                             uint64_t sample_type);
+// Writes each field `f` has and the trailer holds; the rest of it is left as it was.
+void encode_trailer(std::span<uint8_t> trailer, const Endian& e, uint64_t sample_type,
+                    const TrailerFields& f);
+
+// The size an attr says it is (its field at byte 4; 0 from perf before the field was used), and
+// that field rewritten. nullopt: too short to hold it.
+std::optional<uint32_t> stored_attr_size(std::span<const uint8_t> attr, const Endian& e);
+void set_stored_attr_size(std::span<uint8_t> attr, const Endian& e, uint32_t size);
 
 // Rewrites the attr at `attr` (`size` bytes of it) as it is once its samples' user stacks are
 // unwound into their callchains: CALLCHAIN on, REGS_USER and STACK_USER off (their sizes zero),

@@ -212,4 +212,38 @@ absl::StatusOr<std::vector<uint64_t>> sample_callchain(std::span<const uint8_t> 
   return entries;
 }
 
+std::optional<uint64_t> deferred_cookie(std::span<const uint64_t> callchain) {
+  const size_t n = callchain.size();
+  if (n < 2 || callchain[n - 2] != kContextUserDeferred) return std::nullopt;
+  return callchain[n - 1];
+}
+
+absl::StatusOr<CallchainDeferred> decode_callchain_deferred(std::span<const uint8_t> record,
+                                                            const Endian& e, uint32_t trailer_size,
+                                                            uint64_t file_offset) {
+  constexpr uint64_t kFixed = kRecordHeaderSize + 16;  // cookie, nr
+  if (record.size() < kFixed + trailer_size) {
+    return malformed_at(file_offset, "CALLCHAIN_DEFERRED record of ", record.size(),
+                        " bytes is too short");
+  }
+  CallchainDeferred d{.cookie = e.u64(record.data() + kRecordHeaderSize)};
+  const uint64_t nr = e.u64(record.data() + kRecordHeaderSize + 8);
+  if (nr > (record.size() - kFixed - trailer_size) / 8) {
+    return malformed_at(file_offset, "CALLCHAIN_DEFERRED claims ", nr,
+                        " entries, more than the record holds");
+  }
+  d.ips.reserve(nr);
+  for (uint64_t i = 0; i < nr; ++i) d.ips.push_back(e.u64(record.data() + kFixed + 8 * i));
+  return d;
+}
+
+std::optional<uint64_t> header_feature_id(std::span<const uint8_t> record, const Endian& e) {
+  if (record.size() < kRecordHeaderSize + 8) return std::nullopt;
+  return e.u64(record.data() + kRecordHeaderSize);
+}
+
+void set_header_feature_id(std::span<uint8_t> record, const Endian& e, uint64_t id) {
+  if (record.size() >= kRecordHeaderSize + 8) e.put_u64(record.data() + kRecordHeaderSize, id);
+}
+
 }  // namespace pdfix::format

@@ -135,4 +135,22 @@ absl::StatusOr<std::vector<uint64_t>> sample_callchain(std::span<const uint8_t> 
                                                        const Endian& e, uint64_t sample_type,
                                                        uint64_t read_format, uint64_t file_offset);
 
+// The cookie of a callchain whose user part comes later: it ends with PERF_CONTEXT_USER_DEFERRED
+// and the cookie. nullopt: the callchain is whole.
+std::optional<uint64_t> deferred_cookie(std::span<const uint64_t> callchain);
+
+// A CALLCHAIN_DEFERRED record: {cookie, nr, ips[nr]}, then the sample_id trailer.
+struct CallchainDeferred {
+  uint64_t cookie = 0;
+  std::vector<uint64_t> ips;
+};
+absl::StatusOr<CallchainDeferred> decode_callchain_deferred(std::span<const uint8_t> record,
+                                                            const Endian& e, uint32_t trailer_size,
+                                                            uint64_t file_offset);
+
+// The feature a pipe's HEADER_FEATURE record carries, or (a record of 16 bytes) the number after
+// the writer's last feature; nullopt for a record too short to say.
+std::optional<uint64_t> header_feature_id(std::span<const uint8_t> record, const Endian& e);
+void set_header_feature_id(std::span<uint8_t> record, const Endian& e, uint64_t id);
+
 }  // namespace pdfix::format

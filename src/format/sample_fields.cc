@@ -94,6 +94,55 @@ UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const Sam
   return u;
 }
 
+std::vector<uint64_t> callchain_entries(std::span<const uint8_t> record, const Endian& e,
+                                        const SampleFields& f) {
+  std::vector<uint64_t> entries;
+  if (!f.callchain) return entries;
+  entries.reserve((f.callchain->end - f.callchain->at) / 8);
+  for (uint64_t at = f.callchain->at + 8; at < f.callchain->end; at += 8) {
+    entries.push_back(e.u64(record.data() + at));
+  }
+  return entries;
+}
+
+namespace {
+
+// The head, `chain`, the bytes in [kept_from, kept_to) and the bytes from `tail_from` on, under a
+// header of the new size.
+absl::StatusOr<std::vector<uint8_t>> rebuilt_with_chain(std::span<const uint8_t> record,
+                                                        const Endian& e, uint64_t head_end,
+                                                        std::span<const uint64_t> chain,
+                                                        uint64_t kept_from, uint64_t kept_to,
+                                                        uint64_t tail_from, uint64_t file_offset) {
+  std::vector<uint8_t> bytes(record.begin(), record.begin() + static_cast<ptrdiff_t>(head_end));
+  const size_t nr_at = bytes.size();
+  bytes.resize(nr_at + 8 * (chain.size() + 1));
+  e.put_u64(bytes.data() + nr_at, chain.size());
+  for (size_t k = 0; k < chain.size(); ++k) {
+    e.put_u64(bytes.data() + nr_at + 8 * (k + 1), chain[k]);
+  }
+  bytes.insert(bytes.end(), record.begin() + static_cast<ptrdiff_t>(kept_from),
+               record.begin() + static_cast<ptrdiff_t>(kept_to));
+  bytes.insert(bytes.end(), record.begin() + static_cast<ptrdiff_t>(tail_from), record.end());
+  if (bytes.size() > UINT16_MAX) {
+    return malformed_at(file_offset, "SAMPLE would grow past 64 KiB with its callchain");
+  }
+  const RecordHeader h = read_record_header(e, record.data());
+  write_record_header(e, bytes.data(), {h.type, h.misc, static_cast<uint16_t>(bytes.size())});
+  return bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<uint8_t>> with_callchain(std::span<const uint8_t> record,
+                                                    const Endian& e, const SampleFields& f,
+                                                    std::span<const uint64_t> chain,
+                                                    uint64_t file_offset) {
+  if (!f.callchain) return malformed_at(file_offset, "SAMPLE has no callchain to replace");
+  const uint64_t end = f.callchain->end;
+  return rebuilt_with_chain(record, e, f.head_end, chain, end, end, end, file_offset);
+}
+
 absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t> record,
                                                          const Endian& e, const SampleFields& f,
                                                          std::span<const uint64_t> chain,
@@ -103,23 +152,8 @@ absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t
   const uint64_t chain_end = f.callchain ? f.callchain->end : f.head_end;
   const uint64_t regs_at =
       f.regs_user ? f.regs_user->at : (f.stack_user ? f.stack_user->at : chain_end);
-  std::vector<uint8_t> bytes(record.begin(), record.begin() + static_cast<ptrdiff_t>(f.head_end));
-  const size_t nr_at = bytes.size();
-  bytes.resize(nr_at + 8 * (chain.size() + 1));
-  e.put_u64(bytes.data() + nr_at, chain.size());
-  for (size_t k = 0; k < chain.size(); ++k) {
-    e.put_u64(bytes.data() + nr_at + 8 * (k + 1), chain[k]);
-  }
-  bytes.insert(bytes.end(), record.begin() + static_cast<ptrdiff_t>(chain_end),
-               record.begin() + static_cast<ptrdiff_t>(regs_at));
-  bytes.insert(bytes.end(), record.begin() + static_cast<ptrdiff_t>(f.stack_user_end),
-               record.end());
-  if (bytes.size() > UINT16_MAX) {
-    return malformed_at(file_offset, "SAMPLE would grow past 64 KiB with its callchain");
-  }
-  const RecordHeader h = read_record_header(e, record.data());
-  write_record_header(e, bytes.data(), {h.type, h.misc, static_cast<uint16_t>(bytes.size())});
-  return bytes;
+  return rebuilt_with_chain(record, e, f.head_end, chain, chain_end, regs_at, f.stack_user_end,
+                            file_offset);
 }
 
 }  // namespace pdfix::format

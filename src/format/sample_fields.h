@@ -42,6 +42,17 @@ struct UserStack {
 };
 UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const SampleFields& f);
 
+// The callchain's entries, context markers included; empty without CALLCHAIN.
+std::vector<uint64_t> callchain_entries(std::span<const uint8_t> record, const Endian& e,
+                                        const SampleFields& f);
+
+// The sample anew with `chain` for its callchain (which it must have), every other field's bytes
+// as they were. An error when it would outgrow a record.
+absl::StatusOr<std::vector<uint8_t>> with_callchain(std::span<const uint8_t> record,
+                                                    const Endian& e, const SampleFields& f,
+                                                    std::span<const uint64_t> chain,
+                                                    uint64_t file_offset);
+
 // The sample anew, its user stack unwound: `chain` for its callchain, and no user registers or
 // stack; every other field's bytes as they were. An error when it would outgrow a record.
 absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t> record,

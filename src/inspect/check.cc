@@ -117,8 +117,10 @@ class Checker : public transform::DryRunObserver {
       auto entries = format::decode_build_id_table({r.bytes, session_->endian(), r.offset});
       if (entries.ok()) hits_.add_entries(*entries);
     }
-    if (type == format::kHeaderAttr && r.bytes.size() >= 16) {
-      attr_size(session_->endian().u32(r.bytes.data() + 12), r.offset, r.part);
+    if (type == format::kHeaderAttr) {
+      const auto stored = format::stored_attr_size(r.bytes.subspan(format::kRecordHeaderSize),
+                                                   session_->endian());
+      if (stored) attr_size(*stored, r.offset, r.part);
     }
     if (type == format::kMmap || type == format::kMmap2) {
       auto m =
@@ -456,11 +458,11 @@ class Checker : public transform::DryRunObserver {
 
 }  // namespace
 
-absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
-                                  std::vector<std::string> fixers) {
+absl::StatusOr<CheckReport> check(io::Input& in, std::span<transform::Analysis* const> analyses,
+                                  transform::PassChain chain, std::vector<std::string> fixers) {
   fixers.resize(chain.size());
   Checker checker(std::move(fixers), in);
-  if (auto s = transform::dry_run(in, chain, checker); !s.ok()) return s;
+  if (auto s = transform::dry_run(in, analyses, chain, checker); !s.ok()) return s;
   for (size_t i = 0; i < chain.size(); ++i) {
     for (const transform::PassFinding& f : chain[i]->findings()) checker.pass_finding(i, f);
   }

@@ -21,8 +21,9 @@ constexpr uint32_t kPerf61AttrSize = 128;
 
 // An attr's stored size, and the bytes past perf 6.1's 128 (config3, config4, ...) in hex.
 void describe_attr(std::span<const uint8_t> attr, const format::Endian& e, llvm::json::Object& o) {
-  if (attr.size() < 8) return;
-  const uint32_t size = e.u32(attr.data() + 4);
+  const std::optional<uint32_t> stored = format::stored_attr_size(attr, e);
+  if (!stored) return;
+  const uint32_t size = *stored;
   o["attr_size"] = static_cast<int64_t>(size);
   const uint32_t end = std::min<uint32_t>(size, static_cast<uint32_t>(attr.size()));
   if (end > kPerf61AttrSize) {
@@ -95,33 +96,32 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
       if (a->sample_type & format::kSampleTime) o["time"] = static_cast<int64_t>(h->time);
       if (a->sample_type & format::kSampleCpu) o["cpu"] = static_cast<int64_t>(h->cpu);
       if (a->sample_type & format::kSamplePeriod) o["period"] = static_cast<int64_t>(h->period);
-      auto at = format::sample_callchain_at(r.bytes, e, a->sample_type, a->read_format, r.offset);
-      if (!at.ok()) return at.status();
-      if (*at) {
-        const uint64_t nr = e.u64(r.bytes.data() + **at);
-        o["callchain"] = static_cast<int64_t>(nr);
-        const uint8_t* ips = r.bytes.data() + **at + 8;
-        if (nr >= 2 && e.u64(ips + 8 * (nr - 2)) == format::kContextUserDeferred) {
-          o["deferred"] = hex(e.u64(ips + 8 * (nr - 1)));
-        }
+      if (a->sample_type & format::kSampleCallchain) {
+        auto chain =
+            format::sample_callchain(r.bytes, e, a->sample_type, a->read_format, r.offset);
+        if (!chain.ok()) return chain.status();
+        o["callchain"] = static_cast<int64_t>(chain->size());
+        if (auto cookie = format::deferred_cookie(*chain)) o["deferred"] = hex(*cookie);
       }
       return absl::OkStatus();
     }
     case format::kCallchainDeferred: {
-      if (r.bytes.size() < 24) return absl::OkStatus();
-      o["deferred"] = hex(e.u64(r.bytes.data() + 8));
-      o["callchain"] = static_cast<int64_t>(e.u64(r.bytes.data() + 16));
+      auto d = format::decode_callchain_deferred(r.bytes, e, s.trailer_size(r), r.offset);
+      if (!d.ok()) return d.status();
+      o["deferred"] = hex(d->cookie);
+      o["callchain"] = static_cast<int64_t>(d->ips.size());
       return absl::OkStatus();
     }
     case format::kHeaderAttr:
       describe_attr(r.bytes.subspan(format::kRecordHeaderSize), e, o);
       return absl::OkStatus();
     case format::kHeaderFeature: {
-      if (r.bytes.size() < 16) return absl::OkStatus();
-      const uint64_t id = e.u64(r.bytes.data() + 8);
-      o["data"] = r.bytes.size() == 16 ? absl::StrCat("end of features (", id, ")")
-                                       : format::feature_name(static_cast<int>(
-                                             std::min<uint64_t>(id, format::kFeatureBits)));
+      const std::optional<uint64_t> id = format::header_feature_id(r.bytes, e);
+      if (!id) return absl::OkStatus();
+      o["data"] = r.bytes.size() == format::kRecordHeaderSize + 8
+                      ? absl::StrCat("end of features (", *id, ")")
+                      : format::feature_name(
+                            static_cast<int>(std::min<uint64_t>(*id, format::kFeatureBits)));
       return absl::OkStatus();
     }
     default:

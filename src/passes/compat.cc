@@ -78,7 +78,7 @@ std::optional<uint32_t> Compat::compressed_output(const transform::Session& s) c
 
 absl::StatusOr<std::vector<uint8_t>> Compat::shrink(std::span<const uint8_t> attr, uint32_t size,
                                                     const format::Endian& e, uint64_t offset) {
-  uint32_t stored = e.u32(attr.data() + 4);
+  uint32_t stored = format::stored_attr_size(attr, e).value_or(0);
   if (stored == 0) stored = format::kAttrSizeVer0;
   stored = std::min<uint32_t>(stored, static_cast<uint32_t>(attr.size()));
   report_.attr_size_from = std::max(report_.attr_size_from, stored);
@@ -96,7 +96,7 @@ absl::StatusOr<std::vector<uint8_t>> Compat::shrink(std::span<const uint8_t> att
     }
   }
   out.resize(size);
-  e.put_u32(out.data() + 4, size);
+  format::set_stored_attr_size(out, e, size);
   ++report_.attrs_shrunk;
   return out;
 }
@@ -106,7 +106,7 @@ absl::Status Compat::shrink_attr_record(const transform::RecordRef& r, const tra
   const format::Endian& e = s.endian();
   const std::span<const uint8_t> body = r.bytes.subspan(format::kRecordHeaderSize);
   if (body.size() < format::kAttrSizeVer0) return out.emit(r);
-  uint32_t stored = e.u32(body.data() + 4);
+  uint32_t stored = *format::stored_attr_size(body, e);
   if (stored == 0) stored = format::kAttrSizeVer0;
   if (stored <= target_->attr_size || stored > body.size()) return out.emit(r);
   auto attr =
@@ -122,22 +122,22 @@ absl::Status Compat::shrink_attr_record(const transform::RecordRef& r, const tra
 
 absl::Status Compat::feature_record(const transform::RecordRef& r, const transform::Session& s,
                                     transform::RecordSink& out) {
-  if (r.bytes.size() < 16) return out.emit(r);
+  const std::optional<uint64_t> id = format::header_feature_id(r.bytes, s.endian());
+  if (!id) return out.emit(r);
   const format::Endian& e = s.endian();
-  const uint64_t id = e.u64(r.bytes.data() + 8);
-  if (r.bytes.size() == 16) {
+  if (r.bytes.size() == format::kRecordHeaderSize + 8) {
     // The end of the stream's features, numbered as the writer's HEADER_LAST_FEATURE; perf report
     // refuses a number past its own.
-    if (id == static_cast<uint64_t>(target_->features_end)) return out.emit(r);
+    if (*id == static_cast<uint64_t>(target_->features_end)) return out.emit(r);
     std::vector<uint8_t> bytes(r.bytes.begin(), r.bytes.end());
-    e.put_u64(bytes.data() + 8, static_cast<uint64_t>(target_->features_end));
+    format::set_header_feature_id(bytes, e, static_cast<uint64_t>(target_->features_end));
     return out.emit(rebuilt_.inserted(std::move(bytes), r, e));
   }
   const bool plain = compressed_output(s) == 0U;
-  if (id >= static_cast<uint64_t>(target_->features_end) ||
-      (plain && id == static_cast<uint64_t>(format::kFeatCompressed))) {
+  if (*id >= static_cast<uint64_t>(target_->features_end) ||
+      (plain && *id == static_cast<uint64_t>(format::kFeatCompressed))) {
     report_.dropped_features.push_back(format::feature_name(static_cast<int>(
-        std::min<uint64_t>(id, static_cast<uint64_t>(std::numeric_limits<int>::max())))));
+        std::min<uint64_t>(*id, static_cast<uint64_t>(std::numeric_limits<int>::max())))));
     return absl::OkStatus();
   }
   return out.emit(r);
@@ -188,99 +188,64 @@ absl::Status Compat::sample(const transform::RecordRef& r, const transform::Sess
                             transform::RecordSink& out) {
   const format::EventAttr* attr = s.attr_for(r);
   if (attr == nullptr || (attr->flags & kAttrDeferCallchain) == 0) return out.emit(r);
-  const format::Endian& e = s.endian();
-  auto at = format::sample_callchain_at(r.bytes, e, attr->sample_type, attr->read_format, r.offset);
-  if (!at.ok()) return at.status();
-  if (!*at) return out.emit(r);
-  const uint64_t nr = e.u64(r.bytes.data() + **at);
-  const uint8_t* ips = r.bytes.data() + **at + 8;
-  if (nr < 2 || e.u64(ips + 8 * (nr - 2)) != format::kContextUserDeferred) return out.emit(r);
-  uint32_t tid = 0;
-  if (attr->sample_type & format::kSampleTid) {
-    auto head = format::decode_sample_head(r.bytes, e, attr->sample_type, r.offset);
-    if (!head.ok()) return head.status();
-    tid = head->tid;
-  }
+  auto fields = format::locate_sample_fields(r.bytes, s.endian(), *attr, r.offset);
+  if (!fields.ok()) return fields.status();
+  const std::optional<uint64_t> cookie =
+      format::deferred_cookie(format::callchain_entries(r.bytes, s.endian(), *fields));
+  if (!cookie) return out.emit(r);
+  const uint32_t tid = (attr->sample_type & format::kSampleTid) ? fields->head.tid : 0;
   // The kernel writes the deferred record when the task returns to user space, so few wait.
-  if (!waiting_.hold({tid, e.u64(ips + 8 * (nr - 1)), **at, transform::OwnedRecord(r)},
-                     r.bytes.size())) {
+  if (!waiting_.hold({tid, *cookie, *fields, transform::OwnedRecord(r)}, r.bytes.size())) {
     return absl::OkStatus();
   }
   waiting_.flushed_early();
   report_.early_flushes = waiting_.early_flushes();
   for (Waiting& w : waiting_.take_all()) {
-    if (auto st = send_waiting(w.record, w.chain_at, nullptr, s, out); !st.ok()) return st;
+    if (auto st = send_waiting(w.record, w.fields, nullptr, s, out); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
 
-absl::Status Compat::send_waiting(transform::OwnedRecord& sample, uint64_t chain_at,
+absl::Status Compat::send_waiting(transform::OwnedRecord& sample,
+                                  const format::SampleFields& fields,
                                   const std::vector<uint64_t>* user, const transform::Session& s,
                                   transform::RecordSink& out) {
   const format::Endian& e = s.endian();
   const transform::RecordRef was = sample.view();
-  const uint64_t nr = e.u64(was.bytes.data() + chain_at);
   // The kernel part, without the marker and its cookie; then the user part, marked as perf marks
   // it, where there is one.
-  std::vector<uint64_t> chain;
-  for (uint64_t i = 0; i + 2 < nr; ++i) {
-    chain.push_back(e.u64(was.bytes.data() + chain_at + 8 + 8 * i));
-  }
+  std::vector<uint64_t> chain = format::callchain_entries(was.bytes, e, fields);
+  chain.resize(chain.size() - 2);
   if (user != nullptr) {
     if (user->empty() || user->front() != format::kContextUser) {
       chain.push_back(format::kContextUser);
     }
     chain.insert(chain.end(), user->begin(), user->end());
   }
-  const uint64_t tail_at = chain_at + 8 + 8 * nr;
-  const uint64_t size = chain_at + 8 + 8 * chain.size() + (was.bytes.size() - tail_at);
-  if (size > UINT16_MAX && user != nullptr) return send_waiting(sample, chain_at, nullptr, s, out);
+  auto bytes = format::with_callchain(was.bytes, e, fields, chain, was.offset);
+  // Past a record's 64 KiB, the sample goes without its user part.
+  if (!bytes.ok() && user != nullptr) return send_waiting(sample, fields, nullptr, s, out);
+  if (!bytes.ok()) return bytes.status();
   ++(user != nullptr ? report_.callchains_stitched : report_.callchains_cut);
-  std::vector<uint8_t> bytes(was.bytes.begin(),
-                             was.bytes.begin() + static_cast<ptrdiff_t>(chain_at));
-  bytes.resize(size);
-  e.put_u64(bytes.data() + chain_at, chain.size());
-  for (size_t i = 0; i < chain.size(); ++i) {
-    e.put_u64(bytes.data() + chain_at + 8 + 8 * i, chain[i]);
-  }
-  std::copy(was.bytes.begin() + static_cast<ptrdiff_t>(tail_at), was.bytes.end(),
-            bytes.begin() + static_cast<ptrdiff_t>(chain_at + 8 + 8 * chain.size()));
-  format::write_record_header(e, bytes.data(),
-                              {format::kSample, was.header.misc, static_cast<uint16_t>(size)});
-  return out.emit(rebuilt_.inserted(std::move(bytes), was, e));
+  return out.emit(rebuilt_.inserted(*std::move(bytes), was, e));
 }
 
 absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Session& s,
                               transform::RecordSink& out) {
-  const format::Endian& e = s.endian();
   const uint32_t trailer = s.trailer_size(r);
-  constexpr uint64_t kFixed = format::kRecordHeaderSize + 16;  // cookie, nr
-  if (r.bytes.size() < kFixed + trailer) {
-    return format::malformed_at(r.offset, "CALLCHAIN_DEFERRED record of ", r.bytes.size(),
-                                " bytes is too short");
-  }
-  const uint64_t cookie = e.u64(r.bytes.data() + 8);
-  const uint64_t nr = e.u64(r.bytes.data() + 16);
-  if (nr > (r.bytes.size() - kFixed - trailer) / 8) {
-    return format::malformed_at(r.offset, "CALLCHAIN_DEFERRED claims ", nr,
-                                " entries, more than the record holds");
-  }
-  std::vector<uint64_t> user(nr);
-  for (uint64_t i = 0; i < nr; ++i) user[i] = e.u64(r.bytes.data() + kFixed + 8 * i);
+  auto d = format::decode_callchain_deferred(r.bytes, s.endian(), trailer, r.offset);
+  if (!d.ok()) return d.status();
   // The trailer's TID says whose stack this is.
   std::optional<uint32_t> tid;
   const format::EventAttr* attr = s.attr_for(r);
   if (attr != nullptr && attr->sample_id_all()) {
-    const std::optional<uint32_t> task = format::trailer_layout(attr->sample_type).task;
-    if (task && *task + 8 <= trailer) {
-      tid = e.u32(r.bytes.data() + r.bytes.size() - trailer + *task + 4);
-    }
+    tid = format::decode_trailer(r.bytes.last(trailer), s.endian(), attr->sample_type).tid;
   }
   bool used = false;
   absl::Status sent;
   waiting_.filter([&](Waiting& w) {
-    if (!sent.ok() || w.cookie != cookie || (tid && w.tid != *tid)) return true;
-    sent = send_waiting(w.record, w.chain_at, &user, s, out);
+    if (!sent.ok() || w.cookie != d->cookie || (tid && w.tid != *tid)) return true;
+    sent = send_waiting(w.record, w.fields, &d->ips, s, out);
     used = true;
     return false;
   });
@@ -288,7 +253,7 @@ absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Se
   if (!used) drop(r.header.type);
   if (waiting_.empty() && round_held_) {
     round_held_ = false;
-    return out.emit(rebuilt_.inserted(finished_round(e), r, e));
+    return out.emit(rebuilt_.inserted(finished_round(s.endian()), r, s.endian()));
   }
   return absl::OkStatus();
 }
@@ -333,7 +298,7 @@ absl::Status Compat::finish(const transform::Session& s, transform::RecordSink& 
                             transform::FeatureEdits& edits) {
   if (!target_) return absl::OkStatus();
   for (Waiting& w : waiting_.take_all()) {
-    if (auto st = send_waiting(w.record, w.chain_at, nullptr, s, out); !st.ok()) return st;
+    if (auto st = send_waiting(w.record, w.fields, nullptr, s, out); !st.ok()) return st;
   }
   const std::optional<uint32_t> output = compressed_output(s);
   const bool compressed = s.compressed_file() || s.feature(format::kFeatCompressed).has_value();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "format/perf_version.h"
+#include "format/sample_fields.h"
 #include "passes/repair.h"
 #include "transform/look_ahead.h"
 #include "transform/owned_record.h"
@@ -70,7 +71,7 @@ class Compat : public Repair {
                         transform::RecordSink& out);
   // A waiting sample goes out with its callchain completed by `user` (or, with none, cut before
   // the marker).
-  absl::Status send_waiting(transform::OwnedRecord& sample, uint64_t chain_at,
+  absl::Status send_waiting(transform::OwnedRecord& sample, const format::SampleFields& fields,
                             const std::vector<uint64_t>* user, const transform::Session& s,
                             transform::RecordSink& out);
   // An attr image shrunk to the target's size, or an error naming the field that would be lost.
@@ -93,7 +94,7 @@ class Compat : public Repair {
   struct Waiting {
     uint32_t tid = 0;
     uint64_t cookie = 0;
-    uint64_t chain_at = 0;  // offset of the callchain's nr in the record
+    format::SampleFields fields;  // where the record's callchain is
     transform::OwnedRecord record;
   };
   transform::LookAhead<Waiting> waiting_;

@@ -122,14 +122,8 @@ std::vector<uint8_t> InjectJit::trailer_of(const transform::RecordRef& r,
   std::vector<uint8_t> out(trailer.begin(), trailer.end());
   const format::EventAttr* attr = s.attr_for(r);
   if (attr == nullptr || out.empty()) return out;
-  const format::TrailerLayout layout = format::trailer_layout(attr->sample_type);
-  if (layout.task && out.size() >= *layout.task + 8) {
-    s.endian().put_u32(out.data() + *layout.task, pid);
-    s.endian().put_u32(out.data() + *layout.task + 4, tid);
-  }
-  if (layout.time && out.size() >= *layout.time + 8) {
-    s.endian().put_u64(out.data() + *layout.time, time);
-  }
+  format::encode_trailer(out, s.endian(), attr->sample_type,
+                         {.pid = pid, .tid = tid, .time = time});
   return out;
 }
 

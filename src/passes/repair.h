@@ -33,8 +33,9 @@ struct Common {
   std::optional<int64_t> recording_started_at;
   std::optional<int64_t> recording_ended_at;
   const resolve::Host* host = nullptr;
-  // What the whole recording maps, read ahead (file mode; nullptr for a stream).
-  std::shared_ptr<const MapSurvey> survey;
+  // What the whole recording maps (file mode; nullptr for a stream): the pipeline's analysis
+  // fills it in before the passes meet the first record.
+  std::shared_ptr<MapSurvey> survey;
   // The run's one resolver: every pass asks it, so that a file is read and proven once and every
   // pass has the same answer. nullptr: each pass makes its own (a pass run alone by a test).
   std::shared_ptr<resolve::Resolver> resolver;
@@ -51,7 +52,13 @@ inline resolve::RecordingFacts recording_facts(const transform::Session& s, cons
           common.recording_started_at,
           common.recording_ended_at,
           s.build_id_table().entries,
-          common.survey.get()};
+          common.survey ? &common.survey->inodes() : nullptr};
+}
+
+// What the pipeline must run over the whole recording before the passes of `common`.
+inline std::vector<transform::Analysis*> analyses(const Common& common) {
+  if (common.survey == nullptr) return {};
+  return {common.survey.get()};
 }
 
 // The run's resolver, or one made of `config` where the run has none.

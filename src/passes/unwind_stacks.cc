@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "absl/strings/str_cat.h"
@@ -217,14 +218,9 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
   report_.stack_bytes_dropped +=
       fields->stack_user ? fields->stack_user->end - fields->stack_user->at : 0;
 
-  std::vector<uint64_t> chain;
-  if (fields->callchain) {
-    for (uint64_t at = fields->callchain->at + 8; at < fields->callchain->end; at += 8) {
-      const uint64_t ip = e.u64(r.bytes.data() + at);
-      if (ip == format::kContextUser) break;
-      chain.push_back(ip);
-    }
-  }
+  // The kernel's part of the callchain; the user part is unwound anew.
+  std::vector<uint64_t> chain = format::callchain_entries(r.bytes, e, *fields);
+  chain.erase(std::find(chain.begin(), chain.end(), format::kContextUser), chain.end());
   if (user.abi != kRegsAbi64 ||
       user.regs.size() != 8 * static_cast<size_t>(std::popcount(attr->sample_regs_user))) {
     ++report_.kernel_only;

@@ -211,7 +211,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
   const bool deleted = q.filename.ends_with(" (deleted)");
   const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
   const Inode inode{q.maj, q.min, q.ino};
-  if (q.has_inode) seen_[path].insert(inode);
+  if (q.has_inode && facts_.inodes == nullptr) seen_[path].insert(inode);
   // On the host and boot that recorded, a file that is the mapped inode proves the map, whatever
   // the table says of its path: the table gives ids by path, and one path may name several files.
   const bool inodes_prove = q.has_inode && config_.sysroot.empty() && elsewhere(facts_).empty();
@@ -316,13 +316,9 @@ std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& i
            "container's or chroot's?): give its root or layers with --search";
   }
   const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
-  std::set<Inode> others = seen_[path];
-  if (facts_.inodes != nullptr) {
-    const PathInodes& all = facts_.inodes->all();
-    if (auto it = all.find(path); it != all.end()) {
-      others.insert(it->second.begin(), it->second.end());
-    }
-  }
+  const PathInodes& mapped = facts_.inodes != nullptr ? *facts_.inodes : seen_;
+  std::set<Inode> others;
+  if (auto it = mapped.find(path); it != mapped.end()) others = it->second;
   others.erase(Inode{q.maj, q.min, q.ino});
   // The table's id is the file's of one of them: this map's only if every other one is proven
   // to be a file with another id.

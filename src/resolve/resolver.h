@@ -39,14 +39,6 @@ struct ResolverConfig {
 // The files a recording maps at each path, by machine and path: one path may name several (the
 // host's libc.so.6 and each container's), and perf's table gives ids by path alone.
 using PathInodes = std::map<std::pair<uint64_t, std::string>, std::set<Inode>>;
-// The inodes of a whole recording, found when first asked for: only a table id that a path's
-// several files make doubtful needs them.
-class MappedInodes {
- public:
-  virtual ~MappedInodes() = default;
-  virtual const PathInodes& all() const = 0;
-};
-
 struct RecordingFacts {
   std::string_view hostname;            // HOSTNAME feature: this machine's files count only here
   std::string_view osrelease;           // OSRELEASE feature
@@ -56,9 +48,9 @@ struct RecordingFacts {
   std::optional<int64_t> started_at;
   std::optional<int64_t> ended_at;
   std::span<const format::BuildIdEntry> table;  // the build-id table and HEADER_BUILD_ID records
-  // Every inode mapped in the whole recording (file mode); nullptr: only those resolved so far
-  // are known (a stream).
-  const MappedInodes* inodes = nullptr;
+  // Every inode mapped in the whole recording, by the pipeline's analysis (file mode); nullptr:
+  // only those resolved so far are known (a stream).
+  const PathInodes* inodes = nullptr;
 };
 
 struct MapQuery {
@@ -147,7 +139,8 @@ class Resolver {
   absl::node_hash_map<std::string, Resolution> cache_;
   std::set<std::pair<std::string, std::string>> unproven_table_ids_;
   std::set<std::pair<std::string, std::string>> proving_table_ids_;
-  // Inodes of maps resolved so far, and the ids their files proved (by machine and path).
+  // Inodes of maps resolved so far (a stream's, which has no analysis of the whole recording), and
+  // the ids their files proved (by machine and path).
   PathInodes seen_;
   std::map<std::pair<std::pair<uint64_t, std::string>, Inode>, std::optional<BuildId>> inode_ids_;
 };

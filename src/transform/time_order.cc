@@ -16,9 +16,7 @@ std::optional<uint64_t> record_time(const RecordRef& r, const Session& s) {
   }
   const uint32_t size = s.trailer_size(r);
   if (size == 0 || size > r.bytes.size()) return std::nullopt;
-  const std::optional<uint32_t> time = format::trailer_layout(attr->sample_type).time;
-  if (!time || *time + 8 > size) return std::nullopt;
-  return s.endian().u64(r.bytes.data() + r.bytes.size() - size + *time);
+  return format::decode_trailer(r.bytes.last(size), s.endian(), attr->sample_type).time;
 }
 
 bool ends_round(uint32_t type) {

@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t choice = size % (kinds.size() + 2);
   pdfix::fuzz::FuzzInput f(data, size, (size / (kinds.size() + 2)) % 2 != 0);
   if (!f.ok()) return 0;
-  const pdfix::passes::Common common{.host = &host};
+  const pdfix::passes::Common common{.host = &host,
+                                     .survey = std::make_shared<pdfix::passes::MapSurvey>()};
   auto chain = [&] {
     pdfix::transform::PassChain c;
     for (size_t i = 0; i < kinds.size(); ++i) {
@@ -24,9 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return c;
   };
   if (choice == kinds.size() + 1) {
-    (void)pdfix::inspect::check(f.input(), chain(), {});
+    (void)pdfix::inspect::check(f.input(), pdfix::passes::analyses(common), chain(), {});
   } else {
-    (void)pdfix::transform::run_pipeline(f.input(), "/dev/null", chain, {});
+    (void)pdfix::transform::run_pipeline(f.input(), "/dev/null", chain,
+                                               {.analyses = pdfix::passes::analyses(common)});
   }
   return 0;
 }
