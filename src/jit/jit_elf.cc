@@ -2,20 +2,15 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <map>
 
-#include "absl/strings/str_cat.h"
 #include "format/byte_order.h"
+#include "jit/elf_writer.h"
+#include "llvm/BinaryFormat/ELF.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
-#include "llvm/ObjectYAML/DWARFEmitter.h"
 #include "llvm/ObjectYAML/DWARFYAML.h"
-#include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/SHA1.h"
-#include "llvm/Support/YAMLTraits.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace pdfix::jit {
 namespace {
@@ -23,128 +18,19 @@ namespace {
 // Where the code starts: room for the headers and the build-id note before it, page-aligned as
 // a linker would place text.
 constexpr uint64_t kTextOffset = 0x1000;
-constexpr uint64_t kNoteOffset = 0x200;
 constexpr uint64_t kCodeAlign = 16;
-constexpr uint32_t kEmNone = 0;
 
 bool is_32_bit(uint32_t machine) {
-  // EM_386, EM_MIPS, EM_PPC, EM_ARM: the JIT runtimes' 32-bit targets.
-  return machine == 3 || machine == 8 || machine == 20 || machine == 40;
+  return machine == llvm::ELF::EM_386 || machine == llvm::ELF::EM_MIPS ||
+         machine == llvm::ELF::EM_PPC || machine == llvm::ELF::EM_ARM;
 }
-
-std::string header(uint32_t machine, bool big_endian) {
-  return absl::StrCat(
-      "--- !ELF\nFileHeader:\n  Class: ", is_32_bit(machine) ? "ELFCLASS32" : "ELFCLASS64",
-      "\n  Data: ", big_endian ? "ELFDATA2MSB" : "ELFDATA2LSB", "\n  Type: ET_DYN\n  Machine: 0x",
-      absl::Hex(machine), "\n");
-}
-
-// The YAML after the file header: the program headers, the sections after the build-id note, and
-// the rest (symbols, DWARF units).
-struct Body {
-  std::string program_headers;
-  std::string sections;
-  std::string rest;
-};
-
-std::string note_section(const format::BuildId& id) {
-  std::string desc;
-  for (const uint8_t b : id.view()) absl::StrAppend(&desc, absl::Hex(b, absl::kZeroPad2));
-  return absl::StrCat(
-      "  - Name: .note.gnu.build-id\n    Type: SHT_NOTE\n    Flags: [ SHF_ALLOC ]\n",
-      "    Address: 0x", absl::Hex(kNoteOffset), "\n    Offset: 0x", absl::Hex(kNoteOffset),
-      "\n    AddressAlign: 4\n    Notes:\n", "      - Name: GNU\n        Desc: ", desc,
-      "\n        Type: NT_GNU_BUILD_ID\n");
-}
-
-format::BuildId sha1_id(const std::string& described,
-                        std::span<const std::span<const uint8_t>> code) {
-  llvm::SHA1 hash;
-  hash.update(llvm::StringRef(described));
-  for (const auto& piece : code) hash.update(llvm::ArrayRef<uint8_t>(piece.data(), piece.size()));
-  const std::array<uint8_t, 20> digest = hash.final();
-  return *format::BuildId::from_bytes(digest);
-}
-
-absl::StatusOr<std::vector<uint8_t>> emit(const std::string& yaml) {
-  llvm::SmallVector<char, 0> out;
-  llvm::raw_svector_ostream os(out);
-  std::string errors;
-  // The parser's own messages go with the emitter's into the error, not to stderr.
-  llvm::yaml::Input input(
-      yaml, nullptr,
-      [](const llvm::SMDiagnostic& d, void* context) {
-        auto& out = *static_cast<std::string*>(context);
-        absl::StrAppend(&out, out.empty() ? "" : "; ", d.getMessage().str());
-      },
-      &errors);
-  const bool ok = llvm::yaml::convertYAML(input, os, [&errors](const llvm::Twine& message) {
-    absl::StrAppend(&errors, errors.empty() ? "" : "; ", message.str());
-  });
-  if (!ok || input.error()) {
-    return absl::InternalError("writing the JIT code's ELF file: " + errors);
-  }
-  return std::vector<uint8_t>(out.begin(), out.end());
-}
-
-absl::StatusOr<ElfImage> build(uint32_t machine, bool big_endian, const Body& body,
-                               std::span<const std::span<const uint8_t>> code) {
-  const std::string described =
-      absl::StrCat(header(machine, big_endian), body.program_headers, body.sections, body.rest);
-  ElfImage image{.id = sha1_id(described, code)};
-  auto bytes = emit(absl::StrCat(header(machine, big_endian), body.program_headers, "Sections:\n",
-                                 note_section(image.id), body.sections, body.rest));
-  if (!bytes.ok()) return bytes.status();
-  image.bytes = std::move(*bytes);
-  return image;
-}
-
-std::string program_headers(uint64_t load_vaddr, uint64_t load_offset, uint64_t file_size,
-                            uint64_t mem_size) {
-  return absl::StrCat(
-      "ProgramHeaders:\n  - Type: PT_LOAD\n    Flags: [ PF_R, PF_X ]\n    FirstSec: .text\n"
-      "    LastSec: .text\n    VAddr: 0x",
-      absl::Hex(load_vaddr), "\n    Offset: 0x", absl::Hex(load_offset), "\n    FileSize: 0x",
-      absl::Hex(file_size), "\n    MemSize: 0x", absl::Hex(mem_size),
-      "\n    Align: 0x1000\n  - Type: PT_NOTE\n    Flags: [ PF_R ]\n    VAddr: 0x",
-      absl::Hex(kNoteOffset),
-      "\n"
-      "    FirstSec: .note.gnu.build-id\n    LastSec: .note.gnu.build-id\n");
-}
-
-// The symbols and their string table, which is given as bytes: names repeat (a function compiled
-// again), which the emitter refuses for named symbols, and may be any bytes.
-class SymbolTable {
- public:
-  void add(std::string_view name, uint64_t value, uint64_t size) {
-    absl::StrAppend(&symbols_, "  - StName: ", strtab_.size(),
-                    "\n    Type: STT_FUNC\n    Section: .text\n    Binding: STB_LOCAL\n"
-                    "    Value: 0x",
-                    absl::Hex(value), "\n    Size: 0x", absl::Hex(size), "\n");
-    strtab_.append(name);
-    strtab_ += '\0';
-  }
-  std::string yaml() const {
-    std::string hex;
-    hex.reserve(strtab_.size() * 2);
-    for (const char c : strtab_) {
-      absl::StrAppend(&hex, absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-    }
-    return absl::StrCat("  - Name: .strtab\n    Type: SHT_STRTAB\n    Content: ", hex,
-                        "\nSymbols:\n", symbols_);
-  }
-
- private:
-  std::string symbols_;
-  std::string strtab_ = std::string(1, '\0');
-};
 
 uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
 llvm::Triple::ArchType triple_arch(uint32_t machine) {
-  if (machine == 62) return llvm::Triple::x86_64;
-  if (machine == 183) return llvm::Triple::aarch64;
-  if (machine == 3) return llvm::Triple::x86;
+  if (machine == llvm::ELF::EM_X86_64) return llvm::Triple::x86_64;
+  if (machine == llvm::ELF::EM_AARCH64) return llvm::Triple::aarch64;
+  if (machine == llvm::ELF::EM_386) return llvm::Triple::x86;
   return llvm::Triple::UnknownArch;
 }
 
@@ -236,13 +122,10 @@ class EhFrame {
 
 // The loads' JIT_CODE_DEBUG_INFO as DWARF: a line program with a sequence per load, its rows at
 // the load's offsets here, and a compile unit whose ranges are those loads' code only (an address
-// of code without lines is then in no unit, and readers say so). The line program and the ranges
-// can be large (a row per line of every function): LLVM's DWARF emitter writes them from its
-// structures, not through YAML.
+// of code without lines is then in no unit, and readers say so).
 class LineTable {
  public:
-  LineTable(bool is_32_bit, bool big_endian)
-      : address_size_(is_32_bit ? 4 : 8), big_endian_(big_endian) {
+  explicit LineTable(bool is_32_bit) : address_size_(is_32_bit ? 4 : 8) {
     table_.Format = llvm::dwarf::DWARF32;
     table_.Version = 4;
     table_.MinInstLength = 1;
@@ -291,54 +174,40 @@ class LineTable {
     extended(llvm::dwarf::DW_LNE_end_sequence, 1, 0);
   }
 
-  // The .debug_line and .debug_ranges sections as YAML entries (their bytes by LLVM's emitter),
-  // and the DWARF key with the unit that names them; both empty when no load had lines.
-  absl::StatusOr<std::pair<std::string, std::string>> yaml() {
-    if (ranges_.empty()) return std::pair<std::string, std::string>();
+  // The line program, the ranges and the unit that names them, into `dwarf`; nothing when no load
+  // had lines.
+  void fill(llvm::DWARFYAML::Data& dwarf) {
+    if (ranges_.empty()) return;
     for (const std::string* name : file_names_) table_.Files.push_back({*name, 0, 0, 0});
-    llvm::DWARFYAML::Data lines;
-    lines.IsLittleEndian = !big_endian_;
-    lines.Is64BitAddrSize = address_size_ == 8;
-    lines.DebugLines.push_back(table_);
-    lines.DebugRanges.emplace();
-    lines.DebugRanges->push_back({.Offset = llvm::yaml::Hex64(0),
+    dwarf.DebugLines.push_back(table_);
+    dwarf.DebugRanges.emplace();
+    dwarf.DebugRanges->push_back({.Offset = llvm::yaml::Hex64(0),
                                   .AddrSize = llvm::yaml::Hex8(address_size_),
                                   .Entries = ranges_});
-    std::string line_bytes;
-    std::string range_bytes;
-    llvm::raw_string_ostream line_out(line_bytes);
-    llvm::raw_string_ostream range_out(range_bytes);
-    if (llvm::Error err = llvm::DWARFYAML::emitDebugLine(line_out, lines)) {
-      return absl::InternalError("writing the JIT code's line table: " +
-                                 llvm::toString(std::move(err)));
+    llvm::DWARFYAML::Abbrev unit{.Code = llvm::yaml::Hex64(1),
+                                 .Tag = llvm::dwarf::DW_TAG_compile_unit,
+                                 .Children = llvm::dwarf::DW_CHILDREN_no,
+                                 .Attributes = {}};
+    for (const auto& [attribute, form] :
+         {std::pair{llvm::dwarf::DW_AT_name, llvm::dwarf::DW_FORM_string},
+          {llvm::dwarf::DW_AT_stmt_list, llvm::dwarf::DW_FORM_sec_offset},
+          {llvm::dwarf::DW_AT_low_pc, llvm::dwarf::DW_FORM_addr},
+          {llvm::dwarf::DW_AT_ranges, llvm::dwarf::DW_FORM_sec_offset}}) {
+      unit.Attributes.push_back({attribute, form, llvm::yaml::Hex64(0)});
     }
-    if (llvm::Error err = llvm::DWARFYAML::emitDebugRanges(range_out, lines)) {
-      return absl::InternalError("writing the JIT code's ranges: " +
-                                 llvm::toString(std::move(err)));
-    }
-    auto section = [](const char* name, const std::string& bytes) {
-      std::string hex;
-      hex.reserve(bytes.size() * 2);
-      for (const char c : bytes) {
-        absl::StrAppend(&hex, absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-      }
-      return absl::StrCat("  - Name: ", name, "\n    Type: SHT_PROGBITS\n    Content: ", hex, "\n");
-    };
-    return std::pair<std::string, std::string>(
-        absl::StrCat(section(".debug_line", line_bytes), section(".debug_ranges", range_bytes)),
-        absl::StrCat(
-            "DWARF:\n  debug_abbrev:\n    - Table:\n        - Code: 1\n"
-            "          Tag: DW_TAG_compile_unit\n          Children: DW_CHILDREN_no\n"
-            "          Attributes:\n"
-            "            - Attribute: DW_AT_name\n              Form: DW_FORM_string\n"
-            "            - Attribute: DW_AT_stmt_list\n              Form: DW_FORM_sec_offset\n"
-            "            - Attribute: DW_AT_low_pc\n              Form: DW_FORM_addr\n"
-            "            - Attribute: DW_AT_ranges\n              Form: DW_FORM_sec_offset\n"
-            "  debug_info:\n    - Version: 4\n      AddrSize: ",
-            address_size_,
-            "\n      Entries:\n        - AbbrCode: 1\n          Values:\n"
-            "            - CStr: \"JIT code\"\n            - Value: 0\n            - Value: 0\n"
-            "            - Value: 0\n"));
+    dwarf.DebugAbbrev.push_back({.ID = std::nullopt, .Table = {unit}});
+    // The name, then the line program's, low_pc's and the ranges' offsets: all 0.
+    llvm::DWARFYAML::Entry entry{.AbbrCode = llvm::yaml::Hex32(1), .Values = {}};
+    entry.Values.push_back({llvm::yaml::Hex64(0), "JIT code", {}});
+    for (int i = 0; i < 3; ++i) entry.Values.push_back({llvm::yaml::Hex64(0), "", {}});
+    dwarf.CompileUnits.push_back({.Format = llvm::dwarf::DWARF32,
+                                  .Length = std::nullopt,
+                                  .Version = 4,
+                                  .AddrSize = address_size_,
+                                  .Type = llvm::dwarf::DW_UT_compile,
+                                  .AbbrevTableID = std::nullopt,
+                                  .AbbrOffset = std::nullopt,
+                                  .Entries = {entry}});
   }
 
  private:
@@ -358,7 +227,6 @@ class LineTable {
   }
 
   uint8_t address_size_;
-  bool big_endian_;
   llvm::DWARFYAML::LineTable table_{};
   std::vector<llvm::DWARFYAML::RangeEntry> ranges_;  // each load's code with lines
   std::map<std::string, uint32_t> files_;
@@ -369,82 +237,65 @@ class LineTable {
 
 absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   DumpImage image;
-  uint64_t end = 0;
-  SymbolTable symbols;
-  std::vector<std::span<const uint8_t>> code;
-  for (const CodeLoad& l : dump.loads) {
-    const uint64_t at = (end + kCodeAlign - 1) / kCodeAlign * kCodeAlign;
-    image.offsets.push_back(kTextOffset + at);
-    symbols.add(l.name, kTextOffset + at, l.code.size());
-    code.push_back(l.code);
-    end = at + l.code.size();
-  }
-  const uint32_t machine = dump.elf_machine != kEmNone ? dump.elf_machine : 62;
+  const uint32_t machine =
+      dump.elf_machine != llvm::ELF::EM_NONE ? dump.elf_machine : uint32_t{llvm::ELF::EM_X86_64};
   const bool big_endian = dump.swapped == (std::endian::native == std::endian::little);
-  const uint64_t eh_at = align8(kTextOffset + end);
+  ElfWriter elf(machine, big_endian);
+  // Every load's code at its own offset, aligned as a compiler aligns functions.
+  std::vector<uint8_t> text;
+  for (const CodeLoad& l : dump.loads) {
+    text.resize((text.size() + kCodeAlign - 1) / kCodeAlign * kCodeAlign);
+    image.offsets.push_back(kTextOffset + text.size());
+    elf.add_function(l.name, ".text", image.offsets.back(), l.code.size());
+    text.insert(text.end(), l.code.begin(), l.code.end());
+  }
+  const uint64_t eh_at = align8(kTextOffset + text.size());
   EhFrame eh(machine, big_endian, eh_at);
   for (size_t i = 0; i < dump.loads.size(); ++i) eh.add(dump.loads[i], image.offsets[i]);
-  const std::vector<uint8_t> eh_frame = eh.finish();
+  std::vector<uint8_t> eh_frame = eh.finish();
   const uint64_t hdr_at = align8(eh_at + eh_frame.size());
-  const std::vector<uint8_t> eh_frame_hdr =
-      eh_frame.empty() ? std::vector<uint8_t>() : eh.header(hdr_at);
-  LineTable lines(is_32_bit(machine), big_endian);
+  const uint64_t text_end = kTextOffset + text.size();
+  elf.add_bytes(".text", kTextOffset, kCodeAlign, /*executable=*/true, std::move(text));
+  if (!eh_frame.empty()) {
+    std::vector<uint8_t> eh_frame_hdr = eh.header(hdr_at);
+    const uint64_t end = hdr_at + eh_frame_hdr.size();
+    elf.add_bytes(".eh_frame", eh_at, 8, /*executable=*/false, std::move(eh_frame));
+    elf.add_bytes(".eh_frame_hdr", hdr_at, 4, /*executable=*/false, std::move(eh_frame_hdr));
+    elf.add_segment({.type = llvm::ELF::PT_LOAD,
+                     .flags = llvm::ELF::PF_R | llvm::ELF::PF_X,
+                     .vaddr = 0,
+                     .offset = 0,
+                     .file_size = end,
+                     .mem_size = end,
+                     .align = 0x1000,
+                     .first = ".text",
+                     .last = ".eh_frame_hdr"});
+    elf.add_segment({.type = llvm::ELF::PT_GNU_EH_FRAME,
+                     .flags = llvm::ELF::PF_R,
+                     .vaddr = hdr_at,
+                     .first = ".eh_frame_hdr",
+                     .last = ".eh_frame_hdr"});
+  } else {
+    elf.add_segment({.type = llvm::ELF::PT_LOAD,
+                     .flags = llvm::ELF::PF_R | llvm::ELF::PF_X,
+                     .vaddr = 0,
+                     .offset = 0,
+                     .file_size = text_end,
+                     .mem_size = text_end,
+                     .align = 0x1000,
+                     .first = ".text",
+                     .last = ".text"});
+  }
+  LineTable lines(is_32_bit(machine));
   for (size_t i = 0; i < dump.loads.size(); ++i) {
     if (dump.loads[i].lines) {
       lines.add(dump.loads[i], image.offsets[i], dump.debug_info[*dump.loads[i].lines]);
     }
   }
-  auto line_sections = lines.yaml();
-  if (!line_sections.ok()) return line_sections.status();
-  code.emplace_back(eh_frame);
-  code.emplace_back(eh_frame_hdr);
-  const uint64_t file_end = eh_frame.empty() ? kTextOffset + end : hdr_at + eh_frame_hdr.size();
-  std::string sections = absl::StrCat(
-      "  - Name: .text\n    Type: SHT_PROGBITS\n"
-      "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
-      absl::Hex(kTextOffset), "\n    Offset: 0x", absl::Hex(kTextOffset), "\n    AddressAlign: 0x",
-      absl::Hex(kCodeAlign), "\n    Size: 0x", absl::Hex(end), "\n");
-  if (!eh_frame.empty()) {
-    absl::StrAppend(&sections,
-                    "  - Name: .eh_frame\n    Type: SHT_PROGBITS\n    Flags: [ SHF_ALLOC ]\n"
-                    "    Address: 0x",
-                    absl::Hex(eh_at), "\n    Offset: 0x", absl::Hex(eh_at),
-                    "\n    AddressAlign: 8\n    Size: 0x", absl::Hex(eh_frame.size()), "\n",
-                    "  - Name: .eh_frame_hdr\n    Type: SHT_PROGBITS\n    Flags: [ SHF_ALLOC ]\n"
-                    "    Address: 0x",
-                    absl::Hex(hdr_at), "\n    Offset: 0x", absl::Hex(hdr_at),
-                    "\n    AddressAlign: 4\n    Size: 0x", absl::Hex(eh_frame_hdr.size()), "\n");
-  }
-  std::string headers = program_headers(0, 0, file_end, file_end);
-  if (!eh_frame.empty()) {
-    absl::StrAppend(&headers, "  - Type: PT_GNU_EH_FRAME\n    Flags: [ PF_R ]\n    VAddr: 0x",
-                    absl::Hex(hdr_at),
-                    "\n    FirstSec: .eh_frame_hdr\n    LastSec: .eh_frame_hdr\n");
-  }
-  const Body body{
-      .program_headers = headers,
-      .sections = sections,
-      .rest = absl::StrCat(line_sections->first, symbols.yaml(), line_sections->second)};
-  auto elf = build(machine, big_endian, body, code);
-  if (!elf.ok()) return elf.status();
-  image.elf = std::move(*elf);
-  // The emitter wrote .text as zeros where it was told: the code goes in place.
-  if (image.elf.bytes.size() < kTextOffset + end) {
-    return absl::InternalError("the JIT code's ELF file is shorter than its code");
-  }
-  for (size_t i = 0; i < dump.loads.size(); ++i) {
-    const auto code_bytes = dump.loads[i].code;
-    if (!code_bytes.empty()) {
-      std::memcpy(image.elf.bytes.data() + image.offsets[i], code_bytes.data(), code_bytes.size());
-    }
-  }
-  if (!eh_frame.empty()) {
-    if (image.elf.bytes.size() < file_end) {
-      return absl::InternalError("the JIT code's ELF file is shorter than its .eh_frame");
-    }
-    std::memcpy(image.elf.bytes.data() + eh_at, eh_frame.data(), eh_frame.size());
-    std::memcpy(image.elf.bytes.data() + hdr_at, eh_frame_hdr.data(), eh_frame_hdr.size());
-  }
+  lines.fill(elf.dwarf());
+  auto written = elf.write();
+  if (!written.ok()) return written.status();
+  image.elf = *std::move(written);
   return image;
 }
 
@@ -460,19 +311,24 @@ absl::StatusOr<SymbolImage> symbol_image(std::span<const MapSymbol> symbols, uin
     image.base = std::min(image.base, s.start & ~(kTextOffset - 1));
     hi = std::max(hi, s.start + s.size);
   }
-  SymbolTable listed;
-  for (const MapSymbol& s : symbols) listed.add(s.name, image.offset_of(s.start), s.size);
+  ElfWriter elf(elf_machine, big_endian);
   const uint64_t size = hi - image.base;
-  const Body body{
-      .program_headers = program_headers(kTextOffset, kTextOffset, 0, size),
-      .sections = absl::StrCat("  - Name: .text\n    Type: SHT_NOBITS\n"
-                               "    Flags: [ SHF_ALLOC, SHF_EXECINSTR ]\n    Address: 0x",
-                               absl::Hex(kTextOffset), "\n    Offset: 0x", absl::Hex(kTextOffset),
-                               "\n    Size: 0x", absl::Hex(size), "\n"),
-      .rest = listed.yaml()};
-  auto elf = build(elf_machine, big_endian, body, {});
-  if (!elf.ok()) return elf.status();
-  image.elf = std::move(*elf);
+  elf.add_nobits_code(".text", kTextOffset, size);
+  elf.add_segment({.type = llvm::ELF::PT_LOAD,
+                   .flags = llvm::ELF::PF_R | llvm::ELF::PF_X,
+                   .vaddr = kTextOffset,
+                   .offset = kTextOffset,
+                   .file_size = 0,
+                   .mem_size = size,
+                   .align = 0x1000,
+                   .first = ".text",
+                   .last = ".text"});
+  for (const MapSymbol& s : symbols) {
+    elf.add_function(s.name, ".text", image.offset_of(s.start), s.size);
+  }
+  auto written = elf.write();
+  if (!written.ok()) return written.status();
+  image.elf = *std::move(written);
   return image;
 }
 

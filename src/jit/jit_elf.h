@@ -1,7 +1,6 @@
 // ELF files for JIT code, so that any reader finds its functions by build-id, on any host: one file
 // per jitdump (every load's code at its own offset, a symbol each) and one symbol-only file per
-// perf-PID.map. Written with LLVM's ELF emitter (ObjectYAML); the build-id is a SHA-1 of what the
-// file holds, so the same dump or map always gives the same file.
+// perf-PID.map, written by jit/elf_writer.h.
 #pragma once
 
 #include <cstdint>
@@ -10,16 +9,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "format/build_id.h"
+#include "jit/elf_writer.h"
 #include "jit/jitdump.h"
 #include "jit/perf_map.h"
 
 namespace pdfix::jit {
-
-struct ElfImage {
-  std::vector<uint8_t> bytes;
-  format::BuildId id;
-};
 
 // The dump's code as one ELF file: ET_DYN, file offsets equal addresses, so a map of a load's
 // code gives the load's offset as its pgoff.
