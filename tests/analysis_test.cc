@@ -1,5 +1,5 @@
-// The pipeline's analysis step (transform/analysis.h): what a chain must know of the whole
-// recording is read before any pass meets a record, and a stream, which is read once, has none.
+// The analysis of a whole recording (transform/analysis.h): swept once, the first time a pass asks,
+// over every wanted record in file order (compressed ones too); a stream, read once, has none.
 #include "transform/analysis.h"
 
 #include <fcntl.h>
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "fixture/chain.h"
 #include "fixture/perf_data_builder.h"
 #include "format/record_type.h"
 #include "transform/pipeline.h"
@@ -17,7 +16,6 @@
 namespace pdfix {
 namespace {
 
-using testing::Bytes;
 using testing::PerfDataBuilder;
 
 // The start of every MMAP2 it is shown, in the order shown.
@@ -36,25 +34,28 @@ class MapStarts : public transform::Analysis {
   std::vector<uint64_t> starts;
 };
 
-// Notes how many maps the analysis had seen when the pass met its first record.
-class FirstRecord : public transform::Pass {
+// Asks for the analysis at its first record: what it had then.
+class AsksFirst : public transform::Pass {
  public:
-  FirstRecord(const MapStarts& analysis, std::optional<size_t>& seen)
-      : analysis_(analysis), seen_(seen) {}
-  std::string_view name() const override { return "first-record"; }
+  AsksFirst(transform::OnDemand<MapStarts>& analysis, std::optional<std::vector<uint64_t>>& got)
+      : analysis_(analysis), got_(got) {}
+  std::string_view name() const override { return "asks-first"; }
   bool wants(uint32_t /*type*/) const override { return true; }
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& /*s*/,
                        transform::RecordSink& out) override {
-    if (!seen_) seen_ = analysis_.starts.size();
+    if (!got_) {
+      const MapStarts* a = analysis_.get();
+      got_ = a != nullptr ? a->starts : std::vector<uint64_t>{};
+    }
     return out.emit(r);
   }
 
  private:
-  const MapStarts& analysis_;
-  std::optional<size_t>& seen_;
+  transform::OnDemand<MapStarts>& analysis_;
+  std::optional<std::vector<uint64_t>>& got_;
 };
 
-Bytes three_maps(bool compressed, bool pipe = false) {
+std::string three_maps(bool compressed, bool pipe = false) {
   PerfDataBuilder b;
   if (pipe) b.pipe_mode();
   if (compressed) b.compress(format::kCompressed, 40);
@@ -64,47 +65,51 @@ Bytes three_maps(bool compressed, bool pipe = false) {
       .mmap2(1, 0x1000, 0x1000, 0, "/a", 8, 1, 1)
       .mmap2(1, 0x2000, 0x1000, 0, "/b", 8, 1, 2)
       .finished_round();
-  return b.build();
+  return testing::write_temp(b.build());
 }
 
-// Returns what the analysis saw, and how much of it the pass had when it began.
-std::pair<std::vector<uint64_t>, std::optional<size_t>> run(io::Input& in,
-                                                            const std::string& out) {
-  MapStarts analysis;
-  std::optional<size_t> seen;
+// What the pass got when it asked at its first record.
+std::vector<uint64_t> run(io::Input& in, transform::OnDemand<MapStarts>& analysis,
+                          const std::string& out) {
+  std::optional<std::vector<uint64_t>> got;
   auto chain = transform::run_pipeline(
       in, out,
       [&] {
         transform::PassChain c;
-        c.push_back(std::make_unique<FirstRecord>(analysis, seen));
+        c.push_back(std::make_unique<AsksFirst>(analysis, got));
         return c;
       },
-      {.analyses = {&analysis}});
+      {});
   EXPECT_TRUE(chain.ok()) << chain.status();
-  return {analysis.starts, seen};
+  EXPECT_TRUE(got.has_value());
+  return got.value_or(std::vector<uint64_t>{});
 }
 
-TEST(Analysis, SeesTheWholeFileInFileOrderBeforeAnyPassMeetsARecord) {
+TEST(Analysis, IsSweptOverTheWholeFileInFileOrderWhenFirstAskedAndOnce) {
   for (const bool compressed : {false, true}) {
-    const std::string path = testing::write_temp(three_maps(compressed));
+    const std::string path = three_maps(compressed);
     auto in = io::open_input(path);
     ASSERT_TRUE(in.ok()) << in.status();
-    const auto [starts, seen] = run(*in, path + ".out");
-    EXPECT_EQ(starts, (std::vector<uint64_t>{0x3000, 0x1000, 0x2000})) << compressed;
-    EXPECT_EQ(seen, 3u) << compressed;
+    transform::OnDemand<MapStarts> analysis(*in);
+    const std::vector<uint64_t> whole{0x3000, 0x1000, 0x2000};
+    EXPECT_EQ(run(*in, analysis, path + ".out"), whole) << compressed;
+    // A second run of passes asks again: the sweep is not repeated.
+    EXPECT_EQ(run(*in, analysis, path + ".out"), whole) << compressed;
+    EXPECT_EQ(analysis.get()->starts, whole) << compressed;
   }
 }
 
 TEST(Analysis, AStreamIsReadOnceAndHasNone) {
-  const std::string path = testing::write_temp(three_maps(false, /*pipe=*/true));
+  const std::string path = three_maps(false, /*pipe=*/true);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   io::Input in;
   in.name = "stream";
   in.pipe = std::make_unique<io::PipeStream>(fd, in.name);
-  const auto [starts, seen] = run(in, path + ".out");
-  EXPECT_TRUE(starts.empty());
-  EXPECT_EQ(seen, 0u);
+  transform::OnDemand<MapStarts> analysis(in);
+  EXPECT_EQ(analysis.get(), nullptr);
+  // And the passes still read every record of it.
+  EXPECT_TRUE(run(in, analysis, path + ".out").empty());
   in.pipe.reset();
   close(fd);
 }

@@ -93,7 +93,7 @@ class InjectJitTest : public ::testing::Test {
     auto in = io::open_input(in_path);
     EXPECT_TRUE(in.ok());
     common_.host = &host_;
-    common_.survey = survey_ ? std::make_shared<passes::MapSurvey>() : nullptr;
+    common_.survey = survey_ ? std::make_shared<passes::OnDemandSurvey>(*in) : nullptr;
     auto chain =
         transform::run_pipeline(*in, in_path + ".out",
                                 [&] {
@@ -101,7 +101,7 @@ class InjectJitTest : public ::testing::Test {
                                   c.push_back(std::make_unique<passes::InjectJit>(config, common_));
                                   return c;
                                 },
-                                {.analyses = passes::analyses(common_)});
+                                {});
     EXPECT_TRUE(chain.ok()) << chain.status();
     pass_report_ = dynamic_cast<const passes::InjectJit&>(*chain->front()).report();
     incomplete_ = dynamic_cast<const passes::InjectJit&>(*chain->front()).incomplete();
@@ -124,7 +124,7 @@ class InjectJitTest : public ::testing::Test {
 
   testing::FakeHost host_;
   passes::Common common_;
-  bool survey_ = false;  // the pipeline analyses the whole recording, as fix does for a file
+  bool survey_ = false;  // the whole recording surveyed on demand, as fix does for a file
   std::string dir_, cache_, dump_;
   passes::JitReport pass_report_;
   bool incomplete_ = false;

@@ -122,7 +122,7 @@ TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
   const std::string container_id(40, 'c');
   rec.add(host_map.filename, container_id);
   RecordingFacts facts = rec.view();
-  facts.inodes = &survey;
+  facts.inodes = [&survey] { return &survey; };
   // The host's map is this host's file, whatever the table says of the path.
   Resolver r({}, host);
   EXPECT_EQ(hex_of(r.resolve(host_map, facts).id), expected_);
@@ -140,7 +140,7 @@ TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
   Recording hosts = this_boot(host);
   hosts.add(host_map.filename, expected_);
   RecordingFacts host_facts = hosts.view();
-  host_facts.inodes = &survey;
+  host_facts.inodes = [&survey] { return &survey; };
   Resolver misfiled({}, host);
   EXPECT_FALSE(misfiled.resolve(container_map, host_facts).id.has_value());
   EXPECT_EQ(hex_of(misfiled.resolve(host_map, host_facts).id), expected_);
@@ -164,7 +164,7 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   one[{format::kHostMachine, host_map.filename}] = {
       {host_map.maj, host_map.min, host_map.ino}};
   RecordingFacts facts = rec.view();
-  facts.inodes = &one;
+  facts.inodes = [&one] { return &one; };
   Resolver r({}, host);
   EXPECT_NE(r.elsewhere(facts).find("kernel build"), std::string::npos);
   const Resolution& left = r.resolve(host_map, facts);
@@ -175,7 +175,7 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   EXPECT_EQ(hex_of(rooted.resolve(host_map, facts).id), listed);
   PathInodes two = one;
   two[{format::kHostMachine, host_map.filename}].insert({other.maj, other.min, other.ino});
-  facts.inodes = &two;
+  facts.inodes = [&two] { return &two; };
   Resolver doubt({.sysroot = "/"}, host);
   const Resolution& res = doubt.resolve(host_map, facts);
   EXPECT_FALSE(res.id.has_value());

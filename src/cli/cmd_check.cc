@@ -73,7 +73,7 @@ refuse do not count against it (see pdfix compat). -q prints nothing: the status
               fixers.push_back(sw.empty() ? k->verb() : k->verb() + " " + sw);
             }
             const passes::Common common = common_for(*in, a->sysroot, a->search, host, kinds);
-            auto report = inspect::check(*in, passes::analyses(common), chain_of(kinds, common)(), fixers);
+            auto report = inspect::check(*in, chain_of(kinds, common)(), fixers);
             if (!report.ok()) return fail(report.status());
             if (a->json) {
               inspect::print_check_json(*report, std::cout);

@@ -73,8 +73,7 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   auto chain = transform::run_pipeline(*in, a.out, make,
                                        {.progress = a.quiet ? nullptr : progress.callback(),
                                         .single_file = a.output.single_file,
-                                        .zstd_level = a.output.zstd_level,
-                                        .analyses = passes::analyses(common)});
+                                        .zstd_level = a.output.zstd_level});
   if (!chain.ok()) return fail(chain.status());
   std::vector<const passes::Repair*> repairs;
   for (const auto& pass : *chain) {

@@ -70,7 +70,7 @@ passes::Common common_for(io::Input& in, const std::string& sysroot,
     common.search.emplace_back(absl::StripSuffix(root, "/"));
   }
   if (in.mapped != nullptr) {
-    common.survey = std::make_shared<passes::MapSurvey>();
+    common.survey = std::make_shared<passes::OnDemandSurvey>(in);
     const io::RecordingSpan span = io::recording_span(in);
     common.recording_started_at = span.started_at;
     common.recording_ended_at = span.ended_at;

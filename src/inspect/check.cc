@@ -458,11 +458,11 @@ class Checker : public transform::DryRunObserver {
 
 }  // namespace
 
-absl::StatusOr<CheckReport> check(io::Input& in, std::span<transform::Analysis* const> analyses,
-                                  transform::PassChain chain, std::vector<std::string> fixers) {
+absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
+                                  std::vector<std::string> fixers) {
   fixers.resize(chain.size());
   Checker checker(std::move(fixers), in);
-  if (auto s = transform::dry_run(in, analyses, chain, checker); !s.ok()) return s;
+  if (auto s = transform::dry_run(in, chain, checker); !s.ok()) return s;
   for (size_t i = 0; i < chain.size(); ++i) {
     for (const transform::PassFinding& f : chain[i]->findings()) checker.pass_finding(i, f);
   }

@@ -5,13 +5,11 @@
 
 #include <cstdint>
 #include <ostream>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "io/input.h"
-#include "transform/analysis.h"
 #include "transform/pass.h"
 
 namespace pdfix::inspect {
@@ -45,11 +43,11 @@ struct CheckReport {
 // "ready", "fixable", "unrecoverable".
 const char* verdict_name(CheckReport::Verdict v);
 
-// Dry-runs `chain` (the passes of `pdfix fix`, in order) over `in`, after the `analyses` the chain
-// reads; `fixers` says how a user runs each pass ("inject --buildids"). Fails only when `in`
-// cannot be read as a recording at all; a record that cannot be read later is an error finding.
-absl::StatusOr<CheckReport> check(io::Input& in, std::span<transform::Analysis* const> analyses,
-                                  transform::PassChain chain, std::vector<std::string> fixers);
+// Dry-runs `chain` (the passes of `pdfix fix`, in order) over `in`; `fixers` says how a user runs
+// each pass ("inject --buildids"). Fails only when `in` cannot be read as a recording at all; a
+// record that cannot be read later is an error finding.
+absl::StatusOr<CheckReport> check(io::Input& in, transform::PassChain chain,
+                                  std::vector<std::string> fixers);
 
 void print_check_text(const CheckReport& report, std::ostream& os);
 void print_check_json(const CheckReport& report, std::ostream& os);

@@ -270,7 +270,9 @@ InjectJit::FoundDump& InjectJit::dump_of(uint32_t pid, const JitMarker& marker,
 
 bool InjectJit::dumped_ahead(const transform::RecordRef& r, const transform::Session& s) {
   if (common_.survey == nullptr || !monotonic_times(s)) return false;
-  const auto& markers = common_.survey->jit_markers();
+  const MapSurvey* survey = common_.survey->get();
+  if (survey == nullptr) return false;
+  const auto& markers = survey->jit_markers();
   auto it = markers.find(r.map->fields.pid);
   const std::optional<uint64_t> time = transform::record_time(r, s);
   if (it == markers.end() || !time || !it->second.time || *time < *it->second.time) return false;

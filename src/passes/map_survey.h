@@ -1,4 +1,4 @@
-// The pipeline's analysis of the whole recording for the repair passes (transform/analysis.h).
+// The repair passes' analysis of the whole recording (transform/analysis.h), made on demand.
 // Which inodes a recording maps at each path: perf's build-id table gives ids by path, and whether
 // its one id for a path can be a map's depends on how many files the recording maps there, before
 // and after that map. Which processes map a jitdump, and when: records come per CPU, so an
@@ -37,5 +37,7 @@ class MapSurvey : public transform::Analysis {
   resolve::PathInodes inodes_;
   std::map<uint32_t, JitMarker> jit_markers_;
 };
+
+using OnDemandSurvey = transform::OnDemand<MapSurvey>;
 
 }  // namespace pdfix::passes

@@ -33,15 +33,24 @@ struct Common {
   std::optional<int64_t> recording_started_at;
   std::optional<int64_t> recording_ended_at;
   const resolve::Host* host = nullptr;
-  // What the whole recording maps (file mode; nullptr for a stream): the pipeline's analysis
-  // fills it in before the passes meet the first record.
-  std::shared_ptr<MapSurvey> survey;
+  // What the whole recording maps, swept when first asked for (nullptr: none, as for a pass run
+  // alone by a test).
+  std::shared_ptr<OnDemandSurvey> survey;
   // The run's one resolver: every pass asks it, so that a file is read and proven once and every
   // pass has the same answer. nullptr: each pass makes its own (a pass run alone by a test).
   std::shared_ptr<resolve::Resolver> resolver;
   // The bound of every pass's look-ahead (transform/look_ahead.h); tests make it small.
   uint64_t look_ahead_bytes = transform::kLookAheadBytes;
 };
+
+// The inodes of the whole recording, swept when the resolver first needs them; none for a stream.
+inline std::function<const resolve::PathInodes*()> survey_inodes(const Common& common) {
+  if (common.survey == nullptr) return nullptr;
+  return [survey = common.survey]() -> const resolve::PathInodes* {
+    const MapSurvey* s = survey->get();
+    return s != nullptr ? &s->inodes() : nullptr;
+  };
+}
 
 // What the recording says of where and when it was made, as the resolver takes it: the one
 // assembly every pass uses, the survey of the whole recording included where there is one.
@@ -52,13 +61,7 @@ inline resolve::RecordingFacts recording_facts(const transform::Session& s, cons
           common.recording_started_at,
           common.recording_ended_at,
           s.build_id_table().entries,
-          common.survey ? &common.survey->inodes() : nullptr};
-}
-
-// What the pipeline must run over the whole recording before the passes of `common`.
-inline std::vector<transform::Analysis*> analyses(const Common& common) {
-  if (common.survey == nullptr) return {};
-  return {common.survey.get()};
+          survey_inodes(common)};
 }
 
 // The run's resolver, or one made of `config` where the run has none.

@@ -211,7 +211,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
   const bool deleted = q.filename.ends_with(" (deleted)");
   const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
   const Inode inode{q.maj, q.min, q.ino};
-  if (q.has_inode && facts_.inodes == nullptr) seen_[path].insert(inode);
+  if (q.has_inode) seen_[path].insert(inode);
   // On the host and boot that recorded, a file that is the mapped inode proves the map, whatever
   // the table says of its path: the table gives ids by path, and one path may name several files.
   const bool inodes_prove = q.has_inode && config_.sysroot.empty() && elsewhere(facts_).empty();
@@ -316,7 +316,8 @@ std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& i
            "container's or chroot's?): give its root or layers with --search";
   }
   const std::pair<uint64_t, std::string> path{format::machine_of(q.misc, q.pid), q.filename};
-  const PathInodes& mapped = facts_.inodes != nullptr ? *facts_.inodes : seen_;
+  const PathInodes* whole = facts_.inodes ? facts_.inodes() : nullptr;
+  const PathInodes& mapped = whole != nullptr ? *whole : seen_;
   std::set<Inode> others;
   if (auto it = mapped.find(path); it != mapped.end()) others = it->second;
   others.erase(Inode{q.maj, q.min, q.ino});

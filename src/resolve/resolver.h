@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -48,9 +49,10 @@ struct RecordingFacts {
   std::optional<int64_t> started_at;
   std::optional<int64_t> ended_at;
   std::span<const format::BuildIdEntry> table;  // the build-id table and HEADER_BUILD_ID records
-  // Every inode mapped in the whole recording, by the pipeline's analysis (file mode); nullptr:
-  // only those resolved so far are known (a stream).
-  const PathInodes* inodes = nullptr;
+  // Every inode mapped in the whole recording, found when first called (an analysis of the file,
+  // transform/analysis.h); unset, or nullptr from it: only those resolved so far are known (a
+  // stream).
+  std::function<const PathInodes*()> inodes;
 };
 
 struct MapQuery {
@@ -139,8 +141,8 @@ class Resolver {
   absl::node_hash_map<std::string, Resolution> cache_;
   std::set<std::pair<std::string, std::string>> unproven_table_ids_;
   std::set<std::pair<std::string, std::string>> proving_table_ids_;
-  // Inodes of maps resolved so far (a stream's, which has no analysis of the whole recording), and
-  // the ids their files proved (by machine and path).
+  // Inodes of maps resolved so far, which stand for the whole recording's where there is no
+  // analysis of it (a stream), and the ids their files proved (by machine and path).
   PathInodes seen_;
   std::map<std::pair<std::pair<uint64_t, std::string>, Inode>, std::optional<BuildId>> inode_ids_;
 };

@@ -274,11 +274,9 @@ absl::StatusOr<bool> chain_changes_records(io::Input& in, const MakeChain& make_
 
 }  // namespace
 
-absl::Status dry_run(io::Input& in, std::span<Analysis* const> analyses, PassChain& chain,
-                     DryRunObserver& observer) {
+absl::Status dry_run(io::Input& in, PassChain& chain, DryRunObserver& observer) {
   auto session = open_session(in);
   if (!session.ok()) return session.status();
-  analyze(in, analyses);
   observer.begin(*session);
   ChangeProbe sink;
   Sweep sweep(*session, chain, sink, &observer);
@@ -356,7 +354,6 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
   if (in.mapped != nullptr) {
     for (auto& f : outs->files) f->probe_sharing(in.mapped->fd());
   }
-  analyze(in, options.analyses);
   // One file from many: the threads' compressed streams become one.
   const bool merging = in.directory && options.single_file;
   auto compression = Writer::Compression::kRecompress;

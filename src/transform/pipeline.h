@@ -6,11 +6,9 @@
 #include <functional>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "io/input.h"
-#include "transform/analysis.h"
 #include "transform/pass.h"
 
 namespace pdfix::transform {
@@ -22,8 +20,6 @@ struct PipelineOptions {
   bool single_file = false;
   // The zstd level of data compressed anew; 0: Writer::kDefaultZstdLevel.
   int zstd_level = 0;
-  // Run over the whole recording before any pass meets a record (file mode).
-  std::vector<Analysis*> analyses;
 };
 
 // Makes a fresh chain of passes, each time it is called.
@@ -55,10 +51,8 @@ class DryRunObserver {
   virtual void end(const absl::Status& reading) = 0;
 };
 
-// Runs `analyses`, then `chain` over `in` as run_pipeline would (compressed records expanded),
-// writing nothing. Fails only when the input cannot be opened; a reading error later goes to the
-// observer.
-absl::Status dry_run(io::Input& in, std::span<Analysis* const> analyses, PassChain& chain,
-                     DryRunObserver& observer);
+// Runs `chain` over `in` as run_pipeline would (compressed records expanded), writing nothing.
+// Fails only when the input cannot be opened; a reading error later goes to the observer.
+absl::Status dry_run(io::Input& in, PassChain& chain, DryRunObserver& observer);
 
 }  // namespace pdfix::transform

@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t choice = size % (kinds.size() + 2);
   pdfix::fuzz::FuzzInput f(data, size, (size / (kinds.size() + 2)) % 2 != 0);
   if (!f.ok()) return 0;
-  const pdfix::passes::Common common{.host = &host,
-                                     .survey = std::make_shared<pdfix::passes::MapSurvey>()};
+  const pdfix::passes::Common common{
+      .host = &host, .survey = std::make_shared<pdfix::passes::OnDemandSurvey>(f.input())};
   auto chain = [&] {
     pdfix::transform::PassChain c;
     for (size_t i = 0; i < kinds.size(); ++i) {
@@ -25,10 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return c;
   };
   if (choice == kinds.size() + 1) {
-    (void)pdfix::inspect::check(f.input(), pdfix::passes::analyses(common), chain(), {});
+    (void)pdfix::inspect::check(f.input(), chain(), {});
   } else {
-    (void)pdfix::transform::run_pipeline(f.input(), "/dev/null", chain,
-                                               {.analyses = pdfix::passes::analyses(common)});
+    (void)pdfix::transform::run_pipeline(f.input(), "/dev/null", chain, {});
   }
   return 0;
 }
