@@ -72,14 +72,13 @@ std::string three_maps(bool compressed, bool pipe = false) {
 std::vector<uint64_t> run(io::Input& in, transform::OnDemand<MapStarts>& analysis,
                           const std::string& out) {
   std::optional<std::vector<uint64_t>> got;
-  auto chain = transform::run_pipeline(
-      in, out,
-      [&] {
-        transform::PassChain c;
-        c.push_back(std::make_unique<AsksFirst>(analysis, got));
-        return c;
-      },
-      {});
+  auto chain = transform::run_pipeline(in, out,
+                                       [&] {
+                                         transform::PassChain c;
+                                         c.push_back(std::make_unique<AsksFirst>(analysis, got));
+                                         return c;
+                                       },
+                                       {});
   EXPECT_TRUE(chain.ok()) << chain.status();
   EXPECT_TRUE(got.has_value());
   return got.value_or(std::vector<uint64_t>{});

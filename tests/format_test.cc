@@ -245,8 +245,7 @@ std::vector<uint8_t> sample_with(const format::Endian& e, const std::vector<uint
   for (size_t i = 0; i < chain.size(); ++i) e.put_u64(r.data() + 48 + 8 * i, chain[i]);
   e.put_u32(r.data() + r.size() - 8, 4);
   e.put_u32(r.data() + r.size() - 4, 0xaabbccdd);
-  format::write_record_header(e, r.data(),
-                              {format::kSample, 2, static_cast<uint16_t>(r.size())});
+  format::write_record_header(e, r.data(), {format::kSample, 2, static_cast<uint16_t>(r.size())});
   return r;
 }
 

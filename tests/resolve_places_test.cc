@@ -117,8 +117,8 @@ TEST_F(ResolveFiles, ATableIdIsEvidenceOnlyForItsOwnInode) {
   container_map.min = 77;
   container_map.ino = 4242;
   PathInodes survey;
-  survey[{format::kHostMachine, host_map.filename}] = {
-      {host_map.maj, host_map.min, host_map.ino}, {0, 77, 4242}};
+  survey[{format::kHostMachine, host_map.filename}] = {{host_map.maj, host_map.min, host_map.ino},
+                                                       {0, 77, 4242}};
   const std::string container_id(40, 'c');
   rec.add(host_map.filename, container_id);
   RecordingFacts facts = rec.view();
@@ -161,8 +161,7 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   const std::string listed(40, 'a');
   rec.add(host_map.filename, listed);
   PathInodes one;
-  one[{format::kHostMachine, host_map.filename}] = {
-      {host_map.maj, host_map.min, host_map.ino}};
+  one[{format::kHostMachine, host_map.filename}] = {{host_map.maj, host_map.min, host_map.ino}};
   RecordingFacts facts = rec.view();
   facts.inodes = [&one] { return &one; };
   Resolver r({}, host);

@@ -118,8 +118,8 @@ class Checker : public transform::DryRunObserver {
       if (entries.ok()) hits_.add_entries(*entries);
     }
     if (type == format::kHeaderAttr) {
-      const auto stored = format::stored_attr_size(r.bytes.subspan(format::kRecordHeaderSize),
-                                                   session_->endian());
+      const auto stored =
+          format::stored_attr_size(r.bytes.subspan(format::kRecordHeaderSize), session_->endian());
       if (stored) attr_size(*stored, r.offset, r.part);
     }
     if (type == format::kMmap || type == format::kMmap2) {

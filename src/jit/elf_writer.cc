@@ -57,8 +57,8 @@ ElfWriter::ElfWriter(uint32_t machine, bool big_endian) {
   auto note = section_at<yaml::NoteSection>(".note.gnu.build-id", ELF::SHT_NOTE, ELF::SHF_ALLOC,
                                             kNoteOffset, 4);
   note->Notes.emplace();
-  note->Notes->push_back({"GNU", binary(keep(std::vector<uint8_t>(kIdSize, 0))),
-                          yaml::ELF_NT(ELF::NT_GNU_BUILD_ID)});
+  note->Notes->push_back(
+      {"GNU", binary(keep(std::vector<uint8_t>(kIdSize, 0))), yaml::ELF_NT(ELF::NT_GNU_BUILD_ID)});
   obj_.Chunks.push_back(std::move(note));
   add_segment({.type = ELF::PT_NOTE,
                .flags = ELF::PF_R,
@@ -76,11 +76,11 @@ const std::vector<uint8_t>& ElfWriter::keep(std::vector<uint8_t> bytes) {
   return contents_.emplace_back(std::move(bytes));
 }
 
-void ElfWriter::add_bytes(std::string_view name, uint64_t address, uint64_t align,
-                          bool executable, std::vector<uint8_t> bytes) {
+void ElfWriter::add_bytes(std::string_view name, uint64_t address, uint64_t align, bool executable,
+                          std::vector<uint8_t> bytes) {
   const uint64_t flags = ELF::SHF_ALLOC | (executable ? uint64_t{ELF::SHF_EXECINSTR} : 0);
-  auto s = section_at<yaml::RawContentSection>(keep(name), ELF::SHT_PROGBITS, flags, address,
-                                               align);
+  auto s =
+      section_at<yaml::RawContentSection>(keep(name), ELF::SHT_PROGBITS, flags, address, align);
   s->Content = binary(keep(std::move(bytes)));
   obj_.Chunks.push_back(std::move(s));
 }

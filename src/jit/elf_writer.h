@@ -50,8 +50,7 @@ class ElfWriter {
   void add_segment(const Segment& s);
   // A local function symbol in `section`. Names may repeat (a function compiled again) and be any
   // bytes: they go into the string table as they are.
-  void add_function(std::string_view name, std::string_view section, uint64_t value,
-                    uint64_t size);
+  void add_function(std::string_view name, std::string_view section, uint64_t value, uint64_t size);
   // Debug sections to write from LLVM's DWARF structures.
   llvm::DWARFYAML::Data& dwarf();
 
