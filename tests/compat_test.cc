@@ -237,6 +237,41 @@ TEST_P(NewestTest, PastTheLookAheadBoundAWaitingSampleGoesOnWithoutItsUserChain)
   EXPECT_EQ(whole->early_flushes, 0U);
 }
 
+// A round that ended while a sample waited goes out after that sample, also when the look-ahead
+// lets it go early: there, not at the end of the recording.
+TEST(Compat, ARoundHeldForAWaitingSampleEndsWhereItsSampleGoesOnEarly) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = 0x127, .size = 144, .ids = {7}, .flags = kDeferCallchain});
+  // Kernel callchains long enough that the bound holds one waiting sample and not two.
+  std::vector<uint64_t> kernel(200, 0xffffffff81000010ULL);
+  kernel.front() = kKernelContext;
+  kernel.push_back(format::kContextUserDeferred);
+  kernel.push_back(1);
+  b.comm(10, 10, "app")
+      .sample_callchain(0xffffffff81000010ULL, 10, 10, 1000, kernel, format::kCpuModeKernel);
+  b.finished_round();
+  kernel.back() = 2;
+  b.sample_callchain(0xffffffff81000010ULL, 10, 10, 1001, kernel, format::kCpuModeKernel)
+      .sample_callchain(0x400100, 10, 10, 1002, {format::kContextUser, 0x400100})
+      .finished_round();
+  const std::string path = testing::write_temp(b.build());
+  auto report = compat(path, path + ".out", "6.1", /*look_ahead_bytes=*/2500);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->early_flushes, 1U);
+  EXPECT_EQ(report->callchains_cut, 2U);
+  auto out = testing::read_back(path + ".out");
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<uint32_t> order;  // sample times, 68 for a round's end
+  for (size_t i = 0; i < out->types.size(); ++i) {
+    if (out->types[i] == format::kSample) {
+      order.push_back(static_cast<uint32_t>(out->endian.u64(out->bytes[i].data() + 24)));
+    } else if (out->types[i] == format::kFinishedRound) {
+      order.push_back(68);
+    }
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{1000, 1001, 68, 1002, 68}));
+}
+
 TEST_P(NewestTest, ASetFieldTheReaderLacksIsRefusedByName) {
   const std::string path = testing::write_temp(newest(GetParam(), 0x1234).build());
   auto report = compat(path, path + ".out", "6.1");

@@ -203,7 +203,14 @@ absl::Status Compat::sample(const transform::RecordRef& r, const transform::Sess
   for (Waiting& w : waiting_.take_all()) {
     if (auto st = send_waiting(w.record, w.fields, nullptr, s, out); !st.ok()) return st;
   }
-  return absl::OkStatus();
+  return end_held_round(r, s, out);
+}
+
+absl::Status Compat::end_held_round(const transform::RecordRef& after, const transform::Session& s,
+                                    transform::RecordSink& out) {
+  if (!waiting_.empty() || !round_held_) return absl::OkStatus();
+  round_held_ = false;
+  return out.emit(rebuilt_.inserted(finished_round(s.endian()), after, s.endian()));
 }
 
 absl::Status Compat::send_waiting(transform::OwnedRecord& sample,
@@ -251,11 +258,7 @@ absl::Status Compat::deferred(const transform::RecordRef& r, const transform::Se
   });
   if (!sent.ok()) return sent;
   if (!used) drop(r.header.type);
-  if (waiting_.empty() && round_held_) {
-    round_held_ = false;
-    return out.emit(rebuilt_.inserted(finished_round(s.endian()), r, s.endian()));
-  }
-  return absl::OkStatus();
+  return end_held_round(r, s, out);
 }
 
 absl::Status Compat::rewrite(const transform::RecordRef& r, const transform::Session& s,

@@ -74,6 +74,9 @@ class Compat : public Repair {
   absl::Status send_waiting(transform::OwnedRecord& sample, const format::SampleFields& fields,
                             const std::vector<uint64_t>* user, const transform::Session& s,
                             transform::RecordSink& out);
+  // The FINISHED_ROUND held while samples waited, once none waits: after `after`.
+  absl::Status end_held_round(const transform::RecordRef& after, const transform::Session& s,
+                              transform::RecordSink& out);
   // An attr image shrunk to the target's size, or an error naming the field that would be lost.
   absl::StatusOr<std::vector<uint8_t>> shrink(std::span<const uint8_t> attr, uint32_t size,
                                               const format::Endian& e, uint64_t offset);
