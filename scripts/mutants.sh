@@ -72,6 +72,11 @@ for kind, binary in binaries.items():
         else:
             why = "fails" if matched & failed else "runs no test"
             print(f"BASELINE {why}: {kind} {f} {sorted(matched & failed)}", flush=True)
+            # What the failing test said: CI keeps no other record of it.
+            for t in sorted(matched & failed):
+                said = re.search(r"^\[ RUN      \] " + re.escape(t) + r"\n(.*?)^\[  FAILED  \] "
+                                 + re.escape(t), run.stdout, re.M | re.S)
+                print(said.group(1)[-4000:] if said else run.stderr[-4000:], flush=True)
     print(f"baseline: {len(filters)} {kind} filters in {time.time() - start:.1f}s", flush=True)
 
 for m in selected:
