@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# clang-format and clang-tidy over the sources; any finding fails. Needs a configured build/.
+# clang-format and clang-tidy over the sources, the layers of src/ and the size of every file; any
+# finding fails. Needs a configured build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')
@@ -9,3 +10,25 @@ echo "== clang-tidy" >&2
 mapfile -t units < <(printf '%s\n' "${files[@]}" | grep -E '^src/.*\.cc$')
 printf '%s\n' "${units[@]}" |
   xargs -P "$(nproc)" -n 4 clang-tidy-19 -p build --quiet --warnings-as-errors='*' 2>/dev/null
+echo "== layers and file sizes" >&2
+# DESIGN.md's layers, lowest first: a folder of src/ includes only its own and those below it.
+# And no source file is over 500 lines.
+python3 - "${files[@]}" <<'PY'
+import re, sys
+order = "format io transform resolve unwind jit store passes inspect cli".split()
+rank = {d: i for i, d in enumerate(order)}
+bad = []
+for path in sys.argv[1:]:
+    text = open(path).read()
+    if text.count("\n") > 500:
+        bad.append(f"{path}: {text.count(chr(10))} lines, over 500")
+    parts = path.split("/")
+    if parts[0] != "src" or parts[1] not in rank:
+        continue
+    for n, line in enumerate(text.split("\n"), 1):
+        m = re.match(r'#include "([a-z_]+)/', line)
+        if m and m.group(1) in rank and rank[m.group(1)] > rank[parts[1]]:
+            bad.append(f"{path}:{n}: {parts[1]} includes {m.group(1)}, a layer above it")
+print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
