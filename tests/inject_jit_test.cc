@@ -167,6 +167,26 @@ TEST_F(InjectJitTest, EveryLoadAndMoveBecomesAMapOfOneFileAtItsTime) {
   EXPECT_EQ(pass_report_.anonymous_dropped, 1u);
 }
 
+// After an exec the process is another program: the dump describes none of its anonymous code,
+// which stays.
+TEST_F(InjectJitTest, AnExecEndsWhatTheDumpSaysOfItsProcess) {
+  DumpWriter w(false);
+  w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);
+  write(dump_, w.bytes());
+  const resolve::Inode file = file_of(dump_);
+  PerfDataBuilder b = builder();
+  b.mmap2(kPid, 0x7000000, 0x1000, 0, dump_, file.maj, file.min, file.ino)
+      .mmap(kPid, 0x7000, 0x10000, 0x7000, "//anon")
+      .comm(kPid, kPid, "other", /*exec=*/true)
+      .mmap(kPid, 0x9000, 0x10000, 0x9000, "//anon");
+  const auto out = maps(run(b.build()));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(filenames_[0], dir_ + "/jitted-4242.so");
+  EXPECT_EQ(filenames_[1], "//anon");
+  EXPECT_EQ(out[1].start, 0x9000u);
+  EXPECT_EQ(pass_report_.anonymous_dropped, 1u);
+}
+
 TEST_F(InjectJitTest, ADumpMappedAgainAddsNoMoreMaps) {
   DumpWriter w(false);
   w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);

@@ -112,7 +112,7 @@ InjectJit::InjectJit(InjectJitConfig config, const Common& common)
     : config_(std::move(config)), common_(common) {}
 
 bool InjectJit::wants(uint32_t type) const {
-  return type == format::kMmap || type == format::kMmap2;
+  return type == format::kMmap || type == format::kMmap2 || type == format::kComm;
 }
 
 std::vector<uint8_t> InjectJit::trailer_of(const transform::RecordRef& r,
@@ -156,6 +156,7 @@ std::string InjectJit::cache_written() const {
 
 absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                 transform::RecordSink& out) {
+  if (r.header.type == format::kComm) return comm(r, s, out);
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
   const transform::Map& m = *r.map;
   if (m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc) &&
@@ -163,6 +164,18 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
     return marker(r, s, out);
   }
   if (format::is_anonymous_code(m.fields.filename, m.fields.misc)) return anonymous(r, s, out);
+  return out.emit(r);
+}
+
+absl::Status InjectJit::comm(const transform::RecordRef& r, const transform::Session& s,
+                             transform::RecordSink& out) {
+  // An exec clears the process's maps (transform/process_timeline.h): the dump describes none of
+  // the new image's, and its anonymous code maps stay.
+  if ((r.header.misc & format::kMiscCommExec) != 0) {
+    auto c = format::decode_comm(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+    if (!c.ok()) return c.status();
+    dumped_pids_.erase(c->pid);
+  }
   return out.emit(r);
 }
 

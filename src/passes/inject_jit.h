@@ -78,6 +78,8 @@ class InjectJit : public Repair {
     size_t source = 0;  // in report_.sources
   };
 
+  absl::Status comm(const transform::RecordRef& r, const transform::Session& s,
+                    transform::RecordSink& out);
   absl::Status marker(const transform::RecordRef& r, const transform::Session& s,
                       transform::RecordSink& out);
   absl::Status anonymous(const transform::RecordRef& r, const transform::Session& s,
