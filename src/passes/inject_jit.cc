@@ -398,7 +398,7 @@ perf report, archive and store find it:
   jitdump: every function the dump loads is placed in one file (perf inject --jit writes one
   per function). Each load and move becomes an MMAP2 of that file at the load's time,
   carrying its build-id; the marker map and the process's anonymous code maps after it are
-  dropped. The recording must have been made with perf record -k mono, the clock the dumps use.
+  dropped, until the process execs. The recording must have been made with perf record -k mono, the clock the dumps use.
   A dump cut off mid-record keeps its whole records.
 
   perf-PID.map: a symbol-only ELF file; each anonymous code map of the process that symbols
