@@ -165,7 +165,7 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   RecordingFacts facts = rec.view();
   facts.inodes = [&one] { return &one; };
   Resolver r({}, host);
-  EXPECT_NE(r.elsewhere(facts).find("kernel build"), std::string::npos);
+  EXPECT_NE(r.elsewhere(facts).value_or("").find("kernel build"), std::string::npos);
   const Resolution& left = r.resolve(host_map, facts);
   EXPECT_FALSE(left.id.has_value());
   EXPECT_NE(left.reason.find("stays in the table"), std::string::npos) << left.reason;
@@ -189,8 +189,10 @@ TEST(Provenance, TheHostnameAloneDoesNotMakeARecordingThisBoots) {
   rec.started_at = *host.booted_at + kSecond;
   rec.add("[kernel.kallsyms]", std::string(40, 'e'), /*misc=*/1);
   const Resolver r({}, host);
-  EXPECT_EQ(r.elsewhere(rec.view()), "");
-  const auto elsewhere = [&](const Recording& other) { return r.elsewhere(other.view()); };
+  EXPECT_EQ(r.elsewhere(rec.view()), std::nullopt);
+  const auto elsewhere = [&](const Recording& other) {
+    return r.elsewhere(other.view()).value_or("");
+  };
   Recording before = rec;
   before.started_at = *host.booted_at - kSecond;
   EXPECT_NE(elsewhere(before).find("before this host's last boot"), std::string::npos);

@@ -200,6 +200,10 @@ absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureByt
   return entries.status();
 }
 
+std::string build_id_entry_key(uint64_t machine, std::string_view name, const BuildId& id) {
+  return absl::StrCat(machine, "\n", absl::string_view(name.data(), name.size()), "\n", id.hex());
+}
+
 std::string build_id_hex(const BuildIdEntry& e) {
   return absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(e.id.data()), e.id_size));

@@ -82,6 +82,10 @@ struct BuildIdEntry {
 
   std::optional<BuildId> build_id() const { return BuildId::from_bytes({id.data(), id_size}); }
 };
+// What names one table entry: the file `name` on `machine` (format/machine.h) has `id`. The passes
+// that add entries compare by it, so that none is listed twice.
+std::string build_id_entry_key(uint64_t machine, std::string_view name, const BuildId& id);
+
 // A recording's build-id table, parsed once: the BUILD_ID feature's entries, then those of the
 // HEADER_BUILD_ID records in the order they came.
 struct BuildIdTable {

@@ -38,10 +38,6 @@ std::string attr_field_at(uint32_t offset) {
   return absl::StrCat("offset ", offset);
 }
 
-std::string table_key(uint64_t machine, std::string_view name, const format::BuildId& id) {
-  return absl::StrCat(machine, "\n", absl::string_view(name.data(), name.size()), "\n", id.hex());
-}
-
 std::vector<uint8_t> finished_round(const format::Endian& e) {
   std::vector<uint8_t> r(format::kRecordHeaderSize);
   format::write_record_header(e, r.data(), {format::kFinishedRound, 0, format::kRecordHeaderSize});
@@ -147,8 +143,8 @@ void Compat::list(const std::vector<format::BuildIdEntry>& entries,
                   std::set<std::string>& into) const {
   for (const auto& entry : entries) {
     if (auto id = entry.build_id()) {
-      into.insert(table_key(format::machine_of(entry.misc, static_cast<uint32_t>(entry.pid)),
-                            entry.filename, *id));
+      into.insert(format::build_id_entry_key(
+          format::machine_of(entry.misc, static_cast<uint32_t>(entry.pid)), entry.filename, *id));
     }
   }
 }
@@ -163,14 +159,14 @@ absl::Status Compat::plain_map(const transform::RecordRef& r, const transform::S
   ++report_.build_id_maps_made_plain;
   const std::string name = m.table_name();
   if (m.kind != format::MapKind::kAnonymous &&
-      listed_.insert(table_key(m.machine, name, *m.build_id)).second) {
+      listed_.insert(format::build_id_entry_key(m.machine, name, *m.build_id)).second) {
     // The id leaves the record: the table keeps it for the reader.
     const uint16_t mode = m.fields.misc & format::kCpuModeMask;
     const int32_t pid =
         format::is_guest_mode(m.fields.misc) ? static_cast<int32_t>(m.fields.pid) : -1;
     if (!s.pipe()) {
       new_entries_.emplace_back(
-          table_key(m.machine, name, *m.build_id),
+          format::build_id_entry_key(m.machine, name, *m.build_id),
           format::encode_build_id_entry(0, mode, pid, m.build_id->view(), name, e));
     } else {
       ++report_.table_entries_added;

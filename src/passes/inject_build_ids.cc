@@ -17,10 +17,6 @@ namespace {
 
 constexpr int32_t kHostPid = -1;
 
-std::string table_key(uint64_t machine, std::string_view name, const format::BuildId& id) {
-  return absl::StrCat(machine, "\n", absl::string_view(name.data(), name.size()), "\n", id.hex());
-}
-
 uint64_t machine_of(const format::BuildIdEntry& e) {
   return format::machine_of(e.misc, static_cast<uint32_t>(e.pid));
 }
@@ -35,7 +31,7 @@ bool InjectBuildIds::wants(uint32_t type) const {
 }
 
 void InjectBuildIds::know(uint64_t machine, const std::string& name, const format::BuildId& id) {
-  in_table_.insert(table_key(machine, name, id));
+  in_table_.insert(format::build_id_entry_key(machine, name, id));
   table_ids_[absl::StrCat(machine, "\n", name)].insert(id.hex());
   file_of_id_.try_emplace(absl::StrCat(machine, "\n", id.hex()), name);
 }
@@ -72,7 +68,7 @@ absl::Status InjectBuildIds::add_to_table(const transform::RecordRef& r, const f
                                           transform::RecordSink& out) {
   const transform::Map& m = *r.map;
   const std::string name = m.table_name();
-  const std::string key = table_key(m.machine, name, id);
+  const std::string key = format::build_id_entry_key(m.machine, name, id);
   if (in_table_.contains(key)) return absl::OkStatus();
   if (from_record) {
     // perf 6.17 gave every module map after the first the first module's id: an id the table
@@ -174,7 +170,8 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
   absl::flat_hash_set<std::string> listed;
   if (auto entries = format::decode_build_id_table({table, s.endian(), 0}); entries.ok()) {
     for (const auto& e : *entries) {
-      if (auto id = e.build_id()) listed.insert(table_key(machine_of(e), e.filename, *id));
+      if (auto id = e.build_id())
+        listed.insert(format::build_id_entry_key(machine_of(e), e.filename, *id));
     }
   }
   for (const NewEntry& n : new_entries_) {

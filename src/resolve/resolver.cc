@@ -130,7 +130,7 @@ bool Resolver::this_host() const {
   return !facts_.hostname.empty() && facts_.hostname == host_.hostname();
 }
 
-std::string Resolver::elsewhere(const RecordingFacts& facts) const {
+std::optional<std::string> Resolver::elsewhere(const RecordingFacts& facts) const {
   if (facts.hostname.empty()) return "the recording names no host";
   if (facts.hostname != host_.hostname()) {
     return absl::StrCat("recorded on ", std::string(facts.hostname), ", this is ",
@@ -162,13 +162,13 @@ std::string Resolver::elsewhere(const RecordingFacts& facts) const {
   if (const auto boot = host_.boot_time(); boot && facts.started_at && *facts.started_at < *boot) {
     return "recorded before this host's last boot";
   }
-  return "";
+  return std::nullopt;
 }
 
 bool Resolver::same_boot() const {
   const auto text = host_.kernel_text();
-  return elsewhere(facts_).empty() && facts_.osrelease == host_.kernel_release() &&
-         facts_.kernel_text && text && *facts_.kernel_text == *text;
+  return !elsewhere(facts_) && facts_.osrelease == host_.kernel_release() && facts_.kernel_text &&
+         text && *facts_.kernel_text == *text;
 }
 
 void Resolver::vouch(const std::string& path, const BuildId& id) {
@@ -214,7 +214,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
   if (q.has_inode) seen_[path].insert(inode);
   // On the host and boot that recorded, a file that is the mapped inode proves the map, whatever
   // the table says of its path: the table gives ids by path, and one path may name several files.
-  const bool inodes_prove = q.has_inode && config_.sysroot.empty() && elsewhere(facts_).empty();
+  const bool inodes_prove = q.has_inode && config_.sysroot.empty() && !elsewhere(facts_);
   Resolution found;
   if (inodes_prove && !deleted) {
     found = by_inode(q);
@@ -236,12 +236,12 @@ Resolution Resolver::user_file(const MapQuery& q) {
     // boot that recorded, no inode ties it to this map (a chroot's map gets the host's id so).
     // It stays in the table, where perf reads it as before; pdfix does not vouch for it.
     return {std::nullopt, "",
-            absl::StrCat("not proven here (", elsewhere(facts_),
+            absl::StrCat("not proven here (", elsewhere(facts_).value_or(""),
                          "): the build-id table's id stays in the table, not copied into the map; "
                          "give --sysroot")};
   }
   if (listed.size() == 1) {
-    why = q.has_inode ? table_id_not_this_maps(q, listed.front(), inodes_prove) : "";
+    why = q.has_inode ? table_id_not_this_maps(q, listed.front(), inodes_prove).value_or("") : "";
     if (why.empty()) {
       if (inodes_prove) proving_table_ids_.insert({q.filename, listed.front().hex()});
       return {listed.front(), "build-id table", ""};
@@ -263,8 +263,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
   if (auto cached = from_buildid_cache(q.filename)) {
     // perf filled its cache from this host's path too: for a chroot's or a container's map that
     // is another file's id.
-    if (cached->id && q.has_inode &&
-        !table_id_not_this_maps(q, *cached->id, inodes_prove).empty()) {
+    if (cached->id && q.has_inode && table_id_not_this_maps(q, *cached->id, inodes_prove)) {
       return {std::nullopt, "",
               "the build-id cache's entry may be another file's at that path, not the one mapped "
               "(a container's or chroot's: give its root or layers with --search)"};
@@ -308,8 +307,8 @@ Resolution Resolver::by_inode(const MapQuery& q) {
   return at_path;
 }
 
-std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& id,
-                                             bool inodes_prove) {
+std::optional<std::string> Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& id,
+                                                            bool inodes_prove) {
   if (inodes_prove && id_is_host_files_not_the_mapped(q, id)) {
     unproven_table_ids_.insert({q.filename, id.hex()});
     return "the build-id table's id is this host's file at that path, not the one mapped (a "
@@ -327,7 +326,7 @@ std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& i
     if (!inodes_prove) {
       return absl::StrCat("the build-id table gives one id for a path the recording maps from ",
                           others.size() + 1, " files, and inodes prove nothing off the host (",
-                          elsewhere(facts_), ")");
+                          elsewhere(facts_).value_or("files are read under --sysroot"), ")");
     }
     MapQuery that = q;
     that.maj = other.maj;
@@ -340,7 +339,7 @@ std::string Resolver::table_id_not_this_maps(const MapQuery& q, const BuildId& i
              "several): give this map's root or layers with --search";
     }
   }
-  return "";
+  return std::nullopt;
 }
 
 Resolution Resolver::vdso(const MapQuery& q) {
@@ -369,8 +368,8 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
     return {.reason = "not found", .not_the_mapped = true, .absence = Resolution::Absence::kNoFile};
   }
   if (live) {
-    if (const std::string why = elsewhere(facts_); !why.empty()) {
-      return {std::nullopt, "", absl::StrCat("not proven here (", why, "); give --sysroot")};
+    if (const std::optional<std::string> why = elsewhere(facts_)) {
+      return {std::nullopt, "", absl::StrCat("not proven here (", *why, "); give --sysroot")};
     }
     // On this machine a path proves nothing by itself: the file must be the very inode that was
     // mapped, and must not have changed since the recording ended.
@@ -436,7 +435,7 @@ Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
 }
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {
-  if (!config_.sysroot.empty() || !q.has_inode || !elsewhere(facts_).empty()) return false;
+  if (!config_.sysroot.empty() || !q.has_inode || elsewhere(facts_)) return false;
   struct stat st{};
   if (stat(q.filename.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   if (st.st_ino == q.ino && major(st.st_dev) == q.maj && minor(st.st_dev) == q.min) return false;

@@ -99,9 +99,9 @@ class Resolver {
   // entry is some map's, whatever this host's file at the path is.
   void vouch(const std::string& path, const BuildId& id);
   // Why the recording cannot have been made on this host in this boot, as far as it tells (its
-  // hostname, kernel release and build-id, KASLR base, start before this boot); empty when
+  // hostname, kernel release and build-id, KASLR base, start before this boot); nullopt when
   // nothing says so. Inode numbers and anonymous devices prove something only there.
-  std::string elsewhere(const RecordingFacts& facts) const;
+  std::optional<std::string> elsewhere(const RecordingFacts& facts) const;
 
  private:
   Resolution resolve_uncached(const MapQuery& q);
@@ -120,8 +120,9 @@ class Resolver {
   // prove it must agree.
   Resolution by_inode(const MapQuery& q);
   // Why the table's only id for the map's path may be another inode's of those mapped there;
-  // empty when it can only be this map's.
-  std::string table_id_not_this_maps(const MapQuery& q, const BuildId& id, bool by_inode);
+  // nullopt when it can only be this map's.
+  std::optional<std::string> table_id_not_this_maps(const MapQuery& q, const BuildId& id,
+                                                    bool by_inode);
   // The file at `place` + the map's path, if it is the inode that was mapped.
   Resolution from_place(const Place& place, const MapQuery& q);
   // perf reads a file's id (for its table and its cache) at the path, in its own root: when this
