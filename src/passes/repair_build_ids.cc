@@ -27,8 +27,8 @@ bool RepairBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2;
 }
 
-std::string RepairBuildIds::table_says_otherwise(const transform::Map& m,
-                                                 const transform::Session& s) const {
+std::optional<std::string> RepairBuildIds::table_says_otherwise(const transform::Map& m,
+                                                                const transform::Session& s) const {
   const std::string_view name = m.fields.filename;
   std::set<std::string> ids;
   for (const format::BuildIdEntry& e : s.build_id_table().entries) {
@@ -40,7 +40,7 @@ std::string RepairBuildIds::table_says_otherwise(const transform::Map& m,
     if (!same_file) continue;
     if (auto id = e.build_id()) ids.insert(id->hex());
   }
-  if (ids.empty() || ids.contains(m.build_id->hex())) return "";
+  if (ids.empty() || ids.contains(m.build_id->hex())) return std::nullopt;
   return "the build-id table gives it another id";
 }
 
@@ -75,8 +75,8 @@ absl::Status RepairBuildIds::rewrite(const transform::RecordRef& r, const transf
   }
   if (auto st = release(s, out); !st.ok()) return st;
   if (!m.build_id) return out.emit(r);
-  const std::string why = table_says_otherwise(m, s);
-  return why.empty() ? out.emit(r) : judge(r, why, s, out);
+  if (const auto why = table_says_otherwise(m, s)) return judge(r, *why, s, out);
+  return out.emit(r);
 }
 
 absl::Status RepairBuildIds::release(const transform::Session& s, transform::RecordSink& out) {
@@ -93,14 +93,14 @@ absl::Status RepairBuildIds::release(const transform::Session& s, transform::Rec
   for (const auto& h : held) {
     const transform::RecordRef r = h.view();
     const transform::Map& m = *r.map;
-    std::string why;
+    std::optional<std::string> why;
     if (m.build_id) {
       const auto& sharing = files[{m.machine, m.build_id->hex()}];
       why = sharing.size() > 1
                 ? absl::StrCat("maps of ", sharing.size(), " different files carry this id")
                 : table_says_otherwise(m, s);
     }
-    auto st = why.empty() ? out.emit(r) : judge(r, why, s, out);
+    auto st = why ? judge(r, *why, s, out) : out.emit(r);
     if (!st.ok()) return st;
   }
   return absl::OkStatus();

@@ -52,8 +52,9 @@ class RepairBuildIds : public Repair {
   // `r`, or what stands for it when its id is suspect for the reason `why`.
   absl::Status judge(const transform::RecordRef& r, const std::string& why,
                      const transform::Session& s, transform::RecordSink& out);
-  // Why the table contradicts the id `m` carries; empty when it does not.
-  std::string table_says_otherwise(const transform::Map& m, const transform::Session& s) const;
+  // Why the table contradicts the id `m` carries; nullopt when it does not.
+  std::optional<std::string> table_says_otherwise(const transform::Map& m,
+                                                  const transform::Session& s) const;
 
   Common common_;
   std::shared_ptr<resolve::Resolver> resolver_;
