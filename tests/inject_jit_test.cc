@@ -73,6 +73,16 @@ class InjectJitTest : public ::testing::Test {
         .sample(0x7002, kPid, kPid, kLate + 10);
     return b.build();
   }
+  // A dump of one load, JS:a at 0x7000, and a recording that maps it (its marker) so far.
+  PerfDataBuilder one_load_and_its_marker() {
+    DumpWriter w(false);
+    w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);
+    write(dump_, w.bytes());
+    const resolve::Inode file = file_of(dump_);
+    PerfDataBuilder b = builder();
+    b.mmap2(kPid, 0x7000000, 0x1000, 0, dump_, file.maj, file.min, file.ino);
+    return b;
+  }
   // `path` under dir_ (made) and its file with the dump of every record.
   std::string dump_under(const std::string& path) {
     std::filesystem::create_directories(std::filesystem::path(dir_ + path).parent_path());
@@ -170,13 +180,8 @@ TEST_F(InjectJitTest, EveryLoadAndMoveBecomesAMapOfOneFileAtItsTime) {
 // After an exec the process is another program: the dump describes none of its anonymous code,
 // which stays.
 TEST_F(InjectJitTest, AnExecEndsWhatTheDumpSaysOfItsProcess) {
-  DumpWriter w(false);
-  w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);
-  write(dump_, w.bytes());
-  const resolve::Inode file = file_of(dump_);
-  PerfDataBuilder b = builder();
-  b.mmap2(kPid, 0x7000000, 0x1000, 0, dump_, file.maj, file.min, file.ino)
-      .mmap(kPid, 0x7000, 0x10000, 0x7000, "//anon")
+  PerfDataBuilder b = one_load_and_its_marker();
+  b.mmap(kPid, 0x7000, 0x10000, 0x7000, "//anon")
       .comm(kPid, kPid, "other", /*exec=*/true)
       .mmap(kPid, 0x9000, 0x10000, 0x9000, "//anon");
   const auto out = maps(run(b.build()));
@@ -188,13 +193,9 @@ TEST_F(InjectJitTest, AnExecEndsWhatTheDumpSaysOfItsProcess) {
 }
 
 TEST_F(InjectJitTest, ADumpMappedAgainAddsNoMoreMaps) {
-  DumpWriter w(false);
-  w.load(kLate + 1, 0x7000, 1, "JS:a", kCodeA);
-  write(dump_, w.bytes());
+  PerfDataBuilder b = one_load_and_its_marker();
   const resolve::Inode file = file_of(dump_);
-  PerfDataBuilder b = builder();
-  b.mmap2(kPid, 0x7000000, 0x1000, 0, dump_, file.maj, file.min, file.ino)
-      .mmap2(kPid, 0x7100000, 0x1000, 0, dump_, file.maj, file.min, file.ino);
+  b.mmap2(kPid, 0x7100000, 0x1000, 0, dump_, file.maj, file.min, file.ino);
   const auto out = maps(run(b.build()));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(filenames_[0], dir_ + "/jitted-4242.so");

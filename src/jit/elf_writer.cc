@@ -60,11 +60,6 @@ ElfWriter::ElfWriter(uint32_t machine, bool big_endian) {
   note->Notes->push_back(
       {"GNU", binary(keep(std::vector<uint8_t>(kIdSize, 0))), yaml::ELF_NT(ELF::NT_GNU_BUILD_ID)});
   obj_.Chunks.push_back(std::move(note));
-  add_segment({.type = ELF::PT_NOTE,
-               .flags = ELF::PF_R,
-               .vaddr = kNoteOffset,
-               .first = ".note.gnu.build-id",
-               .last = ".note.gnu.build-id"});
   obj_.DWARF.emplace();
   obj_.DWARF->IsLittleEndian = !big_endian;
   obj_.DWARF->Is64BitAddrSize = !is_32_bit(machine);
@@ -136,6 +131,12 @@ absl::StatusOr<ElfImage> ElfWriter::write() {
   strtab->Content = binary(keep(std::vector<uint8_t>(strtab_.begin(), strtab_.end())));
   obj_.Chunks.push_back(std::move(strtab));
   obj_.Symbols = symbols_;
+  // After the loadable segments, as a linker orders them.
+  add_segment({.type = ELF::PT_NOTE,
+               .flags = ELF::PF_R,
+               .vaddr = kNoteOffset,
+               .first = ".note.gnu.build-id",
+               .last = ".note.gnu.build-id"});
   if (obj_.DWARF->isEmpty()) obj_.DWARF.reset();
 
   llvm::SmallVector<char, 0> out;

@@ -254,37 +254,32 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   for (size_t i = 0; i < dump.loads.size(); ++i) eh.add(dump.loads[i], image.offsets[i]);
   std::vector<uint8_t> eh_frame = eh.finish();
   const uint64_t hdr_at = align8(eh_at + eh_frame.size());
-  const uint64_t text_end = kTextOffset + text.size();
+  // One segment loads the code and, after it, its unwinding tables.
+  uint64_t loaded_end = kTextOffset + text.size();
+  std::string loaded_last = ".text";
   elf.add_bytes(".text", kTextOffset, kCodeAlign, /*executable=*/true, std::move(text));
   if (!eh_frame.empty()) {
     std::vector<uint8_t> eh_frame_hdr = eh.header(hdr_at);
-    const uint64_t end = hdr_at + eh_frame_hdr.size();
+    loaded_end = hdr_at + eh_frame_hdr.size();
+    loaded_last = ".eh_frame_hdr";
     elf.add_bytes(".eh_frame", eh_at, 8, /*executable=*/false, std::move(eh_frame));
     elf.add_bytes(".eh_frame_hdr", hdr_at, 4, /*executable=*/false, std::move(eh_frame_hdr));
-    elf.add_segment({.type = llvm::ELF::PT_LOAD,
-                     .flags = llvm::ELF::PF_R | llvm::ELF::PF_X,
-                     .vaddr = 0,
-                     .offset = 0,
-                     .file_size = end,
-                     .mem_size = end,
-                     .align = 0x1000,
-                     .first = ".text",
-                     .last = ".eh_frame_hdr"});
+  }
+  elf.add_segment({.type = llvm::ELF::PT_LOAD,
+                   .flags = llvm::ELF::PF_R | llvm::ELF::PF_X,
+                   .vaddr = 0,
+                   .offset = 0,
+                   .file_size = loaded_end,
+                   .mem_size = loaded_end,
+                   .align = 0x1000,
+                   .first = ".text",
+                   .last = loaded_last});
+  if (loaded_last != ".text") {
     elf.add_segment({.type = llvm::ELF::PT_GNU_EH_FRAME,
                      .flags = llvm::ELF::PF_R,
                      .vaddr = hdr_at,
                      .first = ".eh_frame_hdr",
                      .last = ".eh_frame_hdr"});
-  } else {
-    elf.add_segment({.type = llvm::ELF::PT_LOAD,
-                     .flags = llvm::ELF::PF_R | llvm::ELF::PF_X,
-                     .vaddr = 0,
-                     .offset = 0,
-                     .file_size = text_end,
-                     .mem_size = text_end,
-                     .align = 0x1000,
-                     .first = ".text",
-                     .last = ".text"});
   }
   LineTable lines(is_32_bit(machine));
   for (size_t i = 0; i < dump.loads.size(); ++i) {
