@@ -170,8 +170,9 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
   absl::flat_hash_set<std::string> listed;
   if (auto entries = format::decode_build_id_table({table, s.endian(), 0}); entries.ok()) {
     for (const auto& e : *entries) {
-      if (auto id = e.build_id())
+      if (auto id = e.build_id()) {
         listed.insert(format::build_id_entry_key(machine_of(e), e.filename, *id));
+      }
     }
   }
   for (const NewEntry& n : new_entries_) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -163,7 +164,8 @@ class Prover {
 class MappedFiles {
  public:
   MappedFiles(const resolve::Host& host, const FindOptions& options, resolve::RecordingFacts facts)
-      : resolver_({.sysroot = options.sysroot, .search = options.search}, host), facts_(facts) {}
+      : resolver_({.sysroot = options.sysroot, .search = options.search}, host),
+        facts_(std::move(facts)) {}
 
   void prove(Binary& b, const resolve::DsoBuildId& d) {
     if (!d.has_inode) {
