@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Usage: scripts/fuzz.sh [SECONDS]    (default 60 per target)
 # Builds pdfix with clang-19, AddressSanitizer, UBSan and libFuzzer into build-asan/, then runs each
-# fuzz target of tests/fuzz for SECONDS with a 512 MiB RSS limit, so that a memory bomb is a
-# finding too. Seeds: the recordings under 200 KB of corpora/ and ../shared/corpora/foreign;
-# for fuzz_unpack, two small tars shaped like a bundle.
+# fuzz target of tests/fuzz for SECONDS, as many at once as there are cores, with a 512 MiB RSS
+# limit, so that a memory bomb is a finding too. Seeds: the recordings under 200 KB of corpora/ and
+# ../shared/corpora/foreign; for fuzz_unpack, two small tars shaped like a bundle.
 # Fails on any finding, whose input is kept in build-asan/fuzz-findings/; prints each target's
 # executions, executions per second and coverage.
 set -euo pipefail
@@ -31,15 +31,29 @@ ln -s ../../usr/bin/x/abcd "$work/tree/.debug/.build-id/ab/cd"
 tar -C "$work/tree" -cf "$work/tar-seeds/bundle.tar" perf.data .debug
 tar -C "$work/tree" --format=gnu -cf "$work/tar-seeds/gnu.tar" .debug perf.data
 
-failed=0
-for t in "${targets[@]}"; do
+# One target a core at a time: each still fuzzes for SECONDS on a core of its own.
+fuzz() {
+  local t=$1 seeds=$work/seeds
   mkdir -p "$work/$t"
-  seeds=$work/seeds
   [ "$t" != unpack ] || seeds=$work/tar-seeds
-  log="$work/$t.log"
   if build-asan/tests/fuzz/"fuzz_$t" -max_total_time="$secs" -rss_limit_mb=512 -timeout=20 \
     -max_len=262144 -dict=tests/fuzz/perf.dict -artifact_prefix=build-asan/fuzz-findings/"$t"- \
-    "$work/$t" "$seeds" >"$log" 2>&1; then
+    "$work/$t" "$seeds" >"$work/$t.log" 2>&1; then
+    echo ok >"$work/$t.status"
+  else
+    echo finding >"$work/$t.status"
+  fi
+}
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  fuzz "$t" &
+done
+wait
+
+failed=0
+for t in "${targets[@]}"; do
+  log="$work/$t.log"
+  if [ "$(cat "$work/$t.status" 2>/dev/null)" = ok ]; then
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
     echo "fuzz_$t: $(sed -E 's/^#([0-9]+).*cov: ([0-9]+).*exec\/s: ([0-9]+).*/\1 runs, \3 exec\/s, coverage \2 edges/' <<<"$done_line")"
   else

@@ -23,4 +23,14 @@ void analyze(io::Input& in, std::span<Analysis* const> analyses) {
   }
 }
 
+bool SweptOnce::sweep(Analysis& a) {
+  if (in_.mapped == nullptr) return false;
+  if (!swept_) {
+    swept_ = true;
+    Analysis* one = &a;
+    analyze(in_, {&one, 1});
+  }
+  return true;
+}
+
 }  // namespace pdfix::transform

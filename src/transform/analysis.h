@@ -32,26 +32,29 @@ class Analysis {
 // A recording that cannot be read whole gives what it has: the passes meet the same error.
 void analyze(io::Input& in, std::span<Analysis* const> analyses);
 
+// Sweeps one analysis over one run's input the first time it is asked for, and never again.
+class SweptOnce {
+ public:
+  explicit SweptOnce(io::Input& in) : in_(in) {}
+  // Whether `a` holds the whole recording: swept now if it was not yet; false for a stream.
+  bool sweep(Analysis& a);
+
+ private:
+  io::Input& in_;
+  bool swept_ = false;
+};
+
 // One analysis of one run's input, swept the first time it is asked for.
 template <typename A>
 class OnDemand {
  public:
-  explicit OnDemand(io::Input& in) : in_(in) {}
+  explicit OnDemand(io::Input& in) : once_(in) {}
   // The analysis of the whole recording; nullptr for a stream.
-  const A* get() {
-    if (in_.mapped == nullptr) return nullptr;
-    if (!swept_) {
-      swept_ = true;
-      Analysis* one = &analysis_;
-      analyze(in_, {&one, 1});
-    }
-    return &analysis_;
-  }
+  const A* get() { return once_.sweep(analysis_) ? &analysis_ : nullptr; }
 
  private:
-  io::Input& in_;
+  SweptOnce once_;
   A analysis_;
-  bool swept_ = false;
 };
 
 }  // namespace pdfix::transform

@@ -22,6 +22,25 @@ namespace pdfix::transform {
 
 inline constexpr uint64_t kLookAheadBytes = uint64_t{256} << 20;
 
+// The byte accounting of a look-ahead, whatever it holds: the one bound and the count of early
+// flushes.
+class HeldBytes {
+ public:
+  explicit HeldBytes(uint64_t bound) : bound_(bound) {}
+  // True when what is held now passes the bound.
+  bool add(uint64_t bytes);
+  void remove(uint64_t bytes) { bytes_ -= bytes; }
+  void clear() { bytes_ = 0; }
+  uint64_t bytes() const { return bytes_; }
+  void flushed_early() { ++early_flushes_; }
+  uint64_t early_flushes() const { return early_flushes_; }
+
+ private:
+  uint64_t bound_;
+  uint64_t bytes_ = 0;
+  uint64_t early_flushes_ = 0;
+};
+
 template <typename T>
 class LookAhead {
   struct Held {
@@ -31,29 +50,28 @@ class LookAhead {
   using Items = std::deque<Held>;
 
  public:
-  explicit LookAhead(uint64_t bound = kLookAheadBytes) : bound_(bound) {}
+  explicit LookAhead(uint64_t bound = kLookAheadBytes) : bytes_(bound) {}
 
   // Holds `item`, which copies `bytes` bytes of the input. True when what is held now passes the
   // bound: the caller applies everything it holds, and calls flushed_early().
   bool hold(T item, uint64_t bytes) {
     bytes += sizeof(Held);
     held_.push_back({std::move(item), bytes});
-    bytes_ += bytes;
-    return bytes_ > bound_;
+    return bytes_.add(bytes);
   }
-  void flushed_early() { ++early_flushes_; }
+  void flushed_early() { bytes_.flushed_early(); }
 
   bool empty() const { return held_.empty(); }
   size_t size() const { return held_.size(); }
-  uint64_t bytes() const { return bytes_; }
-  uint64_t early_flushes() const { return early_flushes_; }
+  uint64_t bytes() const { return bytes_.bytes(); }
+  uint64_t early_flushes() const { return bytes_.early_flushes(); }
   T& operator[](size_t i) { return held_[i].item; }
   T& front() { return held_.front().item; }
 
   T take_front() {
     Held h = std::move(held_.front());
     held_.pop_front();
-    bytes_ -= h.bytes;
+    bytes_.remove(h.bytes);
     return std::move(h.item);
   }
   std::vector<T> take_all() {
@@ -61,7 +79,7 @@ class LookAhead {
     out.reserve(held_.size());
     for (Held& h : held_) out.push_back(std::move(h.item));
     held_.clear();
-    bytes_ = 0;
+    bytes_.clear();
     return out;
   }
   // Visits the held items in order, letting go of those `keep` returns false for.
@@ -71,25 +89,18 @@ class LookAhead {
       if (keep(it->item)) {
         ++it;
       } else {
-        bytes_ -= it->bytes;
+        bytes_.remove(it->bytes);
         it = held_.erase(it);
       }
     }
   }
 
  private:
-  uint64_t bound_;
   Items held_;
-  uint64_t bytes_ = 0;
-  uint64_t early_flushes_ = 0;
+  HeldBytes bytes_;
 };
 
 // The line a pass's summary gives a look-ahead flushed early `n` times; empty when it never was.
-inline std::string early_flush_note(uint64_t n) {
-  if (n == 0) return "";
-  return "  " + std::to_string(n) + (n == 1 ? " time" : " times") +
-         " the records held to look ahead passed their bound (256 MiB) and were applied without "
-         "the records after them\n";
-}
+std::string early_flush_note(uint64_t n);
 
 }  // namespace pdfix::transform
