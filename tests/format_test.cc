@@ -303,3 +303,26 @@ TEST(Records, HeaderFeatureAndAttrSizeFieldsAreReadAndWrittenInFileOrder) {
 
 }  // namespace
 }  // namespace pdfix
+
+namespace pdfix {
+namespace {
+
+TEST(Attr, AnEventIdIsReadWhereSampleTypePutsIt) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  const uint64_t type = format::kSampleIp | format::kSampleId | format::kSampleCpu;
+  // SAMPLE: ip, id, cpu.
+  std::vector<uint8_t> sample(8 + 24);
+  e.put_u64(sample.data() + 16, 77);
+  EXPECT_EQ(format::record_event_id(sample, format::kSample, e, type, true), 77u);
+  EXPECT_EQ(format::record_event_id(std::span(sample).first(16), format::kSample, e, type, true),
+            std::nullopt);
+  // COMM: its trailer id, cpu; none without sample_id_all, none for a user record.
+  std::vector<uint8_t> comm(8 + 16 + 16);
+  e.put_u64(comm.data() + comm.size() - 16, 78);
+  EXPECT_EQ(format::record_event_id(comm, format::kComm, e, type, true), 78u);
+  EXPECT_EQ(format::record_event_id(comm, format::kComm, e, type, false), std::nullopt);
+  EXPECT_EQ(format::record_event_id(comm, format::kFinishedRound, e, type, true), std::nullopt);
+}
+
+}  // namespace
+}  // namespace pdfix

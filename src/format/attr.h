@@ -82,6 +82,11 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
 // kernel records counted back from the end. nullopt when the sample_type has no id.
 std::optional<uint32_t> sample_id_position(uint64_t sample_type);
 std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type);
+// The event id a record of `type` carries where `sample_type` and `sample_id_all` put it: in a
+// SAMPLE's body, or in another kernel record's trailer; nullopt where it has none, or the record
+// is too short to hold it.
+std::optional<uint64_t> record_event_id(std::span<const uint8_t> record, uint32_t type,
+                                        const Endian& e, uint64_t sample_type, bool sample_id_all);
 
 // The task and time of a record's sample_id trailer (`trailer`, as long as the attr lays it
 // out), where `sample_type` has them.

@@ -5,6 +5,7 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
+#include "format/records.h"
 #include "format/utf8.h"
 
 namespace pdfix::passes {
@@ -172,7 +173,8 @@ std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
                                            {b.id.data(), b.id_size}, b.filename, e);
     }
     const uint8_t* p = f->bytes.data() + (b.offset - f->offset);
-    return std::vector<uint8_t>(p, p + e.u16(p + 6));
+    // An entry begins with a record header that gives its size.
+    return std::vector<uint8_t>(p, p + format::read_record_header(e, p).size);
   };
   std::vector<uint8_t> out;
   std::set<size_t> moved;

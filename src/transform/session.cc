@@ -3,6 +3,7 @@
 #include "format/error.h"
 #include "format/machine.h"
 #include "format/record_type.h"
+#include "format/records.h"
 
 namespace pdfix::transform {
 
@@ -106,7 +107,7 @@ absl::Status Session::observe(const RecordRef& r) {
   // A feature record with nothing in it is no feature: perf ends a stream's features with one
   // numbered HEADER_LAST_FEATURE, which is a feature's number for a newer perf.
   if (r.header.type == format::kHeaderFeature && r.bytes.size() > 16) {
-    int id = static_cast<int>(e.u64(r.bytes.data() + 8));
+    const int id = static_cast<int>(*format::header_feature_id(r.bytes, e));
     pipe_features_[id].assign(r.bytes.begin() + 16, r.bytes.end());
     if (id == format::kFeatEventDesc) learn_event_names();
     if (id == format::kFeatBuildId) {
@@ -152,18 +153,8 @@ const format::EventAttr* Session::attr_for(const RecordRef& r) const {
   // perf requires every event of a session to keep its id at the same place, so the first
   // event's sample_type tells where to look.
   const format::EventAttr& first = attrs_.front();
-  const format::Endian& e = endian();
-  const uint64_t words = (r.bytes.size() - format::kRecordHeaderSize) / 8;
-  std::optional<uint64_t> id;
-  if (r.header.type == format::kSample) {
-    if (auto pos = format::sample_id_position(first.sample_type); pos && *pos < words) {
-      id = e.u64(r.bytes.data() + format::kRecordHeaderSize + uint64_t{8} * *pos);
-    }
-  } else if (format::has_sample_id_trailer(r.header.type) && first.sample_id_all()) {
-    if (auto pos = format::trailer_id_position_from_end(first.sample_type); pos && *pos <= words) {
-      id = e.u64(r.bytes.data() + r.bytes.size() - uint64_t{8} * *pos);
-    }
-  }
+  const std::optional<uint64_t> id = format::record_event_id(
+      r.bytes, r.header.type, endian(), first.sample_type, first.sample_id_all());
   if (!id) return nullptr;
   // Records perf synthesizes (kernel and module maps, initial threads) carry a zero trailer; perf
   // reads them with its first event, and so does pdfix.
