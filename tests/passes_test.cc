@@ -2,11 +2,18 @@
 // file and pipe, plain and zstd), with the host faked: what the pass must change, it changes, and
 // nothing else.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "fixture/fake_host.h"
 #include "fixture/pass_test.h"
 #include "fixture/perf_data_builder.h"
@@ -19,6 +26,7 @@
 #include "inspect/check.h"
 #include "io/input.h"
 #include "passes/repair.h"
+#include "resolve/resolver.h"
 #include "transform/pipeline.h"
 
 namespace pdfix {
@@ -276,6 +284,53 @@ TEST_P(PassTest, CompressedDataIsCopiedWhenNothingInsideChanges) {
     EXPECT_EQ(out->compressed, before->compressed);
   }
   EXPECT_EQ(out->compressed.empty(), GetParam().compressed == 0);
+}
+
+// Two files at one path, the host's without a build-id and another one (a container's): each
+// map's own reason is told, whichever comes first, and check does not call both kept by path.
+TEST_P(PassTest, InjectTellsEachFileAtOnePathWhyItHasNoId) {
+  const std::string path = ::testing::TempDir() + "/pdfix-noid-" + std::to_string(getpid());
+  ASSERT_EQ(std::system(("objcopy --remove-section .note.gnu.build-id /usr/bin/true " + path +
+                         " && touch -d '1 minute ago' " + path)
+                            .c_str()),
+            0);
+  struct stat st{};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  const std::set<std::string> both{
+      std::string(resolve::kNoBuildIdInFile),
+      "another file than this host's at that path (a container or chroot?): give its root or "
+      "layers with --search"};
+  for (const bool host_first : {true, false}) {
+    // Without sample_id_all the maps carry no time: they apply from the start.
+    PerfDataBuilder b = builder({.sample_id_all = false});
+    start_data(b);
+    const uint32_t first = host_first ? 10 : 11;
+    for (const uint32_t pid : {first, 21 - first}) {
+      if (pid == 10) {
+        b.mmap2(10, 0x400000, 0x1000, 0, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
+      } else {
+        b.mmap2(11, 0x400000, 0x1000, 0, path, 0, 4243, st.st_ino + 1);
+      }
+    }
+    b.sample(0x400010, 10, 10, 1000).sample(0x400010, 11, 11, 1001).finished_round();
+    const Bytes input = b.build();
+    run("inject", input);
+    std::set<std::string> reasons;
+    for (const llvm::json::Value& m : *report().getArray("maps")) {
+      const llvm::json::Object& o = *m.getAsObject();
+      if (o.getString("filename") == path && o.getString("outcome") == "left alone") {
+        reasons.insert(o.getString("detail")->str());
+      }
+    }
+    EXPECT_EQ(reasons, both) << (host_first ? "host's map first" : "the other first");
+    const std::vector<std::string> notes = check_notes(testing::write_temp(input));
+    EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [&](const std::string& n) {
+      return n.starts_with(path +
+                           ": samples hit maps of it that carry no build-id, and fix "
+                           "proves none");
+    })) << absl::StrJoin(notes, "\n");
+  }
+  std::remove(path.c_str());
 }
 
 // The kernel and two modules as perf 6.17 wrote them with --buildid-mmap: b.ko carries a.ko's id.

@@ -52,9 +52,23 @@ void InjectBuildIds::learn_table(const transform::RecordRef& r, const transform:
   }
 }
 
-void InjectBuildIds::note(const std::string& filename, const std::string& outcome,
+std::string_view name(MapOutcome o) {
+  switch (o) {
+    case MapOutcome::kUpgraded:
+      return "upgraded";
+    case MapOutcome::kHadBuildId:
+      return "had build-id";
+    case MapOutcome::kLeftAlone:
+      return "left alone";
+    case MapOutcome::kNotAddedToTable:
+      return "not added to the table";
+  }
+  return "";
+}
+
+void InjectBuildIds::note(const std::string& filename, MapOutcome outcome,
                           const std::string& detail, const std::string& id) {
-  auto key = std::make_pair(filename, outcome);
+  auto key = std::make_tuple(filename, outcome, detail, id);
   auto it = report_index_.find(key);
   if (it == report_index_.end()) {
     it = report_index_.emplace(key, report_.maps.size()).first;
@@ -78,7 +92,7 @@ absl::Status InjectBuildIds::add_to_table(const transform::RecordRef& r, const f
     if ((ids != table_ids_.end() && !ids->second.contains(id.hex())) ||
         (file != file_of_id_.end() && file->second != name)) {
       ++report_.table_entries_contradicted;
-      note(std::string(m.fields.filename), "not added to the table",
+      note(std::string(m.fields.filename), MapOutcome::kNotAddedToTable,
            "its id is another file's, or the table gives it another", id.hex());
       return absl::OkStatus();
     }
@@ -108,7 +122,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   const std::string filename(m.fields.filename);
   if (m.build_id) {
     ++report_.already;
-    note(filename, "had build-id", "in the record", "");
+    note(filename, MapOutcome::kHadBuildId, "in the record", "");
     if (m.kind == format::MapKind::kAnonymous) return out.emit(r);
     resolver_->vouch(filename, *m.build_id);
     if (auto st = add_to_table(r, *m.build_id, true, s, out); !st.ok()) return st;
@@ -121,14 +135,14 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     ++report_.left;
     ++report_.left_by_reason[res.reason];
     if (res.absence != resolve::Resolution::Absence::kAnonymous) {
-      note(filename, "left alone", res.reason, "");
+      note(filename, MapOutcome::kLeftAlone, res.reason, "");
     }
     return out.emit(r);
   }
   if (auto st = add_to_table(r, *res.id, false, s, out); !st.ok()) return st;
   ++report_.upgraded;
   ++report_.upgraded_by_source[res.source];
-  note(filename, "upgraded", res.source, res.id->hex());
+  note(filename, MapOutcome::kUpgraded, res.source, res.id->hex());
   return out.emit(rebuilt_.map_with_build_id(r, *res.id, s));
 }
 
@@ -187,7 +201,7 @@ absl::Status InjectBuildIds::finish(const transform::Session& s, transform::Reco
 std::vector<transform::PassFinding> InjectBuildIds::findings() const {
   std::vector<transform::PassFinding> out;
   for (const auto& m : report_.maps) {
-    if (m.outcome == "left alone") {
+    if (m.outcome == MapOutcome::kLeftAlone) {
       out.push_back({.record = "MMAP2", .what = m.detail, .about = m.filename});
     }
   }
@@ -204,7 +218,7 @@ llvm::json::Object InjectBuildIds::report_json() const {
   llvm::json::Array maps;
   for (const auto& m : report_.maps) {
     llvm::json::Object o{{"filename", format::escape_invalid_utf8(m.filename)},
-                         {"outcome", m.outcome},
+                         {"outcome", std::string(passes::name(m.outcome))},
                          {"detail", format::escape_invalid_utf8(m.detail)},
                          {"records", static_cast<int64_t>(m.records)}};
     if (!m.build_id.empty()) o["build_id"] = m.build_id;
@@ -245,8 +259,11 @@ void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
   }
   for (const auto& [why, n] : r.left_by_reason) out << "  left alone, " << why << ": " << n << "\n";
   for (const auto& m : r.maps) {
-    if (!verbose && m.outcome != "left alone" && m.outcome != "not added to the table") continue;
-    out << "  " << m.outcome << ": " << m.filename;
+    if (!verbose && m.outcome != MapOutcome::kLeftAlone &&
+        m.outcome != MapOutcome::kNotAddedToTable) {
+      continue;
+    }
+    out << "  " << passes::name(m.outcome) << ": " << m.filename;
     if (!m.build_id.empty()) out << " " << m.build_id;
     out << " (" << m.detail << ", " << m.records << " record" << (m.records == 1 ? "" : "s")
         << ")\n";

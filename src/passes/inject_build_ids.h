@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -22,12 +24,16 @@ struct InjectBuildIdsConfig {
   resolve::ResolverConfig resolver;
 };
 
+// What became of a map, or of the id its record carried.
+enum class MapOutcome { kUpgraded, kHadBuildId, kLeftAlone, kNotAddedToTable };
+std::string_view name(MapOutcome o);
+
 // What happened to the maps, for the summary.
 struct InjectReport {
   struct Map {
     std::string filename;
-    std::string outcome;  // "upgraded", "had build-id", "left alone"
-    std::string detail;   // source of the id, or why there is none
+    MapOutcome outcome = MapOutcome::kLeftAlone;
+    std::string detail;  // source of the id, or why there is none
     std::string build_id;
     uint64_t records = 0;
   };
@@ -43,7 +49,9 @@ struct InjectReport {
   std::map<std::string, uint64_t> upgraded_by_source;  // the file, /proc/PID/root, --search DIR
   // "path id" of table entries perf filed from this host's file for maps that were another file.
   std::vector<std::string> table_entries_removed;
-  std::vector<Map> maps;  // one per file and outcome, in order of first appearance
+  // One per path, outcome, detail and id, in order of first appearance: two files at one path (a
+  // host's and a container's) may fare differently, and each is told.
+  std::vector<Map> maps;
 };
 
 class InjectBuildIds : public Repair {
@@ -74,13 +82,13 @@ class InjectBuildIds : public Repair {
   // `table` less the entries the resolver found to be another file's than any map of their path.
   std::vector<uint8_t> without_unproven(std::vector<uint8_t> table, format::Endian endian);
   void know(uint64_t machine, const std::string& name, const format::BuildId& id);
-  void note(const std::string& filename, const std::string& outcome, const std::string& detail,
+  void note(const std::string& filename, MapOutcome outcome, const std::string& detail,
             const std::string& id);
 
   Common common_;
   std::shared_ptr<resolve::Resolver> resolver_;
   InjectReport report_;
-  std::map<std::pair<std::string, std::string>, size_t> report_index_;
+  std::map<std::tuple<std::string, MapOutcome, std::string, std::string>, size_t> report_index_;
   // The table's (machine, name, id) entries, and what else is known of each name and id: the
   // ids a name has in the table, the first file a machine's maps gave an id.
   absl::flat_hash_set<std::string> in_table_;

@@ -197,13 +197,27 @@ std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
   return out;
 }
 
+std::string_view name(KernelOutcome o) {
+  switch (o) {
+    case KernelOutcome::kTagged:
+      return "tagged";
+    case KernelOutcome::kMovedFirst:
+      return "moved first";
+    case KernelOutcome::kAlreadyTagged:
+      return "already tagged";
+    case KernelOutcome::kUndecided:
+      return "undecided";
+  }
+  return "";
+}
+
 absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSink& out,
                                transform::FeatureEdits& edits) {
   decide(s);
   const auto& entries = s.build_id_table().entries;
   bool change = s.build_id_table().sizes_from_6_12_0;
   for (const auto& [machine, choice] : choices_) {
-    std::string outcome = "tagged";
+    KernelOutcome outcome = KernelOutcome::kTagged;
     std::string detail = "the kernel map's own build-id; the table had no kernel entry";
     if (choice.entry) {
       const format::BuildIdEntry& k = entries[*choice.entry];
@@ -211,20 +225,21 @@ absl::Status TagKernel::finish(const transform::Session& s, transform::RecordSin
     }
     if (choice.already_tagged) {
       // Already named right; it must also come first among its machine's kernel entries.
-      outcome = "already tagged";
+      outcome = KernelOutcome::kAlreadyTagged;
       for (size_t i = 0; i < *choice.entry; ++i) {
         if (format::is_kernel_mode(entries[i].misc) && machine_of(entries[i]) == machine) {
-          outcome = "moved first";
+          outcome = KernelOutcome::kMovedFirst;
         }
       }
     }
-    if (outcome != "already tagged") change = true;
+    if (outcome != KernelOutcome::kAlreadyTagged) change = true;
     report_.machines.push_back(
         {format::machine_label(machine), outcome, std::move(detail), choice.id.hex()});
-    if (!s.pipe() && outcome == "tagged") ++report_.entries_added;
+    if (!s.pipe() && outcome == KernelOutcome::kTagged) ++report_.entries_added;
   }
   for (const auto& [machine, why] : undecided_) {
-    report_.machines.push_back({format::machine_label(machine), "undecided", why, ""});
+    report_.machines.push_back(
+        {format::machine_label(machine), KernelOutcome::kUndecided, why, ""});
   }
   if (s.pipe()) {
     // Entries that came after the last held run: their tag goes at the end of the stream.
@@ -239,7 +254,7 @@ llvm::json::Object TagKernel::report_json() const {
   llvm::json::Array machines;
   for (const auto& m : report_.machines) {
     llvm::json::Object o{{"machine", m.machine},
-                         {"outcome", m.outcome},
+                         {"outcome", std::string(passes::name(m.outcome))},
                          {"detail", format::escape_invalid_utf8(m.detail)}};
     if (!m.build_id.empty()) o["build_id"] = m.build_id;
     machines.push_back(std::move(o));
@@ -258,7 +273,7 @@ void TagKernel::report_text(std::ostream& out, bool /*verbose*/) const {
     out << "pdfix tag-kernel: the build-id table has no kernel entry; nothing to tag\n";
   }
   for (const auto& m : r.machines) {
-    out << "pdfix tag-kernel: " << m.machine << " kernel " << m.outcome;
+    out << "pdfix tag-kernel: " << m.machine << " kernel " << passes::name(m.outcome);
     if (!m.build_id.empty()) out << " " << m.build_id;
     out << " (" << m.detail << ")\n";
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "passes/repair.h"
@@ -20,10 +21,14 @@
 
 namespace pdfix::passes {
 
+// What became of a machine's kernel entry in the build-id table.
+enum class KernelOutcome { kTagged, kMovedFirst, kAlreadyTagged, kUndecided };
+std::string_view name(KernelOutcome o);
+
 struct TagKernelReport {
   struct Machine {
-    std::string machine;   // "host" or "guest <pid>"
-    std::string outcome;   // "tagged", "moved first", "already tagged", "undecided"
+    std::string machine;  // "host" or "guest <pid>"
+    KernelOutcome outcome = KernelOutcome::kUndecided;
     std::string detail;    // the entry taken for the kernel, or why none could be
     std::string build_id;  // the kernel's
   };
