@@ -16,6 +16,7 @@
 #include "fixture/read_back.h"
 #include "fixture/shapes.h"
 #include "format/feature.h"
+#include "format/file_header.h"
 #include "format/perf_version.h"
 #include "format/record_type.h"
 #include "format/records.h"
@@ -270,6 +271,29 @@ TEST(Compat, ARoundHeldForAWaitingSampleEndsWhereItsSampleGoesOnEarly) {
     }
   }
   EXPECT_EQ(order, (std::vector<uint32_t>{1000, 1001, 68, 1002, 68}));
+}
+
+// Attrs too long for perf 6.1 and nothing else to change: the data and what follows it are copied
+// as they were, and the header says the attrs' new size.
+TEST(Compat, ShrunkAttrsAloneReachTheHeader) {
+  PerfDataBuilder b;
+  b.attr({.size = 136, .ids = {7}});
+  b.comm(10, 10, "app").sample(0x400100, 10, 10, 1000).finished_round();
+  b.string_feature(format::kFeatHostname, "host");
+  const std::string path = testing::write_temp(b.build());
+  auto report = compat(path, path + ".out", "6.1");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->attrs_shrunk, 1U);
+  const Bytes out = testing::read_file(path + ".out");
+  auto h = format::parse_file_header(out);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->attr_size, 128U + format::kFileSectionSize);
+  EXPECT_EQ(h->attrs.size, h->attr_size);
+  auto attrs = format::parse_attrs_section(out, *h);
+  ASSERT_TRUE(attrs.ok()) << attrs.status();
+  ASSERT_EQ(attrs->size(), 1U);
+  EXPECT_EQ((*attrs)[0].size, 128U);
+  EXPECT_EQ((*attrs)[0].ids, (std::vector<uint64_t>{7}));
 }
 
 TEST_P(NewestTest, ASetFieldTheReaderLacksIsRefusedByName) {

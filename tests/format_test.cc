@@ -89,6 +89,47 @@ TEST_P(HeaderTest, ParsesPipeHeader) {
   EXPECT_EQ(h->endian.is_big(), GetParam() == std::endian::big);
 }
 
+// What format writes into a header, the feature table and a stream's start is what the
+// fixture's builder (which writes them by hand) put there.
+TEST_P(HeaderTest, WritesTheHeaderFieldsAndFeatureTableTheBuilderWrote) {
+  const Bytes file = PerfDataBuilder(GetParam())
+                         .attr({.ids = {7, 8}})
+                         .comm(1, 1, "a")
+                         .string_feature(format::kFeatHostname, "host")
+                         .string_feature(format::kFeatArch, "s390x")
+                         .build();
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok()) << h.status();
+  const Bytes original(file.begin(), file.begin() + format::kFileHeaderSize);
+  Bytes image = original;
+  std::fill(image.begin() + 16, image.end(), 0);
+  format::patch_file_header(image, *h);
+  EXPECT_EQ(std::vector(image.begin(), image.begin() + 72),
+            std::vector(original.begin(), original.begin() + 72));
+  format::patch_feature_bits(image, *h);
+  EXPECT_EQ(image, original);
+
+  auto table = format::parse_feature_table(file, *h);
+  ASSERT_TRUE(table.ok()) << table.status();
+  std::vector<format::FeatureSection> reversed(table->rbegin(), table->rend());
+  const Bytes encoded = format::encode_feature_table(reversed, h->endian);
+  EXPECT_EQ(encoded, Bytes(file.begin() + static_cast<ptrdiff_t>(h->data.end()),
+                           file.begin() + static_cast<ptrdiff_t>(h->data.end() + encoded.size())));
+
+  auto attrs = format::parse_attrs_section(file, *h);
+  ASSERT_TRUE(attrs.ok()) << attrs.status();
+  ASSERT_EQ(attrs->size(), 1U);
+  EXPECT_EQ((*attrs)[0].ids, (std::vector<uint64_t>{7, 8}));
+  // An ids section that points past the file's end is an error, not a read.
+  Bytes broken = file;
+  h->endian.put_u64(broken.data() + h->attrs.offset + h->attr_size - 16, broken.size());
+  EXPECT_FALSE(format::parse_attrs_section(broken, *h).ok());
+
+  const Bytes stream = PerfDataBuilder(GetParam()).pipe_mode().attr({}).build();
+  EXPECT_EQ(format::encode_pipe_header(h->endian),
+            Bytes(stream.begin(), stream.begin() + format::kPipeHeaderSize));
+}
+
 INSTANTIATE_TEST_SUITE_P(BothOrders, HeaderTest,
                          ::testing::Values(std::endian::little, std::endian::big),
                          [](const auto& info) {
@@ -322,6 +363,86 @@ TEST(Attr, AnEventIdIsReadWhereSampleTypePutsIt) {
   EXPECT_EQ(format::record_event_id(comm, format::kComm, e, type, true), 78u);
   EXPECT_EQ(format::record_event_id(comm, format::kComm, e, type, false), std::nullopt);
   EXPECT_EQ(format::record_event_id(comm, format::kFinishedRound, e, type, true), std::nullopt);
+}
+
+TEST(Attr, AStreamsAttrRecordCarriesItsEventIds) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  std::vector<uint8_t> record(format::kRecordHeaderSize + format::kAttrSizeVer0 + 16);
+  std::span<uint8_t> body = std::span(record).subspan(format::kRecordHeaderSize);
+  format::set_stored_attr_size(body, e, format::kAttrSizeVer0);
+  e.put_u64(body.data() + format::kAttrSizeVer0, 5);
+  e.put_u64(body.data() + format::kAttrSizeVer0 + 8, 6);
+  auto attr = format::decode_attr_record(record, e, 0);
+  ASSERT_TRUE(attr.ok()) << attr.status();
+  EXPECT_EQ(attr->ids, (std::vector<uint64_t>{5, 6}));
+  // An attr said to be longer than the record.
+  format::set_stored_attr_size(body, e, 128);
+  EXPECT_FALSE(format::decode_attr_record(record, e, 0).ok());
+  EXPECT_FALSE(format::decode_attr_record(std::span(record).first(4), e, 0).ok());
+}
+
+TEST(Records, ACompressedRecordIsFinishedAsTheReaderTakesItApart) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  const Bytes zstd = {1, 2, 3, 4, 5};
+  for (const uint32_t type : {uint32_t{format::kCompressed}, uint32_t{format::kCompressed2}}) {
+    Bytes record(format::compressed_header_size(type), 0);
+    record.insert(record.end(), zstd.begin(), zstd.end());
+    ASSERT_TRUE(format::finish_compressed_record(record, type, e).ok());
+    const format::RecordHeader h = format::read_record_header(e, record.data());
+    EXPECT_EQ(h.type, type);
+    EXPECT_EQ(h.size, record.size());
+    // COMPRESSED ends with its data; COMPRESSED2 pads it to 8.
+    EXPECT_EQ(record.size(), type == format::kCompressed2 ? 24U : 13U);
+    auto payload = format::compressed_payload(record, e, 0);
+    ASSERT_TRUE(payload.ok()) << payload.status();
+    EXPECT_EQ(Bytes(payload->begin(), payload->end()), zstd);
+  }
+  Bytes huge(format::kCompressed2HeaderSize + 70000, 0);
+  EXPECT_FALSE(format::finish_compressed_record(huge, format::kCompressed2, e).ok());
+}
+
+TEST(Records, AnMmapsProtAndFlagsAreThoseOfItsMapping) {
+  format::MmapRecord m;
+  m.misc = format::kCpuModeUser;
+  EXPECT_EQ(format::mmap2_prot_flags(m).prot, 5U);   // PROT_READ | PROT_EXEC
+  EXPECT_EQ(format::mmap2_prot_flags(m).flags, 2U);  // MAP_PRIVATE
+  m.misc |= format::kMiscMmapData;
+  EXPECT_EQ(format::mmap2_prot_flags(m).prot, 1U);
+  m.is_mmap2 = true;
+  m.prot = 3;
+  m.flags = 1;
+  EXPECT_EQ(format::mmap2_prot_flags(m).prot, 3U);
+  EXPECT_EQ(format::mmap2_prot_flags(m).flags, 1U);
+}
+
+TEST(Records, PayloadsBeyondTheRecordSizeAreReadFromTheirFixedPart) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  std::vector<uint8_t> aux(format::kAuxtraceRecordSize);
+  e.put_u64(aux.data() + 8, uint64_t{1} << 33);
+  EXPECT_EQ(format::unframed_payload_size(aux, format::kAuxtrace, e), uint64_t{1} << 33);
+  EXPECT_EQ(format::unframed_payload_size(std::span(aux).first(47), format::kAuxtrace, e),
+            std::nullopt);
+  std::vector<uint8_t> tracing(format::kTracingDataRecordSize);
+  e.put_u32(tracing.data() + 8, 4096);
+  EXPECT_EQ(format::unframed_payload_size(tracing, format::kHeaderTracingData, e), 4096U);
+  EXPECT_EQ(format::unframed_payload_size(tracing, format::kComm, e), 0U);
+}
+
+TEST(Features, CompressionLevelAndDirectoryVersionAreReadAndWrittenInFileOrder) {
+  const format::Endian e = format::Endian::of(std::endian::big);
+  std::vector<uint8_t> compressed(20);
+  e.put_u32(compressed.data() + 4, 1);  // zstd
+  e.put_u32(compressed.data() + 8, 1);
+  const std::vector<uint8_t> leveled = format::with_compression_level({compressed, e, 0}, 19);
+  auto info = format::decode_compressed({leveled, e, 0});
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->type, 1U);
+  EXPECT_EQ(info->level, 19U);
+  EXPECT_TRUE(format::with_compression_level({std::span(compressed).first(11), e, 0}, 3).empty());
+  std::vector<uint8_t> dir(8);
+  e.put_u64(dir.data(), 1);
+  EXPECT_EQ(format::dir_format_version({dir, e, 0}), 1U);
+  EXPECT_EQ(format::dir_format_version({std::span(dir).first(7), e, 0}), std::nullopt);
 }
 
 }  // namespace

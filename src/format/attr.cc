@@ -97,6 +97,25 @@ absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const
   return a;
 }
 
+absl::StatusOr<EventAttr> decode_attr_record(std::span<const uint8_t> record, const Endian& e,
+                                             uint64_t file_offset) {
+  if (record.size() < kRecordHeaderSize) {
+    return malformed_at(file_offset, "ATTR record of ", record.size(), " bytes");
+  }
+  const std::span<const uint8_t> body = record.subspan(kRecordHeaderSize);
+  auto attr = parse_attr(body.data(), body.size(), e, file_offset + kRecordHeaderSize);
+  if (!attr.ok()) return attr.status();
+  const uint64_t attr_size = attr->size == 0 ? kAttrSizeVer0 : attr->size;
+  if (attr_size > body.size()) {
+    return malformed_at(file_offset, "ATTR record of ", record.size(), " bytes holds an attr of ",
+                        attr_size);
+  }
+  for (uint64_t at = attr_size; at + 8 <= body.size(); at += 8) {
+    attr->ids.push_back(e.u64(body.data() + at));
+  }
+  return attr;
+}
+
 std::optional<uint32_t> sample_id_position(uint64_t sample_type) {
   if (sample_type & kSampleIdentifier) return 0;
   if (!(sample_type & kSampleId)) return std::nullopt;

@@ -78,6 +78,10 @@ struct EventAttr {
 absl::StatusOr<EventAttr> parse_attr(const uint8_t* p, uint64_t available, const Endian& e,
                                      uint64_t file_offset);
 
+// A HEADER_ATTR record (a stream's attr): the attr, then the ids of its events to the record's end.
+absl::StatusOr<EventAttr> decode_attr_record(std::span<const uint8_t> record, const Endian& e,
+                                             uint64_t file_offset);
+
 // Where the event id sits, in u64 words: in a SAMPLE counted from the start of its body, in other
 // kernel records counted back from the end. nullopt when the sample_type has no id.
 std::optional<uint32_t> sample_id_position(uint64_t sample_type);

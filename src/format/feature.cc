@@ -241,6 +241,21 @@ absl::StatusOr<CompressionInfo> decode_compressed(const FeatureBytes& f) {
   return info;
 }
 
+std::vector<uint8_t> with_compression_level(const FeatureBytes& f, uint32_t level) {
+  constexpr size_t kLevelAt = 8;  // u32 version, u32 type, u32 level, ...
+  if (f.bytes.size() < kLevelAt + 4) return {};
+  std::vector<uint8_t> out(f.bytes.begin(), f.bytes.end());
+  f.endian.put_u32(out.data() + kLevelAt, level);
+  return out;
+}
+
+std::optional<uint64_t> dir_format_version(const FeatureBytes& f) {
+  Cursor c(f);
+  auto v = c.u64();
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
 absl::StatusOr<std::vector<AuxtraceIndexEntry>> decode_auxtrace_index(const FeatureBytes& f) {
   Cursor c(f);
   auto n = c.u64();

@@ -113,6 +113,12 @@ struct CompressionInfo {
   uint32_t mmap_len = 0;
 };
 absl::StatusOr<CompressionInfo> decode_compressed(const FeatureBytes& f);
+// The COMPRESSED feature's bytes with its level replaced (data compressed anew says at which);
+// empty when `f` is too short to hold one.
+std::vector<uint8_t> with_compression_level(const FeatureBytes& f, uint32_t level);
+
+// DIR_FORMAT: the version of a directory recording (perf record --threads); nullopt if unreadable.
+std::optional<uint64_t> dir_format_version(const FeatureBytes& f);
 
 // AUXTRACE: an index of the file offsets of AUXTRACE records, which moves when the data does.
 struct AuxtraceIndexEntry {

@@ -1,6 +1,9 @@
 #include "format/file_header.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "format/error.h"
 
@@ -106,9 +109,62 @@ absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes, boo
   return h;
 }
 
-void patch_data_section(std::span<uint8_t> header_image, const FileHeader& h) {
-  h.endian.put_u64(header_image.data() + 40, h.data.offset);
-  h.endian.put_u64(header_image.data() + 48, h.data.size);
+std::vector<uint8_t> encode_pipe_header(const Endian& e) {
+  std::vector<uint8_t> head(kPipeHeaderSize);
+  e.put_u64(head.data(), kMagic2);
+  e.put_u64(head.data() + 8, kPipeHeaderSize);
+  return head;
+}
+
+void patch_file_header(std::span<uint8_t> header_image, const FileHeader& h) {
+  uint8_t* p = header_image.data();
+  h.endian.put_u64(p + 16, h.attr_size);
+  const std::array<std::pair<size_t, Section>, 3> sections{
+      {{24, h.attrs}, {40, h.data}, {56, h.event_types}}};
+  for (const auto& [at, s] : sections) {
+    h.endian.put_u64(p + at, s.offset);
+    h.endian.put_u64(p + at + 8, s.size);
+  }
+}
+
+void patch_feature_bits(std::span<uint8_t> header_image, const FileHeader& h) {
+  for (size_t w = 0; w < kFeatureBits / 64; ++w) {
+    uint64_t word = 0;
+    for (size_t b = 0; b < 64; ++b) word |= uint64_t{h.features[w * 64 + b]} << b;
+    h.endian.put_u64(header_image.data() + kLegacyFileHeaderSize + 8 * w, word);
+  }
+}
+
+std::vector<uint8_t> encode_feature_table(std::vector<FeatureSection> sections, const Endian& e) {
+  std::sort(sections.begin(), sections.end(),
+            [](const FeatureSection& a, const FeatureSection& b) { return a.id < b.id; });
+  std::vector<uint8_t> table(kFileSectionSize * sections.size());
+  for (size_t i = 0; i < sections.size(); ++i) {
+    e.put_u64(table.data() + kFileSectionSize * i, sections[i].section.offset);
+    e.put_u64(table.data() + kFileSectionSize * i + 8, sections[i].section.size);
+  }
+  return table;
+}
+
+absl::StatusOr<std::vector<EventAttr>> parse_attrs_section(std::span<const uint8_t> file,
+                                                           const FileHeader& h) {
+  std::vector<EventAttr> attrs;
+  // Each entry: the attr, then the {offset, size} of its ids, u64s elsewhere in the file.
+  for (uint64_t at = h.attrs.offset; at < h.attrs.end(); at += h.attr_size) {
+    const uint64_t attr_bytes = h.attr_size - kFileSectionSize;
+    auto attr = parse_attr(file.data() + at, attr_bytes, h.endian, at);
+    if (!attr.ok()) return attr.status();
+    const Section ids = read_section(h.endian, file.data() + at + attr_bytes);
+    if (ids.offset > file.size() || ids.size > file.size() - ids.offset || ids.size % 8) {
+      return malformed_at(at + attr_bytes, "ids of attr ", (at - h.attrs.offset) / h.attr_size,
+                          " [0x", absl::Hex(ids.offset), ", +", ids.size, ") are out of the file");
+    }
+    for (uint64_t i = 0; i < ids.size; i += 8) {
+      attr->ids.push_back(h.endian.u64(file.data() + ids.offset + i));
+    }
+    attrs.push_back(*std::move(attr));
+  }
+  return attrs;
 }
 
 absl::StatusOr<std::vector<FeatureSection>> parse_feature_table(std::span<const uint8_t> file,

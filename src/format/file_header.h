@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/attr.h"
 #include "format/byte_order.h"
 
 namespace pdfix::format {
@@ -48,8 +49,16 @@ struct FileHeader {
 absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes,
                                              bool whole_file = true);
 
-// Writes `h`'s data section fields into an existing header image (the rest is kept as it was).
-void patch_data_section(std::span<uint8_t> header_image, const FileHeader& h);
+// The 16-byte header that begins a stream (perf record -o -).
+std::vector<uint8_t> encode_pipe_header(const Endian& e);
+
+// Writes `h`'s attr_size and its attrs, data and event_types sections into an existing header
+// image; the magic, the size and the feature bitmap are kept as they were.
+void patch_file_header(std::span<uint8_t> header_image, const FileHeader& h);
+
+// Writes `h`'s feature bitmap into a 104-byte header image, in 64-bit words as perf writes it. A
+// foreign file may have been written in 32-bit words: call this only when the set changed.
+void patch_feature_bits(std::span<uint8_t> header_image, const FileHeader& h);
 
 struct FeatureSection {
   int id = 0;
@@ -59,5 +68,11 @@ struct FeatureSection {
 // The feature table: one {offset, size} per set bit, in bit order, at data.end().
 absl::StatusOr<std::vector<FeatureSection>> parse_feature_table(std::span<const uint8_t> file,
                                                                 const FileHeader& h);
+// The feature table's bytes for `sections`: ordered by feature id, as perf reads them.
+std::vector<uint8_t> encode_feature_table(std::vector<FeatureSection> sections, const Endian& e);
+
+// The attrs of the attrs section, each with the event ids its ids section lists.
+absl::StatusOr<std::vector<EventAttr>> parse_attrs_section(std::span<const uint8_t> file,
+                                                           const FileHeader& h);
 
 }  // namespace pdfix::format

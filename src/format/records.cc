@@ -85,15 +85,43 @@ std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
   const size_t n = std::min<size_t>(build_id.size(), 20);
   p[kMmap2BuildIdSizeOffset] = static_cast<uint8_t>(n);
   std::memcpy(p + kMmap2BuildIdOffset, build_id.data(), n);
-  // An MMAP record has no prot/flags; give those of the mapping it describes (MMAP_DATA is the
-  // kernel's mark for a non-executable one).
-  uint32_t prot = m.is_mmap2 ? m.prot : (kProtRead | ((m.misc & kMiscMmapData) ? 0 : kProtExec));
-  uint32_t flags = m.is_mmap2 ? m.flags : kMapPrivate;
-  e.put_u32(p + kMmap2ProtOffset, prot);
-  e.put_u32(p + kMmap2ProtOffset + 4, flags);
+  const ProtFlags pf = mmap2_prot_flags(m);
+  e.put_u32(p + kMmap2ProtOffset, pf.prot);
+  e.put_u32(p + kMmap2ProtOffset + 4, pf.flags);
   std::memcpy(p + kMmap2FilenameOffset, m.filename.data(), m.filename.size());
   std::memcpy(p + size - trailer.size(), trailer.data(), trailer.size());
   return out;
+}
+
+ProtFlags mmap2_prot_flags(const MmapRecord& m) {
+  if (m.is_mmap2) return {m.prot, m.flags};
+  return {kProtRead | ((m.misc & kMiscMmapData) ? 0 : kProtExec), kMapPrivate};
+}
+
+absl::Status finish_compressed_record(std::vector<uint8_t>& record, uint32_t type,
+                                      const Endian& e) {
+  const uint32_t head = compressed_header_size(type);
+  const uint64_t data_size = record.size() - head;
+  if (type == kCompressed2) record.resize((record.size() + 7) & ~size_t{7}, 0);
+  if (record.size() > UINT16_MAX) {
+    return absl::InternalError("a re-compressed chunk does not fit one record");
+  }
+  write_record_header(e, record.data(), {type, 0, static_cast<uint16_t>(record.size())});
+  if (type == kCompressed2) e.put_u64(record.data() + kRecordHeaderSize, data_size);
+  return absl::OkStatus();
+}
+
+std::optional<uint64_t> unframed_payload_size(std::span<const uint8_t> record, uint32_t type,
+                                              const Endian& e) {
+  if (type == kAuxtrace) {
+    if (record.size() < kAuxtraceRecordSize) return std::nullopt;
+    return e.u64(record.data() + 8);  // u64 size, then offset, reference, idx, tid, cpu
+  }
+  if (type == kHeaderTracingData) {
+    if (record.size() < kTracingDataRecordSize) return std::nullopt;
+    return e.u32(record.data() + 8);
+  }
+  return 0;
 }
 
 absl::StatusOr<std::span<const uint8_t>> compressed_payload(std::span<const uint8_t> record,

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "format/byte_order.h"
+#include "format/record_type.h"
 
 namespace pdfix::format {
 
@@ -60,6 +61,14 @@ struct MmapRecord {
 absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const Endian& e,
                                        uint32_t trailer_size, uint64_t file_offset);
 
+// The prot and flags of the mapping `m` describes. An MMAP record has none: those an MMAP2 gives it
+// (MMAP_DATA is the kernel's mark for a non-executable one).
+struct ProtFlags {
+  uint32_t prot = 0;
+  uint32_t flags = 0;
+};
+ProtFlags mmap2_prot_flags(const MmapRecord& m);
+
 // Builds an MMAP2 record carrying a build-id from `m` (MMAP or MMAP2), copying `trailer` verbatim.
 std::vector<uint8_t> encode_mmap2_with_build_id(const MmapRecord& m,
                                                 std::span<const uint8_t> build_id,
@@ -71,6 +80,19 @@ absl::StatusOr<std::span<const uint8_t>> compressed_payload(std::span<const uint
                                                             const Endian& e, uint64_t file_offset);
 inline constexpr uint32_t kCompressedHeaderSize = 8;
 inline constexpr uint32_t kCompressed2HeaderSize = 16;
+// The bytes before the zstd data in a record of `type` (COMPRESSED or COMPRESSED2).
+inline uint32_t compressed_header_size(uint32_t type) {
+  return type == kCompressed2 ? kCompressed2HeaderSize : kCompressedHeaderSize;
+}
+// Completes a record of `type` whose zstd data follows compressed_header_size(type) bytes of
+// `record`: COMPRESSED2 is padded to 8 and states its data's size; then the record header.
+absl::Status finish_compressed_record(std::vector<uint8_t>& record, uint32_t type, const Endian& e);
+
+// The length of the payload that follows an AUXTRACE or TRACING_DATA record and that its
+// header.size does not count, from the record's fixed part; 0 for every other type. nullopt:
+// `record` is shorter than that fixed part.
+std::optional<uint64_t> unframed_payload_size(std::span<const uint8_t> record, uint32_t type,
+                                              const Endian& e);
 
 struct CommRecord {
   uint32_t pid = 0;

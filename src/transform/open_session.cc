@@ -1,6 +1,7 @@
 #include "transform/open_session.h"
 
 #include "absl/strings/str_cat.h"
+#include "format/feature.h"
 #include "format/file_header.h"
 
 namespace pdfix::transform {
@@ -16,7 +17,7 @@ absl::StatusOr<Session> open_session(io::Input& in) {
     // perf record --threads: this file holds what perf synthesized; the samples are in the
     // data.N files beside it. Read alone, the recording would lose them.
     if (auto dir = session->feature(format::kFeatDirFormat);
-        dir && dir->bytes.size() >= 8 && dir->endian.u64(dir->bytes.data()) >= 1) {
+        dir && format::dir_format_version(*dir).value_or(0) >= 1) {
       return absl::InvalidArgumentError(
           absl::StrCat(in.name,
                        " is the `data` file of a perf directory recording (HEADER_DIR_FORMAT): its "

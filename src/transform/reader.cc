@@ -4,6 +4,7 @@
 
 #include "format/error.h"
 #include "format/record_type.h"
+#include "format/records.h"
 
 namespace pdfix::transform {
 
@@ -105,8 +106,7 @@ absl::StatusOr<uint64_t> RecordReader::frame(std::span<const uint8_t> avail, uin
       return malformed_at(offset, format::record_type_name(hdr.type),
                           " record is shorter than its ", fixed, "-byte body");
     }
-    const uint64_t payload =
-        hdr.type == format::kAuxtrace ? e.u64(avail.data() + 8) : e.u32(avail.data() + 8);
+    const uint64_t payload = format::unframed_payload_size(avail, hdr.type, e).value_or(0);
     if (payload > (uint64_t{1} << 40)) {
       return malformed_at(offset, format::record_type_name(hdr.type),
                           " record claims a payload of ", payload, " bytes");

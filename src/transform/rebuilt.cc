@@ -20,8 +20,9 @@ RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildI
   map_.fields.misc = old.fields.misc | format::kMiscMmapBuildId;
   map_.fields.maj = map_.fields.min = 0;
   map_.fields.ino = map_.fields.ino_generation = 0;
-  map_.fields.prot = e.u32(bytes_.data() + format::kMmap2ProtOffset);
-  map_.fields.flags = e.u32(bytes_.data() + format::kMmap2ProtOffset + 4);
+  const format::ProtFlags pf = format::mmap2_prot_flags(old.fields);
+  map_.fields.prot = pf.prot;
+  map_.fields.flags = pf.flags;
   map_.fields.build_id_size = id.size;
   std::copy(id.bytes.begin(), id.bytes.end(), map_.fields.build_id.begin());
   map_.fields.filename = {

@@ -1,33 +1,19 @@
 #include "transform/session.h"
 
-#include "format/error.h"
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
 
 namespace pdfix::transform {
 
-using format::malformed_at;
-
 absl::StatusOr<Session> Session::from_file(std::span<const uint8_t> file,
                                            const format::FileHeader& h) {
   Session s(h);
   s.file_ = file;
-  const format::Endian& e = h.endian;
-  for (uint64_t at = h.attrs.offset; at < h.attrs.end(); at += h.attr_size) {
-    const uint64_t attr_bytes = h.attr_size - format::kFileSectionSize;
-    auto attr = format::parse_attr(file.data() + at, attr_bytes, e, at);
-    if (!attr.ok()) return attr.status();
-    format::Section ids{e.u64(file.data() + at + attr_bytes),
-                        e.u64(file.data() + at + attr_bytes + 8)};
-    if (ids.offset > file.size() || ids.size > file.size() - ids.offset || ids.size % 8) {
-      return malformed_at(at + attr_bytes, "ids of attr ", (at - h.attrs.offset) / h.attr_size,
-                          " [0x", absl::Hex(ids.offset), ", +", ids.size, ") are out of the file");
-    }
-    for (uint64_t i = 0; i < ids.size; i += 8) {
-      attr->ids.push_back(e.u64(file.data() + ids.offset + i));
-    }
-    if (auto st = s.add_attr(*std::move(attr)); !st.ok()) return st;
+  auto attrs = format::parse_attrs_section(file, h);
+  if (!attrs.ok()) return attrs.status();
+  for (format::EventAttr& attr : *attrs) {
+    if (auto st = s.add_attr(std::move(attr)); !st.ok()) return st;
   }
   auto table = format::parse_feature_table(file, h);
   if (!table.ok()) return table.status();
@@ -92,16 +78,8 @@ absl::Status Session::observe(const RecordRef& r) {
     return absl::OkStatus();
   }
   if (r.header.type == format::kHeaderAttr) {
-    auto attr = format::parse_attr(r.bytes.data() + 8, r.bytes.size() - 8, e, r.offset + 8);
+    auto attr = format::decode_attr_record(r.bytes, e, r.offset);
     if (!attr.ok()) return attr.status();
-    uint64_t attr_size = attr->size == 0 ? format::kAttrSizeVer0 : attr->size;
-    if (attr_size > r.bytes.size() - 8) {
-      return malformed_at(r.offset, "ATTR record of ", r.bytes.size(), " bytes holds an attr of ",
-                          attr_size);
-    }
-    for (uint64_t at = 8 + attr_size; at + 8 <= r.bytes.size(); at += 8) {
-      attr->ids.push_back(e.u64(r.bytes.data() + at));
-    }
     return add_attr(*std::move(attr));
   }
   // A feature record with nothing in it is no feature: perf ends a stream's features with one

@@ -48,10 +48,7 @@ absl::Status Writer::begin() {
     }
   } else {
     // Only a pipe arrives unmapped; its header is the 16-byte pipe header.
-    std::vector<uint8_t> head(format::kPipeHeaderSize);
-    h.endian.put_u64(head.data(), 0x32454c4946524550ULL);
-    h.endian.put_u64(head.data() + 8, format::kPipeHeaderSize);
-    if (auto s = out_.write(head); !s.ok()) return s;
+    if (auto s = out_.write(format::encode_pipe_header(h.endian)); !s.ok()) return s;
   }
   pos_ = prefix;
   aligning_ = mapped_ != nullptr && !h.pipe;
@@ -142,21 +139,13 @@ absl::Status Writer::flush_compressed(bool all) {
   while (to_compress_.size() - done >= kCompressChunk || (all && done < to_compress_.size())) {
     const size_t n = std::min(kCompressChunk, to_compress_.size() - done);
     if (!zstd_) zstd_.emplace(zstd_level_);
-    const bool v2 = compressed_type_ == format::kCompressed2;
-    const size_t head = v2 ? format::kCompressed2HeaderSize : format::kCompressedHeaderSize;
-    scratch_.assign(head, 0);
+    scratch_.assign(format::compressed_header_size(compressed_type_), 0);
     if (auto s = zstd_->encode_flush(std::span(to_compress_).subspan(done, n), scratch_); !s.ok()) {
       return s;
     }
-    const uint64_t data_size = scratch_.size() - head;
-    // COMPRESSED's size is exact (unaligned); COMPRESSED2 pads to 8 and states the data size.
-    if (v2) scratch_.resize((scratch_.size() + 7) & ~size_t{7}, 0);
-    if (scratch_.size() > UINT16_MAX) {
-      return absl::InternalError("a re-compressed chunk does not fit one record");
+    if (auto s = format::finish_compressed_record(scratch_, compressed_type_, e); !s.ok()) {
+      return s;
     }
-    format::write_record_header(e, scratch_.data(),
-                                {compressed_type_, 0, static_cast<uint16_t>(scratch_.size())});
-    if (v2) e.put_u64(scratch_.data() + format::kRecordHeaderSize, data_size);
     if (auto s = write_bytes(scratch_); !s.ok()) return s;
     done += n;
   }
@@ -210,13 +199,7 @@ absl::Status Writer::write_attrs(const FeatureEdits& edits) {
   }
   std::vector<uint8_t> section = *edits.attrs;
   section.resize(in.attrs.size, 0);
-  if (auto s = out_.patch(in.attrs.offset, section); !s.ok()) return s;
-  // attr_size, then the attrs section's {offset, size}.
-  std::vector<uint8_t> fields(24);
-  in.endian.put_u64(fields.data(), edits.attr_size);
-  in.endian.put_u64(fields.data() + 8, in.attrs.offset);
-  in.endian.put_u64(fields.data() + 16, edits.attrs->size());
-  return out_.patch(16, fields);
+  return out_.patch(in.attrs.offset, section);
 }
 
 absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data_end) {
@@ -230,7 +213,11 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
                                  [](const auto& m) { return m.first != m.second; });
   if (edits.replace.empty() && edits.remove.empty() && !moved && !zstd_ && data_pad_ == 0 &&
       new_data_end == in.data.end()) {
-    return out_.write_mapped(file.subspan(in.data.end()), {mapped_->fd(), in.data.end()});
+    if (auto s = out_.write_mapped(file.subspan(in.data.end()), {mapped_->fd(), in.data.end()});
+        !s.ok()) {
+      return s;
+    }
+    return edits.attrs ? patch_header(edits, new_data_end, in.features) : absl::OkStatus();
   }
 
   struct Piece {
@@ -254,9 +241,8 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
   }
   // Data compressed anew says at which level (u32 version, type, level, ...).
   std::vector<uint8_t> compression;
-  if (auto f = session_.feature(format::kFeatCompressed); f && zstd_ && f->bytes.size() >= 12) {
-    compression.assign(f->bytes.begin(), f->bytes.end());
-    e.put_u32(compression.data() + 8, static_cast<uint32_t>(zstd_level_));
+  if (auto f = session_.feature(format::kFeatCompressed); f && zstd_) {
+    compression = format::with_compression_level(*f, static_cast<uint32_t>(zstd_level_));
   }
   auto payload_of = [&](int id, std::span<const uint8_t> old) -> std::span<const uint8_t> {
     if (auto it = edits.replace.find(id); it != edits.replace.end()) return it->second;
@@ -294,44 +280,44 @@ absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data
   std::bitset<format::kFeatureBits> bits = in.features;
   for (const auto& [id, bytes] : edits.replace) bits[id] = true;
   for (int id : edits.remove) bits[id] = false;
-  const uint64_t table_size = format::kFileSectionSize * bits.count();
-  std::vector<uint8_t> table(table_size);
-  uint64_t at = new_data_end + table_size;
-  std::vector<std::pair<int, format::Section>> placed;
+  uint64_t at = new_data_end + format::kFileSectionSize * bits.count();
+  std::vector<format::FeatureSection> placed;
   for (const auto& p : pieces) {
     at += p.gap.size();
-    placed.emplace_back(p.id, format::Section{at, p.payload.size()});
+    placed.push_back({p.id, format::Section{at, p.payload.size()}});
     at += p.payload.size();
   }
-  std::sort(placed.begin(), placed.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < placed.size(); ++i) {
-    e.put_u64(table.data() + 16 * i, placed[i].second.offset);
-    e.put_u64(table.data() + 16 * i + 8, placed[i].second.size);
-  }
-  if (auto s = out_.write(table); !s.ok()) return s;
+  if (auto s = out_.write(format::encode_feature_table(std::move(placed), e)); !s.ok()) return s;
   for (const auto& p : pieces) {
     if (auto s = out_.write(p.gap); !s.ok()) return s;
     if (auto s = out_.write(p.payload); !s.ok()) return s;
   }
   if (auto s = out_.write(tail); !s.ok()) return s;
+  return patch_header(edits, new_data_end, bits);
+}
 
-  // The header: data size, and the feature bitmap when the set of features changed.
+absl::Status Writer::patch_header(const FeatureEdits& edits, uint64_t new_data_end,
+                                  const std::bitset<format::kFeatureBits>& bits) {
+  const format::FileHeader& in = session_.header();
+  const std::span<const uint8_t> file = mapped_->bytes();
+  // The data section, the attrs a pass rewrote, and the feature bitmap when the set of features
+  // changed.
   std::vector<uint8_t> head(file.begin(), file.begin() + static_cast<ptrdiff_t>(in.header_size));
   format::FileHeader patched = in;
   patched.data.offset = in.data.offset + data_pad_;
   patched.data.size = new_data_end - patched.data.offset;
-  format::patch_data_section(head, patched);
+  if (edits.attrs) {
+    patched.attr_size = edits.attr_size;
+    patched.attrs.size = edits.attrs->size();
+  }
+  patched.features = bits;
+  format::patch_file_header(head, patched);
   if (bits != in.features) {
     if (in.header_size < format::kFileHeaderSize) {
       return absl::FailedPreconditionError(
           "cannot add feature sections to a 72-byte (pre-2.6.37) header");
     }
-    for (size_t w = 0; w < 4; ++w) {
-      uint64_t word = 0;
-      for (size_t b = 0; b < 64; ++b) word |= uint64_t{bits[w * 64 + b]} << b;
-      e.put_u64(head.data() + 72 + 8 * w, word);
-    }
+    format::patch_feature_bits(head, patched);
   }
   return out_.patch(0, head);
 }

@@ -3,6 +3,7 @@
 // Runs of untouched records are written straight from the input's mapping.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -65,6 +66,9 @@ class Writer : public RecordSink {
   absl::Status flush_compressed(bool all);
   absl::Status write_features(const FeatureEdits& edits, uint64_t new_data_end);
   absl::Status write_attrs(const FeatureEdits& edits);
+  // The output's file header: the input's, with what the data, the passes and `bits` changed.
+  absl::Status patch_header(const FeatureEdits& edits, uint64_t new_data_end,
+                            const std::bitset<format::kFeatureBits>& bits);
 
   io::Output& out_;
   const Session& session_;
