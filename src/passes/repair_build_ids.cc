@@ -55,11 +55,11 @@ absl::Status RepairBuildIds::judge(const transform::RecordRef& r, const std::str
   if (res.id && *res.id == *m.build_id) return out.emit(r);
   if (res.id) {
     report_.maps.push_back(
-        {filename, "repaired", m.build_id->hex(), res.id->hex(), why + "; " + res.source});
+        {filename, IdRepair::kRepaired, m.build_id->hex(), res.id->hex(), why + "; " + res.source});
     return out.emit(rebuilt_.map_with_build_id(r, *res.id, s));
   }
   report_.maps.push_back(
-      {filename, "removed", m.build_id->hex(), "", why + "; nothing proves another"});
+      {filename, IdRepair::kRemoved, m.build_id->hex(), "", why + "; nothing proves another"});
   return out.emit(rebuilt_.map_without_build_id(r, s));
 }
 
@@ -106,11 +106,21 @@ absl::Status RepairBuildIds::release(const transform::Session& s, transform::Rec
   return absl::OkStatus();
 }
 
+std::string_view name(IdRepair r) {
+  switch (r) {
+    case IdRepair::kRepaired:
+      return "repaired";
+    case IdRepair::kRemoved:
+      return "removed";
+  }
+  return "";
+}
+
 llvm::json::Object RepairBuildIds::report_json() const {
   llvm::json::Array maps;
   for (const auto& m : report_.maps) {
     maps.push_back(llvm::json::Object{{"filename", format::escape_invalid_utf8(m.filename)},
-                                      {"outcome", m.outcome},
+                                      {"outcome", std::string(passes::name(m.outcome))},
                                       {"was", m.was},
                                       {"now", m.now},
                                       {"why", format::escape_invalid_utf8(m.why)}});
@@ -131,7 +141,7 @@ void RepairBuildIds::report_text(std::ostream& out, bool /*verbose*/) const {
       << report_.maps_with_ids << " map records that carry one\n"
       << transform::early_flush_note(report_.early_flushes);
   for (const auto& m : report_.maps) {
-    out << "  " << m.outcome << ": " << m.filename << " " << m.was;
+    out << "  " << passes::name(m.outcome) << ": " << m.filename << " " << m.was;
     if (!m.now.empty()) out << " -> " << m.now;
     out << " (" << m.why << ")\n";
   }

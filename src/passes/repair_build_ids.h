@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "passes/repair.h"
@@ -18,13 +19,17 @@
 
 namespace pdfix::passes {
 
+// What became of a map record's wrong id: another proven in its place, or none.
+enum class IdRepair { kRepaired, kRemoved };
+std::string_view name(IdRepair r);
+
 struct RepairBuildIdsReport {
   struct Map {
     std::string filename;
-    std::string outcome;  // "repaired", "removed"
-    std::string was;      // the wrong id
-    std::string now;      // the proven one; empty when removed
-    std::string why;      // what made it suspect, and the evidence
+    IdRepair outcome = IdRepair::kRemoved;
+    std::string was;  // the wrong id
+    std::string now;  // the proven one; empty when removed
+    std::string why;  // what made it suspect, and the evidence
   };
   uint64_t maps_with_ids = 0;
   std::vector<Map> maps;
