@@ -43,15 +43,21 @@ TEST(Endian, BigEndianAttrFlagsAreBitReversed) {
   EXPECT_EQ(out[2], 0x20);
 }
 
-class HeaderTest : public ::testing::TestWithParam<std::endian> {};
+class HeaderTest : public ::testing::TestWithParam<std::endian> {
+ protected:
+  // One attr with two event ids, a record, and two features.
+  Bytes two_features() const {
+    return PerfDataBuilder(GetParam())
+        .attr({.ids = {7, 8}})
+        .comm(1, 1, "a")
+        .string_feature(format::kFeatHostname, "host")
+        .string_feature(format::kFeatArch, "s390x")
+        .build();
+  }
+};
 
 TEST_P(HeaderTest, ParsesFileHeaderAndFeatureTable) {
-  Bytes file = PerfDataBuilder(GetParam())
-                   .attr({.ids = {7, 8}})
-                   .comm(1, 1, "a")
-                   .string_feature(format::kFeatHostname, "host")
-                   .string_feature(format::kFeatArch, "s390x")
-                   .build();
+  const Bytes file = two_features();
   auto h = format::parse_file_header(file);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_FALSE(h->pipe);
@@ -92,12 +98,7 @@ TEST_P(HeaderTest, ParsesPipeHeader) {
 // What format writes into a header, the feature table and a stream's start is what the
 // fixture's builder (which writes them by hand) put there.
 TEST_P(HeaderTest, WritesTheHeaderFieldsAndFeatureTableTheBuilderWrote) {
-  const Bytes file = PerfDataBuilder(GetParam())
-                         .attr({.ids = {7, 8}})
-                         .comm(1, 1, "a")
-                         .string_feature(format::kFeatHostname, "host")
-                         .string_feature(format::kFeatArch, "s390x")
-                         .build();
+  const Bytes file = two_features();
   auto h = format::parse_file_header(file);
   ASSERT_TRUE(h.ok()) << h.status();
   const Bytes original(file.begin(), file.begin() + format::kFileHeaderSize);
