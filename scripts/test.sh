@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each phase is announced with the minutes and seconds since the start, so that a slow one shows.
 phase() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
-trap 'phase "done (exit $?)"' EXIT
+# A background build left running by a failed phase is stopped with the run.
+trap 'rc=$?; jobs -p | xargs -r kill 2>/dev/null; phase "done (exit $rc)"; exit $rc' EXIT
 phase "setup and build"
 PDFIX_WERROR=ON bash scripts/setup.sh
 phase "lint"
@@ -17,13 +18,20 @@ export PDFIX_REQUIRE_PERF=${PDFIX_REQUIRE_PERF:-1}
 phase "tests"
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
 
-phase "mutation check (scripts/mutants.list): every mutant of a trust rule must be killed"
-bash scripts/mutants.sh
-
-phase "sanitizer build (ASan+UBSan, Debug, clang-19)"
+# The mutants rebuild and test one at a time, mostly on one core: the sanitizer build (ASan+UBSan,
+# Debug, clang-19) takes the other, at the lowest priority so that it never holds a mutant up.
+phase "mutation check (scripts/mutants.list): every mutant of a trust rule must be killed;" \
+  "the sanitizer build alongside"
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
-cmake --build build-asan
+nice -n 19 cmake --build build-asan >build-asan/build.log 2>&1 &
+asan_build=$!
+bash scripts/mutants.sh
+phase "sanitizer build: the rest of it"
+if ! wait "$asan_build"; then
+  tail -n 60 build-asan/build.log >&2
+  exit 1
+fi
 phase "sanitizer tests"
 build-asan/tests/pdfix_unit_tests --gtest_brief=1
 (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
