@@ -1,6 +1,7 @@
 #include "unwind/cfi_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -72,7 +73,7 @@ CfiTable::~CfiTable() = default;
 
 absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::MemoryBuffer> image,
                                                           const RegisterSet& regs) {
-  auto table = std::unique_ptr<CfiTable>(new CfiTable(regs.arch, regs.count));
+  auto table = std::unique_ptr<CfiTable>(new CfiTable(regs.arch, regs.count, regs.sp));
   const std::string name = image->getBufferIdentifier().str();
   auto object = llvm::object::ObjectFile::createObjectFile(image->getMemBufferRef());
   if (!object) {
@@ -244,6 +245,9 @@ std::unique_ptr<CfiTable::Rows> CfiTable::evaluate(const Fde& fde) const {
   const bool signal = parsed->getLinkedCIE() != nullptr &&
                       parsed->getLinkedCIE()->getAugmentationString().contains('S');
   std::vector<std::pair<uint32_t, uint16_t>> rule_ranges;
+  // By register: the save slots (their offsets from the CFA) some row so far had at or above the
+  // stack pointer.
+  std::array<llvm::SmallVector<int64_t, 2>, kMaxRegisters> above_sp;
   for (auto it = table->begin(); it != table->end(); ++it) {
     if (!it->hasAddress()) continue;
     const auto next = std::next(it);
@@ -257,7 +261,15 @@ std::unique_ptr<CfiTable::Rows> CfiTable::evaluate(const Fde& fde) const {
     const auto at = static_cast<uint32_t>(rows->rules.size());
     for (uint32_t reg = 0; reg < registers_; ++reg) {
       if (auto loc = it->getRegisterLocations().getRegisterLocation(reg)) {
-        const Rule r = rule_of(*loc, rows->expressions);
+        Rule r = rule_of(*loc, rows->expressions);
+        if (r.kind == Rule::kAtCfaPlus) {
+          llvm::SmallVector<int64_t, 2>& seen = above_sp[reg];
+          if (row.cfa.kind == Rule::kRegPlus && !row.cfa.deref && row.cfa.reg == sp_ &&
+              row.cfa.offset + r.offset >= 0 && !llvm::is_contained(seen, r.offset)) {
+            seen.push_back(r.offset);
+          }
+          r.saved_above_sp = llvm::is_contained(seen, r.offset);
+        }
         if (r.kind != Rule::kUnspecified) rows->rules.push_back({static_cast<uint16_t>(reg), r});
       }
     }

@@ -39,6 +39,11 @@ struct Rule {
   };
   Kind kind = kUnspecified;
   bool deref = false;  // kRegPlus and kExpression: the value is stored at the computed address
+  // kAtCfaPlus: an earlier row of the function had the slot at or above the stack pointer, so
+  // once the stack pointer has passed it the register was restored from it (an epilogue's pop,
+  // which GCC's x86-64 CFI does not mark). A slot never above the stack pointer (a save into the
+  // red zone) is not one.
+  bool saved_above_sp = false;
   uint16_t reg = 0;
   uint32_t expr = 0;
   int64_t offset = 0;
@@ -102,13 +107,15 @@ class CfiTable {
     uint64_t used = 0;
   };
 
-  CfiTable(Arch arch, uint32_t registers) : arch_(arch), registers_(registers) {}
+  CfiTable(Arch arch, uint32_t registers, uint32_t sp)
+      : arch_(arch), registers_(registers), sp_(sp) {}
   void index(llvm::StringRef section);
   std::unique_ptr<Rows> evaluate(const Fde& fde) const;
   void evict();
 
   Arch arch_;
   uint32_t registers_;
+  uint32_t sp_;
   bool eh_ = false;
   uint64_t section_address_ = 0;  // .eh_frame's: pc-relative pointers are relative to it
   llvm::StringRef section_;

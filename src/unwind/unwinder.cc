@@ -230,11 +230,19 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
           case Rule::kUnspecified:
             v = regs.known[rr.reg] ? std::optional(regs.value[rr.reg]) : std::nullopt;
             break;
-          case Rule::kAtCfaPlus:
-            // A register saved below the stack pointer (an epilogue that popped it, while the CFI
-            // still names its slot) is unknown in the caller, which matters only if it is read.
-            v = f.read(*cfa + static_cast<uint64_t>(r.offset));
+          case Rule::kAtCfaPlus: {
+            // A slot below the stack pointer is outside the copy. Where the function had saved
+            // the register above it, the stack pointer passed the slot by popping it: the register
+            // holds the caller's value. Otherwise (a save into the red zone) it is unknown, which
+            // matters only if it is read.
+            const uint64_t slot = *cfa + static_cast<uint64_t>(r.offset);
+            if (slot < sp && r.saved_above_sp) {
+              v = regs.known[rr.reg] ? std::optional(regs.value[rr.reg]) : std::nullopt;
+            } else {
+              v = f.read(slot);
+            }
             break;
+          }
           case Rule::kIsCfaPlus:
             v = *cfa + static_cast<uint64_t>(r.offset);
             break;

@@ -20,10 +20,16 @@ bool has_user_frame(const Sample& s) {
                      [](const std::string& line) { return line.find(" (/") != std::string::npos; });
 }
 
-// User frames perf can place: its chain's last [unknown] (libunwind's end) does not count.
+// Where perf's unwinder read past the stack copy (a frame larger than the copy, or its end), it
+// takes whatever it finds for a return address: 0 or one in no mapping ([unknown]), or one in
+// anonymous memory (//anon: the heap, where no file's code is in a program without JIT). That
+// last frame is libunwind's end, not a caller.
+bool past_the_copy(const std::string& dso) { return dso == "[unknown]" || dso == "//anon"; }
+
+// User frames perf can place: its chain's last frame past the copy does not count.
 size_t placed_user_frames(const Sample& s) {
   auto f = CallSites::user_frames(s);
-  if (!f.empty() && f.back().dso == "[unknown]") f.pop_back();
+  if (!f.empty() && past_the_copy(f.back().dso)) f.pop_back();
   return f.size();
 }
 
@@ -48,7 +54,8 @@ std::vector<Sample> frames(const std::string& path) {
 
 bool agree(Sample perf, const Sample& ours) {
   if (perf == ours) return true;
-  if (!perf.empty() && perf.back().find("([unknown])") != std::string::npos) perf.pop_back();
+  const auto last = CallSites::user_frames({"", perf.empty() ? "" : perf.back()});
+  if (!last.empty() && past_the_copy(last.front().dso)) perf.pop_back();
   return perf.size() <= ours.size() && std::equal(perf.begin(), perf.end(), ours.begin()) &&
          std::none_of(
              ours.begin() + static_cast<std::ptrdiff_t>(perf.size()), ours.end(),

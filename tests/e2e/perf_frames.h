@@ -15,9 +15,10 @@ using Sample = std::vector<std::string>;
 std::vector<Sample> frames(const std::string& path);
 
 // Whether pdfix's frames are perf's. Where the stack copy ends, perf's libunwind reads a return
-// address of 0, or one in no mapping, and prints it as a last frame in [unknown]: that frame
-// aside, perf's frames must be pdfix's, which may go on (pdfix reads a return address at the very
-// end of the copy that libunwind gives up on) with frames perf could place.
+// address of 0, or one in no mapping or in anonymous memory, and prints it as a last frame in
+// [unknown] or //anon: that frame aside, perf's frames must be pdfix's, which may go on (pdfix
+// reads a return address at the very end of the copy that libunwind gives up on) with frames perf
+// could place.
 bool agree(Sample perf, const Sample& ours);
 double same_share(const std::vector<Sample>& a, const std::vector<Sample>& b);
 

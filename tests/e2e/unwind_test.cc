@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,9 +14,6 @@
 #include "e2e/harness.h"
 #include "e2e/perf_frames.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "unwind/cfi_table.h"
-#include "unwind/unwinder.h"
 
 namespace pdfix::e2e {
 namespace {
@@ -387,63 +383,6 @@ TEST_F(UnwindTest, DebiansPython) {
   RunResult r = sh(pdfix() + " unwind " + dir_ + "/in.data " + dir_ + "/out.data");
   ASSERT_EQ(r.status, 0) << r.err;
   expect_same_frames(dir_ + "/in.data", dir_ + "/out.data");
-}
-
-// An aarch64 shared object built here, its CFI read by CfiTable, and a stack laid out as its
-// function f leaves it: f saves x30 and x19 in its prologue, so the caller's pc and x19 come from
-// the stack; before the prologue, from the registers.
-class Aarch64Code : public unwind::CodeMap {
- public:
-  explicit Aarch64Code(unwind::CfiTable& cfi) : cfi_(cfi) {}
-  std::optional<unwind::Code> find(uint64_t pc) override {
-    if (pc >= 0x10000 && pc < 0x20000) return unwind::Code{&cfi_, pc, "a.so"};
-    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
-    return std::nullopt;
-  }
-
- private:
-  unwind::CfiTable& cfi_;
-};
-
-TEST(UnwindAarch64, PrologueAndLeafRows) {
-  const std::string dir = temp_dir();
-  std::ofstream(dir + "/a.c")
-      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
-  RunResult r = sh("cd " + dir +
-                   " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer"
-                   " -fasynchronous-unwind-tables -nostdlib -shared --ld-path=/usr/bin/ld.lld-19"
-                   " -Wl,--build-id -o a.so a.c && llvm-nm-19 a.so | sed -n 's/ T f$//p'");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const uint64_t f = std::stoull(r.out, nullptr, 16);
-  auto buffer = llvm::MemoryBuffer::getFile(dir + "/a.so");
-  ASSERT_TRUE(bool(buffer));
-  auto set = unwind::register_set("aarch64");
-  ASSERT_TRUE(set);
-  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set);
-  ASSERT_TRUE(cfi.ok()) << cfi.status();
-  ASSERT_NE((*cfi)->find(f), nullptr);
-  EXPECT_EQ((*cfi)->find(f)->cfa.reg, 31U);  // sp
-
-  Aarch64Code code(**cfi);
-  const uint64_t sp = 0x7ffff000, ret = 0x900010, x19 = 0x1919;
-  std::vector<uint8_t> stack(64, 0);
-  std::memcpy(stack.data(), &ret, 8);      // x30 at CFA - 16 = sp
-  std::memcpy(stack.data() + 8, &x19, 8);  // x19 at CFA - 8
-  unwind::Registers regs;
-  regs.set(31, sp);
-  regs.set(30, 0x900100);  // LR: stale once f has saved it
-  regs.set(19, 0x5555);
-  // After the prologue (stp x30, x19, [sp, #-16]!): CFA = sp + 16.
-  auto u = unwind::unwind(*set, regs, f + 8, {sp, stack, true}, code, 16);
-  ASSERT_EQ(u.frames.size(), 2U);
-  EXPECT_EQ(u.frames[1], ret - 1);
-  EXPECT_EQ(u.stop, unwind::Unwound::Stop::kNoCfi);
-  EXPECT_EQ(u.stopped_in, "caller");
-  // At f's first instruction nothing is saved yet: the return address is LR.
-  u = unwind::unwind(*set, regs, f, {sp, stack, true}, code, 16);
-  ASSERT_EQ(u.frames.size(), 2U);
-  EXPECT_EQ(u.frames[1], 0x900100U - 1);
-  fs::remove_all(dir);
 }
 
 }  // namespace

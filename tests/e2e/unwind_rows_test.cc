@@ -1,0 +1,190 @@
+// The unwinder over CFI rows read from binaries built here, and stacks laid out by hand: what each
+// row says about the caller's registers, where a real recording reaches such a pc only now and
+// then.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e/harness.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "unwind/cfi_table.h"
+#include "unwind/unwinder.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+// An aarch64 shared object built here, its CFI read by CfiTable, and a stack laid out as its
+// function f leaves it: f saves x30 and x19 in its prologue, so the caller's pc and x19 come from
+// the stack; before the prologue, from the registers.
+class Aarch64Code : public unwind::CodeMap {
+ public:
+  explicit Aarch64Code(unwind::CfiTable& cfi) : cfi_(cfi) {}
+  std::optional<unwind::Code> find(uint64_t pc) override {
+    if (pc >= 0x10000 && pc < 0x20000) return unwind::Code{&cfi_, pc, "a.so"};
+    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
+    return std::nullopt;
+  }
+
+ private:
+  unwind::CfiTable& cfi_;
+};
+
+TEST(UnwindAarch64, PrologueAndLeafRows) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/a.c")
+      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
+  RunResult r = sh("cd " + dir +
+                   " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer"
+                   " -fasynchronous-unwind-tables -nostdlib -shared --ld-path=/usr/bin/ld.lld-19"
+                   " -Wl,--build-id -o a.so a.c && llvm-nm-19 a.so | sed -n 's/ T f$//p'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const uint64_t f = std::stoull(r.out, nullptr, 16);
+  auto buffer = llvm::MemoryBuffer::getFile(dir + "/a.so");
+  ASSERT_TRUE(bool(buffer));
+  auto set = unwind::register_set("aarch64");
+  ASSERT_TRUE(set);
+  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set);
+  ASSERT_TRUE(cfi.ok()) << cfi.status();
+  ASSERT_NE((*cfi)->find(f), nullptr);
+  EXPECT_EQ((*cfi)->find(f)->cfa.reg, 31U);  // sp
+
+  Aarch64Code code(**cfi);
+  const uint64_t sp = 0x7ffff000, ret = 0x900010, x19 = 0x1919;
+  std::vector<uint8_t> stack(64, 0);
+  std::memcpy(stack.data(), &ret, 8);      // x30 at CFA - 16 = sp
+  std::memcpy(stack.data() + 8, &x19, 8);  // x19 at CFA - 8
+  unwind::Registers regs;
+  regs.set(31, sp);
+  regs.set(30, 0x900100);  // LR: stale once f has saved it
+  regs.set(19, 0x5555);
+  // After the prologue (stp x30, x19, [sp, #-16]!): CFA = sp + 16.
+  auto u = unwind::unwind(*set, regs, f + 8, {sp, stack, true}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], ret - 1);
+  EXPECT_EQ(u.stop, unwind::Unwound::Stop::kNoCfi);
+  EXPECT_EQ(u.stopped_in, "caller");
+  // At f's first instruction nothing is saved yet: the return address is LR.
+  u = unwind::unwind(*set, regs, f, {sp, stack, true}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], 0x900100U - 1);
+  fs::remove_all(dir);
+}
+
+// An x86-64 shared object whose CFI is what GCC writes for an epilogue: the pop moves the CFA
+// but leaves the register's row naming a slot that is now below the stack pointer (the push put
+// it right at the stack pointer). At `leaf`'s ret the caller's rbp is the register itself (popped
+// from its slot), and `outer`'s CFA, rbp + 16, can be found; at `zone`'s ret, rbp was stored into
+// the red zone and never above the stack pointer: its slot is not in the copy and nothing says the
+// register still holds it.
+constexpr const char* kEpilogues = R"(  .text
+  .globl leaf, leaf_ret, zone, zone_ret, outer, outer_after, outer_zone_after
+leaf:
+  .cfi_startproc
+  push %rbp
+  .cfi_def_cfa_offset 16
+  .cfi_offset %rbp, -16
+  xor %ebp, %ebp
+  pop %rbp
+  .cfi_def_cfa_offset 8
+leaf_ret:
+  ret
+  .cfi_endproc
+zone:
+  .cfi_startproc
+  mov %rbp, -8(%rsp)
+  .cfi_offset %rbp, -16
+  xor %ebp, %ebp
+zone_ret:
+  ret
+  .cfi_endproc
+outer:
+  .cfi_startproc
+  push %rbp
+  .cfi_def_cfa_offset 16
+  .cfi_offset %rbp, -16
+  mov %rsp, %rbp
+  .cfi_def_cfa_register %rbp
+  call leaf
+outer_after:
+  call zone
+outer_zone_after:
+  pop %rbp
+  .cfi_def_cfa %rsp, 8
+  ret
+  .cfi_endproc
+)";
+
+// The object's addresses as they are; the caller of `outer`, code without CFI.
+class X86Code : public unwind::CodeMap {
+ public:
+  explicit X86Code(unwind::CfiTable& cfi) : cfi_(cfi) {}
+  std::optional<unwind::Code> find(uint64_t pc) override {
+    if (pc < 0x10000) return unwind::Code{&cfi_, pc, "e.so"};
+    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
+    return std::nullopt;
+  }
+
+ private:
+  unwind::CfiTable& cfi_;
+};
+
+TEST(UnwindX86, AnEpiloguesPoppedRegistersAreTheCallers) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/e.S") << kEpilogues;
+  RunResult r =
+      sh("cd " + dir +
+         " && gcc -nostdlib -shared -Wl,--build-id -o e.so e.S && llvm-nm-19 --defined-only e.so");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::map<std::string, uint64_t> at;
+  std::istringstream lines(r.out);
+  for (std::string addr, kind, name; lines >> addr >> kind >> name;) {
+    at[name] = std::stoull(addr, nullptr, 16);
+  }
+  ASSERT_EQ(at.count("outer_zone_after"), 1U) << r.out;
+  auto buffer = llvm::MemoryBuffer::getFile(dir + "/e.so");
+  ASSERT_TRUE(bool(buffer));
+  auto set = unwind::register_set("x86_64");
+  ASSERT_TRUE(set);
+  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set);
+  ASSERT_TRUE(cfi.ok()) << cfi.status();
+  X86Code code(**cfi);
+
+  // At leaf's (or zone's) ret: the return address into outer at sp, then outer's frame: its
+  // caller's rbp and its return address.
+  const uint64_t sp = 0x7ffff000, frame = sp + 8, caller = 0x900010;
+  auto stack_returning_to = [&](uint64_t ret) {
+    std::vector<uint8_t> stack(24, 0);
+    const uint64_t words[] = {ret, 0x7ffff100, caller};
+    std::memcpy(stack.data(), words, sizeof words);
+    return stack;
+  };
+  unwind::Registers regs;
+  regs.set(7, sp);     // rsp
+  regs.set(6, frame);  // rbp: outer's frame pointer, restored by the pop
+
+  const auto leaf_stack = stack_returning_to(at["outer_after"]);
+  auto u = unwind::unwind(*set, regs, at["leaf_ret"], {sp, leaf_stack, true}, code, 16);
+  ASSERT_EQ(u.frames.size(), 3U);
+  EXPECT_EQ(u.frames[1], at["outer_after"] - 1);
+  EXPECT_EQ(u.frames[2], caller - 1);
+  EXPECT_EQ(u.stop, unwind::Unwound::Stop::kNoCfi);
+
+  // The red zone's slot: rbp is unknown in outer, whose CFA needs it. The register holds outer's
+  // frame pointer here, but nothing says that zone left it so (its code did not).
+  const auto zone_stack = stack_returning_to(at["outer_zone_after"]);
+  u = unwind::unwind(*set, regs, at["zone_ret"], {sp, zone_stack, true}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], at["outer_zone_after"] - 1);
+  EXPECT_EQ(u.stop, unwind::Unwound::Stop::kBadRule);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
