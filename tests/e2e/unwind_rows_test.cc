@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,14 +21,13 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-// An aarch64 shared object built here, its CFI read by CfiTable, and a stack laid out as its
-// function f leaves it: f saves x30 and x19 in its prologue, so the caller's pc and x19 come from
-// the stack; before the prologue, from the registers.
-class Aarch64Code : public unwind::CodeMap {
+// The object a test built, at its link-time addresses (below 1 MiB), and code without CFI at
+// 0x900000 for its functions' callers.
+class BuiltCode : public unwind::CodeMap {
  public:
-  explicit Aarch64Code(unwind::CfiTable& cfi) : cfi_(cfi) {}
+  explicit BuiltCode(unwind::CfiTable& cfi) : cfi_(cfi) {}
   std::optional<unwind::Code> find(uint64_t pc) override {
-    if (pc >= 0x10000 && pc < 0x20000) return unwind::Code{&cfi_, pc, "a.so"};
+    if (pc < 0x100000) return unwind::Code{&cfi_, pc, "built"};
     if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
     return std::nullopt;
   }
@@ -36,6 +36,25 @@ class Aarch64Code : public unwind::CodeMap {
   unwind::CfiTable& cfi_;
 };
 
+// The CFI of the object at `path`, read for `set`'s registers; nullptr (a failure) when it cannot
+// be read.
+std::unique_ptr<unwind::CfiTable> cfi_of(const std::string& path, const unwind::RegisterSet& set) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    ADD_FAILURE() << path << ": " << buffer.getError().message();
+    return nullptr;
+  }
+  auto cfi = unwind::CfiTable::build(std::move(*buffer), set);
+  if (!cfi.ok()) {
+    ADD_FAILURE() << cfi.status();
+    return nullptr;
+  }
+  return *std::move(cfi);
+}
+
+// An aarch64 shared object built here, its CFI read by CfiTable, and a stack laid out as its
+// function f leaves it: f saves x30 and x19 in its prologue, so the caller's pc and x19 come from
+// the stack; before the prologue, from the registers.
 TEST(UnwindAarch64, PrologueAndLeafRows) {
   const std::string dir = temp_dir();
   std::ofstream(dir + "/a.c")
@@ -46,16 +65,14 @@ TEST(UnwindAarch64, PrologueAndLeafRows) {
                    " -Wl,--build-id -o a.so a.c && llvm-nm-19 a.so | sed -n 's/ T f$//p'");
   ASSERT_EQ(r.status, 0) << r.err;
   const uint64_t f = std::stoull(r.out, nullptr, 16);
-  auto buffer = llvm::MemoryBuffer::getFile(dir + "/a.so");
-  ASSERT_TRUE(bool(buffer));
   auto set = unwind::register_set("aarch64");
   ASSERT_TRUE(set);
-  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set);
-  ASSERT_TRUE(cfi.ok()) << cfi.status();
-  ASSERT_NE((*cfi)->find(f), nullptr);
-  EXPECT_EQ((*cfi)->find(f)->cfa.reg, 31U);  // sp
+  auto cfi = cfi_of(dir + "/a.so", *set);
+  ASSERT_NE(cfi, nullptr);
+  ASSERT_NE(cfi->find(f), nullptr);
+  EXPECT_EQ(cfi->find(f)->cfa.reg, 31U);  // sp
 
-  Aarch64Code code(**cfi);
+  BuiltCode code(*cfi);
   const uint64_t sp = 0x7ffff000, ret = 0x900010, x19 = 0x1919;
   std::vector<uint8_t> stack(64, 0);
   std::memcpy(stack.data(), &ret, 8);      // x30 at CFA - 16 = sp
@@ -121,20 +138,6 @@ outer_zone_after:
   .cfi_endproc
 )";
 
-// The object's addresses as they are; the caller of `outer`, code without CFI.
-class X86Code : public unwind::CodeMap {
- public:
-  explicit X86Code(unwind::CfiTable& cfi) : cfi_(cfi) {}
-  std::optional<unwind::Code> find(uint64_t pc) override {
-    if (pc < 0x10000) return unwind::Code{&cfi_, pc, "e.so"};
-    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
-    return std::nullopt;
-  }
-
- private:
-  unwind::CfiTable& cfi_;
-};
-
 TEST(UnwindX86, AnEpiloguesPoppedRegistersAreTheCallers) {
   const std::string dir = temp_dir();
   std::ofstream(dir + "/e.S") << kEpilogues;
@@ -148,13 +151,11 @@ TEST(UnwindX86, AnEpiloguesPoppedRegistersAreTheCallers) {
     at[name] = std::stoull(addr, nullptr, 16);
   }
   ASSERT_EQ(at.count("outer_zone_after"), 1U) << r.out;
-  auto buffer = llvm::MemoryBuffer::getFile(dir + "/e.so");
-  ASSERT_TRUE(bool(buffer));
   auto set = unwind::register_set("x86_64");
   ASSERT_TRUE(set);
-  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set);
-  ASSERT_TRUE(cfi.ok()) << cfi.status();
-  X86Code code(**cfi);
+  auto cfi = cfi_of(dir + "/e.so", *set);
+  ASSERT_NE(cfi, nullptr);
+  BuiltCode code(*cfi);
 
   // At leaf's (or zone's) ret: the return address into outer at sp, then outer's frame: its
   // caller's rbp and its return address.
