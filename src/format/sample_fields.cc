@@ -97,12 +97,18 @@ UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const Sam
 std::vector<uint64_t> callchain_entries(std::span<const uint8_t> record, const Endian& e,
                                         const SampleFields& f) {
   std::vector<uint64_t> entries;
-  if (!f.callchain) return entries;
+  callchain_entries(record, e, f, entries);
+  return entries;
+}
+
+void callchain_entries(std::span<const uint8_t> record, const Endian& e, const SampleFields& f,
+                       std::vector<uint64_t>& entries) {
+  entries.clear();
+  if (!f.callchain) return;
   entries.reserve((f.callchain->end - f.callchain->at) / 8);
   for (uint64_t at = f.callchain->at + 8; at < f.callchain->end; at += 8) {
     entries.push_back(e.u64(record.data() + at));
   }
-  return entries;
 }
 
 namespace {
@@ -114,7 +120,11 @@ absl::StatusOr<std::vector<uint8_t>> rebuilt_with_chain(std::span<const uint8_t>
                                                         std::span<const uint64_t> chain,
                                                         uint64_t kept_from, uint64_t kept_to,
                                                         uint64_t tail_from, uint64_t file_offset) {
-  std::vector<uint8_t> bytes(record.begin(), record.begin() + static_cast<ptrdiff_t>(head_end));
+  // One allocation, of the size the record will have.
+  std::vector<uint8_t> bytes;
+  bytes.reserve(head_end + 8 * (chain.size() + 1) + (kept_to - kept_from) +
+                (record.size() - tail_from));
+  bytes.assign(record.begin(), record.begin() + static_cast<ptrdiff_t>(head_end));
   const size_t nr_at = bytes.size();
   bytes.resize(nr_at + 8 * (chain.size() + 1));
   e.put_u64(bytes.data() + nr_at, chain.size());

@@ -45,6 +45,9 @@ UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const Sam
 // The callchain's entries, context markers included; empty without CALLCHAIN.
 std::vector<uint64_t> callchain_entries(std::span<const uint8_t> record, const Endian& e,
                                         const SampleFields& f);
+// The same into `entries`, whose memory a caller reuses sample after sample.
+void callchain_entries(std::span<const uint8_t> record, const Endian& e, const SampleFields& f,
+                       std::vector<uint64_t>& entries);
 
 // The sample anew with `chain` for its callchain (which it must have), every other field's bytes
 // as they were. An error when it would outgrow a record.

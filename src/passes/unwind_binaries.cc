@@ -40,16 +40,12 @@ unwind::Code UnwindBinaries::code_at(uint32_t binary, const transform::ProcessTi
   Binary& b = binaries_[binary];
   unwind::Code c;
   c.binary = b.name;
-  c.cfi = cfi_of(b, regs);
-  if (c.cfi != nullptr) {
-    auto vaddr = c.cfi->vaddr_of_offset(pc - map.start + map.pgoff);
-    if (!vaddr) {
-      c.cfi = nullptr;
-    } else {
-      c.vaddr = *vaddr;
-      if (c.cfi->find(*vaddr) == nullptr && b.debug_cfi != nullptr) c.cfi = b.debug_cfi.get();
-    }
-  }
+  unwind::CfiTable* cfi = cfi_of(b, regs);
+  if (cfi == nullptr) return c;
+  const auto vaddr = cfi->vaddr_of_offset(pc - map.start + map.pgoff);
+  if (!vaddr) return c;
+  c.row = cfi->find(*vaddr);
+  if (c.row == nullptr && b.debug_cfi != nullptr) c.row = b.debug_cfi->find(*vaddr);
   return c;
 }
 
@@ -87,7 +83,7 @@ unwind::CfiTable* UnwindBinaries::cfi_of(Binary& b, const unwind::RegisterSet& r
     return nullptr;
   }
   const std::string copy = image->getBufferIdentifier().str();
-  auto table = unwind::CfiTable::build(std::move(image), regs);
+  auto table = unwind::CfiTable::build(std::move(image), regs, &cache_);
   if (!table.ok()) {
     report_.unproven[b.name] = std::string(table.status().message());
     return nullptr;
@@ -98,7 +94,8 @@ unwind::CfiTable* UnwindBinaries::cfi_of(Binary& b, const unwind::RegisterSet& r
   if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
   if (auto found = resolve::find_debug_file(*b.id, b.name, copy, places)) {
     if (auto debug = read_copy(found->path)) {
-      if (auto t = unwind::CfiTable::build(std::move(debug), regs); t.ok() && !(*t)->empty()) {
+      if (auto t = unwind::CfiTable::build(std::move(debug), regs, &cache_);
+          t.ok() && !(*t)->empty()) {
         b.debug_cfi = std::move(*t);
       }
     }

@@ -31,8 +31,9 @@ class UnwindBinaries {
 
   // The handle of the binary map `m` names, registered on first sight.
   uint32_t binary_of(const transform::Map& m, const transform::Session& s);
-  // The code at `pc`, which lies in `map` of `binary`: the binary's name, its CFI (nullptr when
-  // none is to be had) and the pc's address in the binary.
+  // The code at `pc`, which lies in `map` of `binary`: the binary's name and the CFI row that
+  // covers the pc (from the binary's .eh_frame, else its debug file's .debug_frame; nullptr when
+  // none is to be had).
   unwind::Code code_at(uint32_t binary, const transform::ProcessTimeline::Map& map, uint64_t pc,
                        const unwind::RegisterSet& regs);
 
@@ -60,6 +61,7 @@ class UnwindBinaries {
   const Common& common_;
   UnwindReport& report_;
   std::shared_ptr<resolve::Resolver> resolver_;
+  unwind::CfiCache cache_;  // before binaries_: their tables go first
   std::vector<Binary> binaries_;
   absl::flat_hash_map<std::string, uint32_t> index_;
 };

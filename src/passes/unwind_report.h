@@ -27,7 +27,7 @@ struct UnwindReport {
   uint64_t stack_bytes_dropped = 0;
   uint64_t attrs_rewritten = 0;
   uint64_t early_flushes = 0;  // times the records held for their round's turn outgrew the bound
-  std::map<std::string, uint64_t> stops;  // why unwinds that were not complete stopped
+  std::map<std::string, uint64_t, std::less<>> stops;  // why unwinds that were not complete stopped
   // Binaries samples stopped in for want of CFI, or of a proven copy: name -> samples.
   std::map<std::string, uint64_t> lacking_cfi;
   std::map<std::string, std::string> unproven;  // name -> why no proven copy was found

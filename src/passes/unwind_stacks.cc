@@ -24,7 +24,7 @@ bool unwinds(const format::EventAttr& a) {
   return (a.sample_type & format::kSampleRegsUser) && (a.sample_type & format::kSampleStackUser);
 }
 
-std::string stop_name(unwind::Unwound::Stop s) {
+std::string_view stop_name(unwind::Unwound::Stop s) {
   using Stop = unwind::Unwound::Stop;
   switch (s) {
     case Stop::kOutermost:
@@ -219,7 +219,8 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
       fields->stack_user ? fields->stack_user->end - fields->stack_user->at : 0;
 
   // The kernel's part of the callchain; the user part is unwound anew.
-  std::vector<uint64_t> chain = format::callchain_entries(r.bytes, e, *fields);
+  std::vector<uint64_t>& chain = chain_;
+  format::callchain_entries(r.bytes, e, *fields, chain);
   chain.erase(std::find(chain.begin(), chain.end(), format::kContextUser), chain.end());
   if (user.abi != kRegsAbi64 ||
       user.regs.size() != 8 * static_cast<size_t>(std::popcount(attr->sample_regs_user))) {
@@ -238,12 +239,16 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
     }
     const unwind::StackCopy stack{regs.value[regs_->sp], user.stack, !e.is_big()};
     Lookup lookup(*this, fields->head.pid);
-    const unwind::Unwound u = unwind::unwind(*regs_, regs, pc, stack, lookup, config_.max_frames);
+    unwind::Unwound& u = unwound_;
+    unwind::unwind(*regs_, regs, pc, stack, lookup, config_.max_frames, u);
     if (u.stop == unwind::Unwound::Stop::kOutermost) {
       ++report_.complete;
     } else {
       ++(u.frames.size() > 1 ? report_.partial : report_.failed);
-      ++report_.stops[stop_name(u.stop)];
+      const std::string_view why = stop_name(u.stop);
+      auto stop = report_.stops.find(why);
+      if (stop == report_.stops.end()) stop = report_.stops.emplace(why, 0).first;
+      ++stop->second;
       if (u.stop == unwind::Unwound::Stop::kNoCfi) ++report_.lacking_cfi[std::string(u.stopped_in)];
     }
     // A pc in no mapped file is one the maps cannot place: the registers of the image an exec

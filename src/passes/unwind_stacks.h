@@ -23,6 +23,7 @@
 #include "transform/time_order.h"
 #include "unwind/arch.h"
 #include "unwind/cfi_table.h"
+#include "unwind/unwinder.h"
 
 namespace pdfix::passes {
 
@@ -72,6 +73,9 @@ class UnwindStacks : public Repair {
   Common common_;
   UnwindReport report_;
   std::optional<unwind::RegisterSet> regs_;
+  // A sample's callchain and frames, their memory kept from one sample to the next.
+  std::vector<uint64_t> chain_;
+  unwind::Unwound unwound_;
   transform::ProcessTimeline maps_;
   UnwindBinaries binaries_;
   transform::Rebuilt rebuilt_;

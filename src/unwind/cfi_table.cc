@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
@@ -24,6 +25,10 @@ constexpr uint64_t kMaxExpansion = 64;
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
+uint8_t register_byte(uint32_t reg) {
+  return reg < Rule::kNoRegister ? static_cast<uint8_t>(reg) : Rule::kNoRegister;
+}
+
 Rule rule_of(const UnwindLocation& loc, std::vector<llvm::DWARFExpression>& expressions) {
   Rule r;
   switch (loc.getLocation()) {
@@ -42,7 +47,7 @@ Rule rule_of(const UnwindLocation& loc, std::vector<llvm::DWARFExpression>& expr
       break;
     case UnwindLocation::RegPlusOffset:
       r.kind = Rule::kRegPlus;
-      r.reg = static_cast<uint16_t>(loc.getRegister());
+      r.reg = register_byte(loc.getRegister());
       r.offset = loc.getOffset();
       r.deref =
           loc == UnwindLocation::createAtRegisterPlusOffset(loc.getRegister(), loc.getOffset());
@@ -52,7 +57,7 @@ Rule rule_of(const UnwindLocation& loc, std::vector<llvm::DWARFExpression>& expr
       if (!expr) break;
       r.kind = Rule::kExpression;
       r.deref = loc == UnwindLocation::createAtDWARFExpression(*expr);
-      r.expr = static_cast<uint32_t>(expressions.size());
+      r.expr = static_cast<uint16_t>(expressions.size() % Rule::kMaxExpressions);
       expressions.push_back(*expr);
       break;
     }
@@ -69,11 +74,21 @@ uint64_t id_field(bool dwarf64) { return dwarf64 ? 12 : 4; }
 
 }  // namespace
 
-CfiTable::~CfiTable() = default;
+CfiTable::~CfiTable() {
+  cache_->bytes_ -= drop_older_than(UINT64_MAX);
+  std::erase(cache_->tables_, this);
+}
 
 absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::MemoryBuffer> image,
-                                                          const RegisterSet& regs) {
+                                                          const RegisterSet& regs,
+                                                          CfiCache* cache) {
   auto table = std::unique_ptr<CfiTable>(new CfiTable(regs.arch, regs.count, regs.sp));
+  if (cache == nullptr) {
+    table->own_cache_ = std::make_unique<CfiCache>();
+    cache = table->own_cache_.get();
+  }
+  table->cache_ = cache;
+  cache->tables_.push_back(table.get());
   const std::string name = image->getBufferIdentifier().str();
   auto object = llvm::object::ObjectFile::createObjectFile(image->getMemBufferRef());
   if (!object) {
@@ -206,6 +221,9 @@ void CfiTable::index(llvm::StringRef section) {
   std::sort(fdes_.begin(), fdes_.end(), [](const Fde& a, const Fde& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.at < b.at;
   });
+  begins_.reserve(fdes_.size());
+  for (const Fde& f : fdes_) begins_.push_back(f.begin);
+  rows_.resize(fdes_.size());
 }
 
 // The FDE and its CIE copied side by side, the FDE's CIE pointer made to point back at the copy
@@ -225,6 +243,7 @@ std::unique_ptr<CfiTable::Rows> CfiTable::evaluate(const Fde& fde) const {
   } else {
     llvm::support::endian::write32le(copy + id_field(dwarf64), 0);
   }
+  rows->size = sizeof(Rows) + rows->bytes.capacity();
   llvm::DWARFDebugFrame frames(triple_arch(arch_), eh_,
                                eh_ ? section_address_ + fde.at - fde.cie_size : 0);
   if (llvm::Error e = frames.parse(llvm::DWARFDataExtractor(rows->bytes, true, 8))) {
@@ -270,51 +289,80 @@ std::unique_ptr<CfiTable::Rows> CfiTable::evaluate(const Fde& fde) const {
           }
           r.saved_above_sp = llvm::is_contained(seen, r.offset);
         }
-        if (r.kind != Rule::kUnspecified) rows->rules.push_back({static_cast<uint16_t>(reg), r});
+        if (r.kind != Rule::kUnspecified) rows->rules.push_back({static_cast<uint8_t>(reg), r});
       }
     }
     rule_ranges.emplace_back(at, static_cast<uint16_t>(rows->rules.size() - at));
     rows->rows.push_back(row);
   }
-  // The vectors are whole now: the rows may view them.
+  if (rows->expressions.size() > Rule::kMaxExpressions) {
+    rows->rows.clear();
+    return rows;
+  }
+  // Kept for long and many at a time: no slack. The vectors are whole now: the rows may view them.
+  rows->rows.shrink_to_fit();
+  rows->rules.shrink_to_fit();
+  rows->expressions.shrink_to_fit();
   for (size_t i = 0; i < rows->rows.size(); ++i) {
     rows->rows[i].rules =
         std::span(rows->rules).subspan(rule_ranges[i].first, rule_ranges[i].second);
     rows->rows[i].expressions = rows->expressions;
   }
+  rows->size += rows->rows.capacity() * sizeof(CfiRow) + rows->rules.capacity() * sizeof(RegRule) +
+                rows->expressions.capacity() * sizeof(llvm::DWARFExpression);
   return rows;
 }
 
-void CfiTable::evict() {
-  std::vector<uint64_t> used;
-  used.reserve(cache_.size());
-  for (const auto& [i, rows] : cache_) used.push_back(rows->used);
-  auto middle = used.begin() + static_cast<std::ptrdiff_t>(used.size() / 2);
-  std::nth_element(used.begin(), middle, used.end());
-  const uint64_t keep_from = *middle;
-  for (auto it = cache_.begin(); it != cache_.end();) {
-    if (it->second->used < keep_from) {
-      cache_.erase(it++);
-    } else {
-      ++it;
+void CfiCache::reserve(uint64_t bytes) {
+  while (bytes_ + bytes > bound_ && bytes_ > 0) {
+    std::vector<uint64_t> used;
+    for (const CfiTable* t : tables_) {
+      for (const uint32_t i : t->cached_) used.push_back(t->rows_[i]->used);
     }
+    if (used.empty()) {
+      bytes_ = 0;
+      break;
+    }
+    auto middle = used.begin() + static_cast<std::ptrdiff_t>(used.size() / 2);
+    std::nth_element(used.begin(), middle, used.end());
+    // At least the least recently used goes, so that the loop ends.
+    const uint64_t keep_from = std::max(*middle, *std::min_element(used.begin(), middle + 1) + 1);
+    for (CfiTable* t : tables_) bytes_ -= t->drop_older_than(keep_from);
+    ++evictions_;
   }
+  bytes_ += bytes;
+}
+
+uint64_t CfiTable::drop_older_than(uint64_t clock) {
+  uint64_t freed = 0;
+  std::erase_if(cached_, [&](uint32_t i) {
+    if (rows_[i]->used >= clock) return false;
+    freed += rows_[i]->size;
+    rows_[i].reset();
+    return true;
+  });
+  if (last_ != SIZE_MAX && rows_[last_] == nullptr) last_ = SIZE_MAX;
+  return freed;
 }
 
 const CfiRow* CfiTable::find(uint64_t vaddr) {
-  auto it = std::upper_bound(fdes_.begin(), fdes_.end(), vaddr,
-                             [](uint64_t v, const Fde& f) { return v < f.begin; });
-  if (it == fdes_.begin()) return nullptr;
-  --it;
-  if (vaddr >= it->end) return nullptr;
-  const auto index = static_cast<size_t>(it - fdes_.begin());
-  auto cached = cache_.find(index);
-  if (cached == cache_.end()) {
-    if (cache_.size() >= kCachedFdes) evict();
-    cached = cache_.emplace(index, evaluate(*it)).first;
+  size_t index = last_;
+  if (index == SIZE_MAX || vaddr < fdes_[index].begin || vaddr >= fdes_[index].end) {
+    auto it = std::upper_bound(begins_.begin(), begins_.end(), vaddr);
+    if (it == begins_.begin()) return nullptr;
+    index = static_cast<size_t>(it - begins_.begin()) - 1;
+    if (vaddr >= fdes_[index].end) return nullptr;
   }
-  Rows& rows = *cached->second;
-  rows.used = ++clock_;
+  if (rows_[index] == nullptr) {
+    std::unique_ptr<Rows> rows = evaluate(fdes_[index]);
+    cache_->reserve(rows->size);
+    ++cache_->evaluations_;
+    rows_[index] = std::move(rows);
+    cached_.push_back(static_cast<uint32_t>(index));
+  }
+  last_ = index;
+  Rows& rows = *rows_[index];
+  rows.used = ++cache_->clock_;
   auto row = std::upper_bound(rows.rows.begin(), rows.rows.end(), vaddr,
                               [](uint64_t v, const CfiRow& r) { return v < r.begin; });
   if (row == rows.rows.begin()) return nullptr;

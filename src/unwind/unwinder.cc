@@ -171,21 +171,29 @@ class Frame {
 Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy& stack,
                CodeMap& code, size_t max_frames) {
   Unwound out;
+  unwind(set, regs, pc, stack, code, max_frames, out);
+  return out;
+}
+
+void unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy& stack,
+            CodeMap& code, size_t max_frames, Unwound& out) {
+  out.frames.clear();
+  out.stopped_in = {};
   out.frames.push_back(pc);
   bool exact = true;  // the pc is where execution was, not a return address
   while (out.frames.size() < max_frames) {
     if (!regs.known[set.sp]) {
       out.stop = Unwound::Stop::kBadRule;
-      return out;
+      return;
     }
     const uint64_t sp = regs.value[set.sp];
     const uint64_t lookup = exact ? pc : pc - 1;
     const std::optional<Code> where = code.find(lookup);
     if (!where) {
       out.stop = Unwound::Stop::kNoMap;
-      return out;
+      return;
     }
-    const CfiRow* row = where->cfi != nullptr ? where->cfi->find(where->vaddr) : nullptr;
+    const CfiRow* row = where->row;
     Registers next = regs;
     uint64_t next_pc = 0;
     bool signal = false;
@@ -198,7 +206,7 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
       if (!ra || *ra == 0 || !code.find(*ra - 1)) {
         out.stop = Unwound::Stop::kNoCfi;
         out.stopped_in = where->binary;
-        return out;
+        return;
       }
       next.set(set.fp, *saved_fp);
       next.set(set.sp, fp + 16);
@@ -212,7 +220,7 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
       }
       if (!cfa) {
         out.stop = Unwound::Stop::kBadRule;
-        return out;
+        return;
       }
       bool ra_rule = false;
       for (const RegRule& rr : row->rules) {
@@ -222,7 +230,7 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
           case Rule::kUndefined:
             if (rr.reg == set.ra) {
               out.stop = Unwound::Stop::kOutermost;
-              return out;
+              return;
             }
             next.known.reset(rr.reg);
             continue;
@@ -265,11 +273,11 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
       // Without a rule the return address is where it was (an aarch64 leaf keeps it in LR).
       if (!ra_rule && !regs.known[set.ra]) {
         out.stop = Unwound::Stop::kBadRule;
-        return out;
+        return;
       }
       if (!next.known[set.ra]) {
         out.stop = Unwound::Stop::kStackEnd;
-        return out;
+        return;
       }
       next_pc = next.value[set.ra];
       next.set(set.sp, *cfa);
@@ -277,12 +285,12 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
     }
     if (next_pc == 0) {
       out.stop = Unwound::Stop::kOutermost;
-      return out;
+      return;
     }
     const uint64_t next_sp = next.value[set.sp];
     if (next_sp < sp || (next_sp == sp && next_pc == pc)) {
       out.stop = Unwound::Stop::kNoProgress;
-      return out;
+      return;
     }
     exact = signal;
     out.frames.push_back(exact ? next_pc : next_pc - 1);
@@ -290,7 +298,6 @@ Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackC
     regs = next;
   }
   out.stop = Unwound::Stop::kDepth;
-  return out;
 }
 
 }  // namespace pdfix::unwind

@@ -32,11 +32,10 @@ struct StackCopy {
   bool little_endian = true;
 };
 
-// Where a pc's code is: the CFI of its binary and the pc in the binary's link-time addresses.
+// Where a pc's code is: the CFI row that covers it (found once: the unwinder asks nothing else).
 struct Code {
-  CfiTable* cfi = nullptr;  // nullptr: the binary is mapped but its CFI is not to be had
-  uint64_t vaddr = 0;
-  std::string_view binary;  // for the summary
+  const CfiRow* row = nullptr;  // nullptr: no CFI is to be had for the pc
+  std::string_view binary;      // for the summary
 };
 
 class CodeMap {
@@ -65,5 +64,8 @@ struct Unwound {
 
 Unwound unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy& stack,
                CodeMap& code, size_t max_frames);
+// The same into `out`, whose frames' memory a caller reuses sample after sample.
+void unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy& stack,
+            CodeMap& code, size_t max_frames, Unwound& out);
 
 }  // namespace pdfix::unwind

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,8 +29,8 @@ class BuiltCode : public unwind::CodeMap {
  public:
   explicit BuiltCode(unwind::CfiTable& cfi) : cfi_(cfi) {}
   std::optional<unwind::Code> find(uint64_t pc) override {
-    if (pc < 0x100000) return unwind::Code{&cfi_, pc, "built"};
-    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, pc, "caller"};
+    if (pc < 0x100000) return unwind::Code{cfi_.find(pc), "built"};
+    if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, "caller"};
     return std::nullopt;
   }
 
@@ -185,6 +187,85 @@ TEST(UnwindX86, AnEpiloguesPoppedRegistersAreTheCallers) {
   EXPECT_EQ(u.frames[1], at["outer_zone_after"] - 1);
   EXPECT_EQ(u.stop, unwind::Unwound::Stop::kBadRule);
   fs::remove_all(dir);
+}
+
+// The entry points of the functions libc exports: pcs in some two thousand of its FDEs.
+std::vector<uint64_t> libc_functions() {
+  RunResult r = sh("llvm-nm-19 -D --defined-only /usr/lib/x86_64-linux-gnu/libc.so.6");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::set<uint64_t> at;
+  std::istringstream lines(r.out);
+  for (std::string addr, kind, name; lines >> addr >> kind >> name;) {
+    if (kind == "T" || kind == "i" || kind == "W") at.insert(std::stoull(addr, nullptr, 16));
+  }
+  return {at.begin(), at.end()};
+}
+
+std::unique_ptr<unwind::CfiTable> libc_cfi(unwind::CfiCache& cache) {
+  auto set = unwind::register_set("x86_64");
+  auto buffer = llvm::MemoryBuffer::getFile("/usr/lib/x86_64-linux-gnu/libc.so.6");
+  if (!set || !buffer) return nullptr;
+  auto cfi = unwind::CfiTable::build(std::move(*buffer), *set, &cache);
+  return cfi.ok() ? *std::move(cfi) : nullptr;
+}
+
+// What a row says, to compare rows of two tables.
+std::string describe(const unwind::CfiRow* row) {
+  if (row == nullptr) return "none";
+  std::ostringstream out;
+  out << row->begin << "-" << row->end << " cfa " << int{row->cfa.kind} << " " << int{row->cfa.reg}
+      << "+" << row->cfa.offset;
+  for (const unwind::RegRule& r : row->rules) {
+    out << " r" << int{r.reg} << ":" << int{r.rule.kind} << "/" << r.rule.offset;
+  }
+  return out.str();
+}
+
+// A system-wide recording's samples fall in thousands of FDEs, again and again: each is evaluated
+// once while the cache holds them (a cache of 256 FDEs a table evaluated them 17 times over).
+TEST(CfiCache, EachFdeIsEvaluatedOnceWhileItsRowsFit) {
+  unwind::CfiCache cache;
+  auto cfi = libc_cfi(cache);
+  ASSERT_NE(cfi, nullptr);
+  const std::vector<uint64_t> pcs = libc_functions();
+  size_t found = 0;
+  for (const uint64_t pc : pcs) found += cfi->find(pc) != nullptr;
+  const uint64_t first = cache.evaluations();
+  std::cout << "  " << found << " of " << pcs.size() << " libc functions have a row; " << first
+            << " FDEs evaluated, " << cache.bytes() << " bytes kept\n";
+  ASSERT_GT(first, 1000U);
+  for (int round = 0; round < 3; ++round) {
+    for (const uint64_t pc : pcs) cfi->find(pc);
+  }
+  EXPECT_EQ(cache.evaluations(), first);
+  EXPECT_EQ(cache.evictions(), 0U);
+  EXPECT_EQ(cfi->cached_fdes(), first);
+}
+
+// Past its bound the cache drops what was used least recently, of every table: the bytes stay
+// within it, and the rows found are the same as with all of them kept.
+TEST(CfiCache, ABoundedCacheDropsRowsAndFindsTheSame) {
+  constexpr uint64_t kBound = 64 << 10;
+  unwind::CfiCache small(kBound), large;
+  auto a = libc_cfi(small), b = libc_cfi(small), whole = libc_cfi(large);
+  ASSERT_TRUE(a && b && whole);
+  const std::vector<uint64_t> pcs = libc_functions();
+  size_t differ = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < pcs.size(); ++i) {
+      unwind::CfiTable& t = i % 2 == 0 ? *a : *b;
+      const std::string expected = describe(whole->find(pcs[i]));
+      differ += describe(t.find(pcs[i])) != expected;
+      EXPECT_LE(small.bytes(), kBound);
+    }
+  }
+  EXPECT_EQ(differ, 0U);
+  EXPECT_GT(small.evictions(), 0U);
+  EXPECT_GT(small.evaluations(), large.evaluations());
+  b.reset();  // a table's rows leave the cache with it
+  EXPECT_LE(small.bytes(), kBound);
+  a.reset();
+  EXPECT_EQ(small.bytes(), 0U);
 }
 
 }  // namespace
