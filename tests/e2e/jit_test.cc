@@ -22,9 +22,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The workloads spin for CPU time, not wall time: perf samples CPU time, so fib gets as many
+// samples on a slow or busy machine as on a fast, idle one (4 x 120 ms at perf's 4000 Hz: about
+// 1,900). The sort (a builtin calling a JS comparator), node's start-up and its GC take a share of
+// the rest that does depend on the machine.
 constexpr const char* kNodeWork = R"(
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
-function spin(ms) { const end = Date.now() + ms; let s = 0; while (Date.now() < end) s += fib(20); return s; }
+function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+function spin(ms) { const end = cpuMs() + ms; let s = 0; while (cpuMs() < end) s += fib(20); return s; }
 function sortMany() { const a = []; for (let i = 0; i < 200000; i++) a.push((i * 7919) % 100003); a.sort((x, y) => x - y); return a[5]; }
 let t = 0; for (let i = 0; i < 4; i++) { t += spin(120); t += sortMany(); }
 console.log(t > 0);
@@ -34,8 +39,9 @@ constexpr const char* kJavaWork = R"(
 public class Work {
   static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
   static long spin(long ms) {
-    long end = System.currentTimeMillis() + ms, s = 0;
-    while (System.currentTimeMillis() < end) s += fib(22);
+    java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+    long end = cpu.getCurrentThreadCpuTime() + ms * 1000000, s = 0;
+    while (cpu.getCurrentThreadCpuTime() < end) s += fib(22);
     return s;
   }
   public static void main(String[] a) {
@@ -61,6 +67,10 @@ std::vector<std::string> sample_symbols(const std::string& env, const std::strin
   }
   return out;
 }
+
+// Samples in the JIT-compiled fib that a workload spinning for 480 ms of CPU time must give: at
+// perf's 4000 Hz about 1,900, whatever the machine's speed or load.
+constexpr size_t kJitSamples = 500;
 
 class JitTest : public ::testing::Test {
  protected:
@@ -104,28 +114,33 @@ class JitTest : public ::testing::Test {
     return sample_symbols(env(), "--buildid-dir " + quote(dir_ + "/elsewhere/un/.debug"),
                           dir_ + "/elsewhere/un/perf.data");
   }
-  // `ours` names what `theirs` names for >= 99% of samples, and the JIT functions are among them.
+  // `ours` names what `theirs` names for >= 99% of samples and for every sample `theirs` names in
+  // `jit_function`, and there are enough of those to mean something. Counts, not shares of all
+  // samples: what else a runtime does (start-up, compiler threads, GC) varies with the machine.
   void expect_same_names(const std::vector<std::string>& theirs,
                          const std::vector<std::string>& ours, const std::string& jit_function) {
     ASSERT_EQ(theirs.size(), ours.size());
-    ASSERT_GT(theirs.size(), 100u);
     size_t same = 0;
     size_t jitted = 0;
-    size_t unknown_before = 0;
+    size_t jitted_same = 0;
+    std::string differs;
     for (size_t i = 0; i < theirs.size(); ++i) {
       if (theirs[i] == ours[i]) ++same;
-      if (ours[i].find(jit_function) != std::string::npos) ++jitted;
-      if (theirs[i] == "[unknown]") ++unknown_before;
+      if (theirs[i].find(jit_function) == std::string::npos) continue;
+      ++jitted;
+      if (theirs[i] == ours[i]) {
+        ++jitted_same;
+      } else if (differs.empty()) {
+        differs = absl::StrCat("sample ", i, ": perf's '", theirs[i], "', pdfix's '", ours[i], "'");
+      }
     }
-    std::cout << "  " << same << " of " << theirs.size() << " samples named alike, " << jitted
-              << " in " << jit_function << "\n";
+    std::cout << "  " << same << " of " << theirs.size() << " samples named alike, " << jitted_same
+              << " of " << jitted << " in " << jit_function << "\n";
+    EXPECT_GE(jitted, kJitSamples) << "the workload spins for CPU time: this many are expected";
+    EXPECT_EQ(jitted_same, jitted) << differs << "\n" << fix_summary_;
     EXPECT_GE(same * 100, theirs.size() * 99)
         << same << " of " << theirs.size() << " samples named alike\n"
         << fix_summary_;
-    // Most samples are in the JIT code, and named.
-    EXPECT_GE(jitted * 2, theirs.size())
-        << jitted << " of " << theirs.size() << " in " << jit_function;
-    EXPECT_LT(unknown_before * 10, theirs.size());
     // A second reader takes the output: every sample, and maps.
     const auto hotspot = hotspot_stats(dir_ + "/out.data");
     ASSERT_FALSE(hotspot.empty()) << "hotspot-perfparser reads nothing of the output";
@@ -325,7 +340,8 @@ TEST_F(JitTest, NodeDwarfStacksUnwindThroughJitFrames) {
   write("work.js", R"(
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 function outer(k) { let s = 0; for (let i = 0; i < k; i++) s += fib(18); return s; }
-function spin(ms) { const end = Date.now() + ms; let s = 0; while (Date.now() < end) s += outer(3); return s; }
+function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+function spin(ms) { const end = cpuMs() + ms; let s = 0; while (cpuMs() < end) s += outer(3); return s; }
 let t = 0; for (let i = 0; i < 4; i++) t += spin(150);
 console.log(t > 0);
 )");

@@ -33,7 +33,8 @@ class PodmanTest : public PodmanFixture {
   }
 
   // PREFIX/bin/work, which spins in spin_vN and calls work_vN in PREFIX/lib/libwork.so, for four
-  // seconds: each variant has its own ids and function names.
+  // seconds of CPU time (as many samples on a busy machine as on an idle one): each variant has
+  // its own ids and function names.
   void build_work(const std::string& root, const std::string& variant) {
     const std::string lib = root + prefix_ + "/lib";
     const std::string bin = root + prefix_ + "/bin";
@@ -48,7 +49,7 @@ class PodmanTest : public PodmanFixture {
         << "__attribute__((noinline)) unsigned long spin_v" << variant
         << "(unsigned long n) { volatile unsigned long s = 0; for (unsigned long i = 0; i < n; "
            "i++) s += i; return s; }\n"
-        << "int main(void) { unsigned long s = 0; time_t end = time(0) + 4; while (time(0) < end) "
+        << "int main(void) { unsigned long s = 0; while (clock() < 4 * CLOCKS_PER_SEC) "
            "s += spin_v"
         << variant << "(2000000) + work_v" << variant << "(2000000); return s == 42; }\n";
     RunResult r = sh("gcc -O1 -fPIC -shared -Wl,--build-id=sha1 -Wl,-soname,libwork.so -o " +
