@@ -44,6 +44,22 @@ TEST(ProcessTimeline, AForkCopiesTheParentsMapsAndAThreadSharesThem) {
   EXPECT_EQ(file_at(t, kUser, 2, 0x1000), -1);
 }
 
+// A fork shares the parent's maps until either maps something: a compile loop's children exec
+// before they do. Thousands of them, each keeping what it was given, whatever the other does.
+TEST(ProcessTimeline, ForkedMapsAreSharedUntilOneSideMapsAnew) {
+  ProcessTimeline t;
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7});
+  for (uint32_t child = 2; child < 3000; ++child) t.fork(child, 1);
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 8});
+  t.map(kUser, 2999, {.start = 0x1800, .end = 0x2000, .file = 9});
+  t.exec(2998);
+  for (uint32_t child = 2; child < 2998; ++child) ASSERT_EQ(file_at(t, kUser, child, 0x1000), 7);
+  EXPECT_EQ(file_at(t, kUser, 1, 0x1000), 8);
+  EXPECT_EQ(file_at(t, kUser, 2999, 0x1000), 7);
+  EXPECT_EQ(file_at(t, kUser, 2999, 0x1800), 9);
+  EXPECT_EQ(file_at(t, kUser, 2998, 0x1000), -1);
+}
+
 TEST(ProcessTimeline, AnExecClearsTheProcesssMaps) {
   ProcessTimeline t;
   t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7});

@@ -114,14 +114,12 @@ void callchain_entries(std::span<const uint8_t> record, const Endian& e, const S
 namespace {
 
 // The head, `chain`, the bytes in [kept_from, kept_to) and the bytes from `tail_from` on, under a
-// header of the new size.
-absl::StatusOr<std::vector<uint8_t>> rebuilt_with_chain(std::span<const uint8_t> record,
-                                                        const Endian& e, uint64_t head_end,
-                                                        std::span<const uint64_t> chain,
-                                                        uint64_t kept_from, uint64_t kept_to,
-                                                        uint64_t tail_from, uint64_t file_offset) {
-  // One allocation, of the size the record will have.
-  std::vector<uint8_t> bytes;
+// header of the new size, into `bytes`.
+absl::Status rebuild_with_chain(std::span<const uint8_t> record, const Endian& e, uint64_t head_end,
+                                std::span<const uint64_t> chain, uint64_t kept_from,
+                                uint64_t kept_to, uint64_t tail_from, uint64_t file_offset,
+                                std::vector<uint8_t>& bytes) {
+  // One allocation at most, of the size the record will have.
   bytes.reserve(head_end + 8 * (chain.size() + 1) + (kept_to - kept_from) +
                 (record.size() - tail_from));
   bytes.assign(record.begin(), record.begin() + static_cast<ptrdiff_t>(head_end));
@@ -139,7 +137,32 @@ absl::StatusOr<std::vector<uint8_t>> rebuilt_with_chain(std::span<const uint8_t>
   }
   const RecordHeader h = read_record_header(e, record.data());
   write_record_header(e, bytes.data(), {h.type, h.misc, static_cast<uint16_t>(bytes.size())});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint8_t>> rebuilt_with_chain(std::span<const uint8_t> record,
+                                                        const Endian& e, uint64_t head_end,
+                                                        std::span<const uint64_t> chain,
+                                                        uint64_t kept_from, uint64_t kept_to,
+                                                        uint64_t tail_from, uint64_t file_offset) {
+  std::vector<uint8_t> bytes;
+  if (auto s = rebuild_with_chain(record, e, head_end, chain, kept_from, kept_to, tail_from,
+                                  file_offset, bytes);
+      !s.ok()) {
+    return s;
+  }
   return bytes;
+}
+
+// Where with_user_callchain cuts: the head, the callchain, what lies between the callchain and
+// the user registers (RAW, BRANCH_STACK), and everything after the user stack.
+struct UserCut {
+  uint64_t chain_end;
+  uint64_t regs_at;
+};
+UserCut user_cut(const SampleFields& f) {
+  const uint64_t chain_end = f.callchain ? f.callchain->end : f.head_end;
+  return {chain_end, f.regs_user ? f.regs_user->at : (f.stack_user ? f.stack_user->at : chain_end)};
 }
 
 }  // namespace
@@ -157,13 +180,17 @@ absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t
                                                          const Endian& e, const SampleFields& f,
                                                          std::span<const uint64_t> chain,
                                                          uint64_t file_offset) {
-  // The head, the callchain, what lies between the callchain and the user registers (RAW,
-  // BRANCH_STACK), and everything after the user stack.
-  const uint64_t chain_end = f.callchain ? f.callchain->end : f.head_end;
-  const uint64_t regs_at =
-      f.regs_user ? f.regs_user->at : (f.stack_user ? f.stack_user->at : chain_end);
-  return rebuilt_with_chain(record, e, f.head_end, chain, chain_end, regs_at, f.stack_user_end,
-                            file_offset);
+  const UserCut cut = user_cut(f);
+  return rebuilt_with_chain(record, e, f.head_end, chain, cut.chain_end, cut.regs_at,
+                            f.stack_user_end, file_offset);
+}
+
+absl::Status with_user_callchain(std::span<const uint8_t> record, const Endian& e,
+                                 const SampleFields& f, std::span<const uint64_t> chain,
+                                 uint64_t file_offset, std::vector<uint8_t>& out) {
+  const UserCut cut = user_cut(f);
+  return rebuild_with_chain(record, e, f.head_end, chain, cut.chain_end, cut.regs_at,
+                            f.stack_user_end, file_offset, out);
 }
 
 }  // namespace pdfix::format

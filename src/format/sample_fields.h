@@ -62,5 +62,9 @@ absl::StatusOr<std::vector<uint8_t>> with_user_callchain(std::span<const uint8_t
                                                          const Endian& e, const SampleFields& f,
                                                          std::span<const uint64_t> chain,
                                                          uint64_t file_offset);
+// The same into `out`, whose memory a caller reuses sample after sample.
+absl::Status with_user_callchain(std::span<const uint8_t> record, const Endian& e,
+                                 const SampleFields& f, std::span<const uint64_t> chain,
+                                 uint64_t file_offset, std::vector<uint8_t>& out);
 
 }  // namespace pdfix::format

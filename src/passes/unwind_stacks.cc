@@ -133,8 +133,8 @@ absl::Status UnwindStacks::rewrite(const transform::RecordRef& r, const transfor
   }
   const uint64_t seq = next_seq_++;
   if (held_.empty()) held_first_ = seq;
-  const bool full =
-      held_.hold({transform::OwnedRecord(r), std::move(anew), !event}, r.bytes.size());
+  const bool full = held_.hold({transform::OwnedRecord(r, spare_bytes()), std::move(anew), !event},
+                               r.bytes.size());
   if (event) order_.add(transform::record_time(r, s), seq);
   if (transform::ends_round(type)) {
     order_.round();
@@ -161,8 +161,10 @@ absl::Status UnwindStacks::emit_ready(const transform::Session& s, transform::Re
     ++held_first_;
     const transform::RecordRef r = h.record.view();
     const absl::Status st =
-        h.anew ? out.emit(rebuilt_.inserted(*std::move(h.anew), r, s.endian())) : out.emit(r);
+        out.emit(h.anew ? transform::Rebuilt::placed(*h.anew, r, s.endian()) : r);
     if (!st.ok()) return st;
+    if (h.anew) give_back(*std::move(h.anew));
+    give_back(std::move(h.record).storage());
   }
   return absl::OkStatus();
 }
@@ -188,9 +190,14 @@ absl::Status UnwindStacks::apply(Held& h, const transform::Session& s) {
       return absl::OkStatus();
     }
     case format::kSample: {
-      auto anew = sample(r, s);
-      if (!anew.ok()) return anew.status();
-      h.anew = *std::move(anew);
+      std::vector<uint8_t> bytes = spare_bytes();
+      auto unwound = sample(r, s, bytes);
+      if (!unwound.ok()) return unwound.status();
+      if (*unwound) {
+        h.anew = std::move(bytes);
+      } else {
+        give_back(std::move(bytes));
+      }
       return absl::OkStatus();
     }
     default:
@@ -198,10 +205,21 @@ absl::Status UnwindStacks::apply(Held& h, const transform::Session& s) {
   }
 }
 
-absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
-    const transform::RecordRef& r, const transform::Session& s) {
+std::vector<uint8_t> UnwindStacks::spare_bytes() {
+  if (spare_.empty()) return {};
+  std::vector<uint8_t> bytes = std::move(spare_.back());
+  spare_.pop_back();
+  return bytes;
+}
+
+void UnwindStacks::give_back(std::vector<uint8_t> bytes) {
+  if (bytes.capacity() > 0) spare_.push_back(std::move(bytes));
+}
+
+absl::StatusOr<bool> UnwindStacks::sample(const transform::RecordRef& r,
+                                          const transform::Session& s, std::vector<uint8_t>& anew) {
   const format::EventAttr* attr = s.attr_for(r);
-  if (attr == nullptr || !unwinds(*attr)) return std::nullopt;
+  if (attr == nullptr || !unwinds(*attr)) return false;
   const format::Endian& e = s.endian();
   if (!regs_) {
     regs_ = unwind::register_set(s.arch());
@@ -259,7 +277,10 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> UnwindStacks::sample(
     }
   }
 
-  return format::with_user_callchain(r.bytes, e, *fields, chain, r.offset);
+  if (auto st = format::with_user_callchain(r.bytes, e, *fields, chain, r.offset, anew); !st.ok()) {
+    return st;
+  }
+  return true;
 }
 
 absl::Status UnwindStacks::finish(const transform::Session& s, transform::RecordSink& /*out*/,

@@ -66,8 +66,13 @@ class UnwindStacks : public Repair {
   absl::Status emit_ready(const transform::Session& s, transform::RecordSink& out);
   void map(const transform::RecordRef& r, const transform::Session& s);
   // The sample's bytes with its user stack unwound; nullopt when it is to stay as it is.
-  absl::StatusOr<std::optional<std::vector<uint8_t>>> sample(const transform::RecordRef& r,
-                                                             const transform::Session& s);
+  // The sample with its user stack unwound into its callchain, into `anew`; false when it is not
+  // one to unwind (and `anew` is left alone).
+  absl::StatusOr<bool> sample(const transform::RecordRef& r, const transform::Session& s,
+                              std::vector<uint8_t>& anew);
+  // Memory for a record's bytes: one that an emitted record gave back, else new.
+  std::vector<uint8_t> spare_bytes();
+  void give_back(std::vector<uint8_t> bytes);
 
   UnwindConfig config_;
   Common common_;
@@ -76,6 +81,9 @@ class UnwindStacks : public Repair {
   // A sample's callchain and frames, their memory kept from one sample to the next.
   std::vector<uint64_t> chain_;
   unwind::Unwound unwound_;
+  // The memory of held copies and rebuilt samples once emitted: the next ones reuse it, so that a
+  // sample costs no allocation once a round's worth is there (bounded as what is held is).
+  std::vector<std::vector<uint8_t>> spare_;
   transform::ProcessTimeline maps_;
   UnwindBinaries binaries_;
   transform::Rebuilt rebuilt_;

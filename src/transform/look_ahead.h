@@ -12,8 +12,9 @@
 //   early flush is counted, and the pass's summary says how many there were.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,13 +42,68 @@ class HeldBytes {
   uint64_t early_flushes_ = 0;
 };
 
+// A queue in one array used as a ring: once the array has grown to what a pass holds at once, a
+// held record costs no allocation of its own (a std::deque allocates a node for each record of
+// this size).
+template <typename V>
+class Ring {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  V& operator[](size_t i) { return *slots_[(head_ + i) & (slots_.size() - 1)]; }
+  V& front() { return (*this)[0]; }
+  void push_back(V v) {
+    if (size_ == slots_.size()) grow();
+    slots_[(head_ + size_) & (slots_.size() - 1)].emplace(std::move(v));
+    ++size_;
+  }
+  V pop_front() {
+    std::optional<V> slot;
+    slot.swap(slots_[head_]);
+    V v = *std::move(slot);
+    head_ = (head_ + 1) & (slots_.size() - 1);
+    --size_;
+    return v;
+  }
+  // Keeps, in order, the items `keep` returns true for.
+  template <typename F>
+  void keep_if(F keep) {
+    size_t kept = 0;
+    for (size_t i = 0; i < size_; ++i) {
+      std::optional<V>& slot = slots_[(head_ + i) & (slots_.size() - 1)];
+      if (!keep(*slot)) {
+        slot.reset();
+        continue;
+      }
+      if (kept != i) slots_[(head_ + kept) & (slots_.size() - 1)].swap(slot);
+      ++kept;
+    }
+    size_ = kept;
+  }
+  void clear() {
+    for (size_t i = 0; i < size_; ++i) slots_[(head_ + i) & (slots_.size() - 1)].reset();
+    head_ = size_ = 0;
+  }
+
+ private:
+  void grow() {
+    std::vector<std::optional<V>> bigger(std::max<size_t>(16, 2 * slots_.size()));
+    for (size_t i = 0; i < size_; ++i) bigger[i].emplace(std::move((*this)[i]));
+    slots_.swap(bigger);
+    head_ = 0;
+  }
+
+  std::vector<std::optional<V>> slots_;  // a power of two of them
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
 template <typename T>
 class LookAhead {
   struct Held {
     T item;
     uint64_t bytes = 0;
   };
-  using Items = std::deque<Held>;
 
  public:
   explicit LookAhead(uint64_t bound = kLookAheadBytes) : bytes_(bound) {}
@@ -65,38 +121,34 @@ class LookAhead {
   size_t size() const { return held_.size(); }
   uint64_t bytes() const { return bytes_.bytes(); }
   uint64_t early_flushes() const { return bytes_.early_flushes(); }
+  // Valid until the next hold().
   T& operator[](size_t i) { return held_[i].item; }
   T& front() { return held_.front().item; }
 
   T take_front() {
-    Held h = std::move(held_.front());
-    held_.pop_front();
+    Held h = held_.pop_front();
     bytes_.remove(h.bytes);
     return std::move(h.item);
   }
   std::vector<T> take_all() {
     std::vector<T> out;
     out.reserve(held_.size());
-    for (Held& h : held_) out.push_back(std::move(h.item));
-    held_.clear();
+    while (!held_.empty()) out.push_back(held_.pop_front().item);
     bytes_.clear();
     return out;
   }
   // Visits the held items in order, letting go of those `keep` returns false for.
   template <typename F>
   void filter(F keep) {
-    for (auto it = held_.begin(); it != held_.end();) {
-      if (keep(it->item)) {
-        ++it;
-      } else {
-        bytes_.remove(it->bytes);
-        it = held_.erase(it);
-      }
-    }
+    held_.keep_if([&](Held& h) {
+      if (keep(h.item)) return true;
+      bytes_.remove(h.bytes);
+      return false;
+    });
   }
 
  private:
-  Items held_;
+  Ring<Held> held_;
   HeldBytes bytes_;
 };
 

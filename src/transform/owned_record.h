@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "transform/record.h"
@@ -12,7 +13,11 @@ namespace pdfix::transform {
 
 class OwnedRecord {
  public:
-  explicit OwnedRecord(const RecordRef& r) : bytes_(r.bytes.begin(), r.bytes.end()), ref_(r) {
+  explicit OwnedRecord(const RecordRef& r) : OwnedRecord(r, {}) {}
+  // The copy made in `storage`, whose memory a pass reuses record after record (see storage()).
+  OwnedRecord(const RecordRef& r, std::vector<uint8_t> storage)
+      : bytes_(std::move(storage)), ref_(r) {
+    bytes_.assign(r.bytes.begin(), r.bytes.end());
     if (r.map != nullptr) {
       map_ = *r.map;
       const auto at = static_cast<size_t>(r.map->fields.filename.data() -
@@ -34,6 +39,8 @@ class OwnedRecord {
     return v;
   }
   const Map* map() const { return map_ ? &*map_ : nullptr; }
+  // The copy's memory, for the next record; this object is done with.
+  std::vector<uint8_t> storage() && { return std::move(bytes_); }
   // For a pass that patches a map's length in place.
   void set_len(uint64_t len, const format::Endian& e) {
     e.put_u64(bytes_.data() + format::MmapRecord::kLenOffset, len);

@@ -44,7 +44,17 @@ void ProcessTimeline::map(uint16_t misc, uint32_t pid, const Map& m,
     return;
   }
   if (format::is_guest_mode(misc) || m.end <= m.start) return;
-  insert(processes_[pid], m);
+  insert(own_maps(pid), m);
+}
+
+ProcessTimeline::Maps& ProcessTimeline::own_maps(uint32_t pid) {
+  std::shared_ptr<Maps>& maps = processes_[pid];
+  if (maps == nullptr) {
+    maps = std::make_shared<Maps>();
+  } else if (maps.use_count() > 1) {
+    maps = std::make_shared<Maps>(*maps);
+  }
+  return *maps;
 }
 
 void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
@@ -54,8 +64,8 @@ void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
     processes_.erase(pid);
     return;
   }
-  Maps copy = parent->second;
-  processes_[pid] = std::move(copy);
+  std::shared_ptr<Maps> shared = parent->second;  // before processes_ may grow
+  processes_[pid] = std::move(shared);
 }
 
 void ProcessTimeline::exec(uint32_t pid) { processes_.erase(pid); }
@@ -80,7 +90,7 @@ const ProcessTimeline::Map* ProcessTimeline::find(uint16_t cpumode, uint32_t pid
   }
   if (mode != format::kCpuModeUser) return nullptr;
   if (auto p = processes_.find(pid); p != processes_.end()) {
-    if (const Map* m = find_in(p->second, addr)) return m;
+    if (const Map* m = find_in(*p->second, addr)) return m;
   }
   if (!kernel_address(addr)) return nullptr;
   auto k = kernels_.find(format::kHostMachine);

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -56,9 +57,13 @@ class ProcessTimeline {
   static const Map* find_in(const Maps& maps, uint64_t addr);
   bool kernel_address(uint64_t addr) const;
 
-  absl::flat_hash_map<uint32_t, Maps> processes_;  // host user maps, by pid
-  absl::flat_hash_map<uint64_t, Maps> kernels_;    // by machine (format/machine.h)
-  uint64_t kernel_start_ = 0;                      // the host kernel image's, once mapped
+  // A process's maps, copied only when it maps something while another process shares them: a
+  // fork shares its parent's, and most children exec (which drops them) before they map anything.
+  Maps& own_maps(uint32_t pid);
+
+  absl::flat_hash_map<uint32_t, std::shared_ptr<Maps>> processes_;  // host user maps, by pid
+  absl::flat_hash_map<uint64_t, Maps> kernels_;                     // by machine (format/machine.h)
+  uint64_t kernel_start_ = 0;  // the host kernel image's, once mapped
 };
 
 }  // namespace pdfix::transform

@@ -84,9 +84,14 @@ RecordRef Rebuilt::new_map(const format::MmapRecord& fields, const format::Build
 RecordRef Rebuilt::inserted(std::vector<uint8_t> bytes, const RecordRef& at,
                             const format::Endian& e) {
   bytes_ = std::move(bytes);
+  return placed(bytes_, at, e);
+}
+
+RecordRef Rebuilt::placed(std::span<const uint8_t> bytes, const RecordRef& at,
+                          const format::Endian& e) {
   RecordRef r;
-  r.bytes = bytes_;
-  r.header = format::read_record_header(e, bytes_.data());
+  r.bytes = bytes;
+  r.header = format::read_record_header(e, bytes.data());
   r.offset = at.offset;
   r.inner = at.inner;
   r.part = at.part;

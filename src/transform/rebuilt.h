@@ -27,6 +27,9 @@ class Rebuilt {
                     std::span<const uint8_t> trailer, const RecordRef& at, const Session& s);
   // `bytes` (a whole record of a type that is no map) placed where `at` is.
   RecordRef inserted(std::vector<uint8_t> bytes, const RecordRef& at, const format::Endian& e);
+  // The same over bytes the caller keeps until the sink it hands the record to returns.
+  static RecordRef placed(std::span<const uint8_t> bytes, const RecordRef& at,
+                          const format::Endian& e);
 
  private:
   std::vector<uint8_t> bytes_;
