@@ -11,7 +11,7 @@ mapfile -t units < <(printf '%s\n' "${files[@]}" | grep -E '^src/.*\.cc$')
 printf '%s\n' "${units[@]}" |
   xargs -P "$(nproc)" -n 4 clang-tidy-19 -p build --quiet --warnings-as-errors='*' 2>/dev/null
 echo "== layers and file sizes" >&2
-# DESIGN.md's layers, lowest first: a folder of src/ includes only its own and those below it.
+# docs/design.md's layers, lowest first: a folder of src/ includes only its own and those below it.
 # And no source file is over 500 lines.
 python3 - "${files[@]}" <<'PY'
 import re, sys

@@ -18,6 +18,11 @@ export PDFIX_REQUIRE_PERF=${PDFIX_REQUIRE_PERF:-1}
 phase "tests"
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
 
+# Before anything runs beside it: each verb against its floor (cp, the header walk, perf script,
+# perf archive) on recordings of >= 50 MB, kept in /var/tmp/pdfix-bench between runs.
+phase "benchmark gate, short form (bench/gate.sh --short)"
+bash bench/gate.sh --short
+
 # The mutants rebuild and test one at a time, mostly on one core: the sanitizer build (ASan+UBSan,
 # Debug, clang-19) takes the other, at the lowest priority so that it never holds a mutant up.
 phase "mutation check (scripts/mutants.list): every mutant of a trust rule must be killed;" \
