@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config ccache
   llvm-19-dev libzstd-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblzma-dev zlib1g-dev libdebuginfod-dev libcli11-dev libarchive-dev
   linux-perf debuginfod hotspot xfsprogs zstd xz-utils gzip python3 hyperfine time

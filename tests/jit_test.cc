@@ -224,6 +224,35 @@ TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
   EXPECT_EQ(line_at(image->offsets[2]), llvm::DILineInfo().FileName + ":0");
 }
 
+// An empty name ends a DWARF 4 line table's list of files, and V8 gives one now and then: written
+// as it is, every file after it (fib's, in a node recording) had no lines.
+TEST(JitElf, AFileTheDumpLeftUnnamedLosesNoOtherFilesLines) {
+  DumpWriter w(false);
+  w.debug_info(2000, 0x7000, {{5, ""}})
+      .load(3000, 0x7000, 1, "JS:a", kCodeA)
+      .debug_info(3500, 0x7200, {{20, "b.js"}})
+      .load(3600, 0x7200, 2, "JS:b", kCodeB);
+  auto image = image_of(w);
+  ASSERT_TRUE(image.ok()) << image.status();
+  auto obj = object_of(image->elf.bytes);
+  ASSERT_TRUE(static_cast<bool>(obj));
+  std::string warnings;
+  auto dwarf = llvm::DWARFContext::create(
+      **obj, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr, "",
+      [&](llvm::Error e) { warnings += llvm::toString(std::move(e)); },
+      [&](llvm::Error e) { warnings += llvm::toString(std::move(e)); });
+  auto line_at = [&](uint64_t address) {
+    const llvm::DILineInfo info =
+        dwarf->getLineInfoForAddress({address, llvm::object::SectionedAddress::UndefSection},
+                                     {llvm::DILineInfoSpecifier::FileLineInfoKind::RawValue,
+                                      llvm::DILineInfoSpecifier::FunctionNameKind::None});
+    return absl::StrCat(info.FileName, ":", info.Line);
+  };
+  EXPECT_EQ(line_at(image->offsets[1]), "b.js:20");
+  EXPECT_EQ(line_at(image->offsets[0]), "<unnamed>:5");
+  EXPECT_EQ(warnings, "");
+}
+
 TEST(JitElf, TheSameDumpGivesTheSameIdAnotherDumpAnother) {
   // Two dumps written apart with the same contents, each parsed on its own.
   const DumpWriter w = every_record(false);

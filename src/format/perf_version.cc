@@ -128,7 +128,7 @@ absl::StatusOr<ReaderProfile> reader_profile(std::string_view text) {
   }
   ReaderProfile r;
   r.version = v;
-  r.attr_size = at(kAttrSizes, v, 72);
+  r.attr_size = attr_size_read_by(v);
   r.kernel_types_end = at(kKernelTypesEnd, v, kAux);
   r.user_types_end = at(kUserTypesEnd, v, kIdIndex);
   r.features_end = static_cast<int>(at(kFeaturesEnd, v, 18));
@@ -139,5 +139,7 @@ absl::StatusOr<ReaderProfile> reader_profile(std::string_view text) {
   r.build_id_mmap2 = v >= PerfVersion{5, 12};
   return r;
 }
+
+uint32_t attr_size_read_by(PerfVersion v) { return at(kAttrSizes, v, 72); }
 
 }  // namespace pdfix::format

@@ -37,4 +37,7 @@ struct ReaderProfile {
 // "6.1", "5.10.0-21-amd64" (a kernel release string), "4.19", or "oldest": the widest audience.
 absl::StatusOr<ReaderProfile> reader_profile(std::string_view version);
 
+// The largest perf_event_attr perf `v` reads: it refuses a file with a larger one.
+uint32_t attr_size_read_by(PerfVersion v);
+
 }  // namespace pdfix::format

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "format/feature.h"
 #include "format/map_kind.h"
+#include "format/perf_version.h"
 #include "format/record_type.h"
 #include "inspect/dso_hits.h"
 #include "resolve/resolver.h"
@@ -22,8 +23,8 @@ namespace {
 using format::BuildIdEntry;
 using Severity = Finding::Severity;
 
-// The largest perf_event_attr perf 6.1 reads (PERF_ATTR_SIZE_VER7); it refuses larger ones.
-constexpr uint32_t kPerf61AttrSize = 128;
+// The largest perf_event_attr the machine's perf (6.1) reads; it refuses larger ones.
+uint32_t perf61_attr_size() { return format::attr_size_read_by({6, 1}); }
 
 bool known_to_perf_6_1(uint32_t type) {
   return (type >= format::kMmap && type <= format::kAuxOutputHwId) ||
@@ -317,7 +318,7 @@ class Checker : public transform::DryRunObserver {
   }
 
   void attr_size(uint32_t size, uint64_t offset, uint32_t part = 0) {
-    if (size <= kPerf61AttrSize) return;
+    if (size <= perf61_attr_size()) return;
     note_once(absl::StrCat("attr ", size), part,
               {Severity::kNote, offset, "attr",
                absl::StrCat("a perf_event_attr of ", size,

@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "format/feature.h"
+#include "format/perf_version.h"
 #include "format/record_type.h"
 #include "format/records.h"
 #include "format/utf8.h"
@@ -17,7 +18,8 @@ namespace {
 
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
-constexpr uint32_t kPerf61AttrSize = 128;
+// The largest perf_event_attr the machine's perf (6.1) reads; it refuses larger ones.
+uint32_t perf61_attr_size() { return format::attr_size_read_by({6, 1}); }
 
 // An attr's stored size, and the bytes past perf 6.1's 128 (config3, config4, ...) in hex.
 void describe_attr(std::span<const uint8_t> attr, const format::Endian& e, llvm::json::Object& o) {
@@ -26,9 +28,9 @@ void describe_attr(std::span<const uint8_t> attr, const format::Endian& e, llvm:
   const uint32_t size = *stored;
   o["attr_size"] = static_cast<int64_t>(size);
   const uint32_t end = std::min<uint32_t>(size, static_cast<uint32_t>(attr.size()));
-  if (end > kPerf61AttrSize) {
+  if (end > perf61_attr_size()) {
     o["attr_tail"] = absl::BytesToHexString(absl::string_view(
-        reinterpret_cast<const char*>(attr.data() + kPerf61AttrSize), end - kPerf61AttrSize));
+        reinterpret_cast<const char*>(attr.data() + perf61_attr_size()), end - perf61_attr_size()));
   }
 }
 
@@ -165,7 +167,7 @@ absl::Status dump_records(io::Input& in, bool json, std::ostream& os) {
   // before them: what is past 128 is what older readers refuse.
   const format::FileHeader& h = session->header();
   const std::span<const uint8_t> attrs = session->attrs_section();
-  const bool large = h.attr_size > format::kFileSectionSize + kPerf61AttrSize;
+  const bool large = h.attr_size > format::kFileSectionSize + perf61_attr_size();
   for (uint64_t at = 0; large && at + h.attr_size <= attrs.size(); at += h.attr_size) {
     llvm::json::Object o{{"offset", hex(h.attrs.offset + at)}, {"type", "ATTR"}};
     describe_attr(attrs.subspan(at, h.attr_size - format::kFileSectionSize), h.endian, o);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include "format/byte_order.h"
 #include "jit/elf_writer.h"
@@ -18,6 +20,8 @@ namespace {
 // Where the code starts: room for the headers and the build-id note before it, page-aligned as
 // a linker would place text.
 constexpr uint64_t kTextOffset = 0x1000;
+// The line table's name for a file a dump left unnamed.
+constexpr std::string_view kUnnamedFile = "<unnamed>";
 constexpr uint64_t kCodeAlign = 16;
 
 bool is_32_bit(uint32_t machine) {
@@ -153,7 +157,10 @@ class LineTable {
         continue;  // rows go up in address within a sequence
       }
       at = address;
-      auto [it, added] = files_.try_emplace(std::string(e.file), files_.size() + 1);
+      // An empty name ends a DWARF 4 line table's list of files: every file after it would be
+      // lost (V8 writes one now and then).
+      auto [it, added] = files_.try_emplace(
+          e.file.empty() ? std::string(kUnnamedFile) : std::string(e.file), files_.size() + 1);
       if (added) file_names_.push_back(&it->first);
       if (it->second != file) {
         file = it->second;

@@ -346,8 +346,10 @@ uint64_t CfiTable::drop_older_than(uint64_t clock) {
 }
 
 const CfiRow* CfiTable::find(uint64_t vaddr) {
+  // The FDE found last, when the search would find it too (the last that begins at or below).
   size_t index = last_;
-  if (index == SIZE_MAX || vaddr < fdes_[index].begin || vaddr >= fdes_[index].end) {
+  if (index == SIZE_MAX || vaddr < begins_[index] || vaddr >= fdes_[index].end ||
+      (index + 1 < begins_.size() && begins_[index + 1] <= vaddr)) {
     auto it = std::upper_bound(begins_.begin(), begins_.end(), vaddr);
     if (it == begins_.begin()) return nullptr;
     index = static_cast<size_t>(it - begins_.begin()) - 1;
