@@ -199,6 +199,15 @@ TEST(JitElf, EveryLoadsUnwindingTableInOneEhFrameAtItsCode) {
   EXPECT_LT(second_fde, eh->getAddress() + eh->getSize());
 }
 
+// "file:line" of `address` in a JIT image's line table.
+std::string file_and_line(llvm::DWARFContext& dwarf, uint64_t address) {
+  const llvm::DILineInfo info =
+      dwarf.getLineInfoForAddress({address, llvm::object::SectionedAddress::UndefSection},
+                                  {llvm::DILineInfoSpecifier::FileLineInfoKind::RawValue,
+                                   llvm::DILineInfoSpecifier::FunctionNameKind::None});
+  return absl::StrCat(info.FileName, ":", info.Line);
+}
+
 TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
   DumpWriter w(false);
   w.debug_info(2000, 0x7000, {{10, "a.js"}, {11, "\xff"}})
@@ -211,13 +220,7 @@ TEST(JitElf, ALoadsLinesAreALineTableAtItsCode) {
   auto obj = object_of(image->elf.bytes);
   ASSERT_TRUE(static_cast<bool>(obj));
   auto dwarf = llvm::DWARFContext::create(**obj);
-  auto line_at = [&](uint64_t address) {
-    const llvm::DILineInfo info =
-        dwarf->getLineInfoForAddress({address, llvm::object::SectionedAddress::UndefSection},
-                                     {llvm::DILineInfoSpecifier::FileLineInfoKind::RawValue,
-                                      llvm::DILineInfoSpecifier::FunctionNameKind::None});
-    return absl::StrCat(info.FileName, ":", info.Line);
-  };
+  auto line_at = [&](uint64_t address) { return file_and_line(*dwarf, address); };
   EXPECT_EQ(line_at(image->offsets[0]), "a.js:10");
   EXPECT_EQ(line_at(image->offsets[0] + 4), "a.js:11");
   EXPECT_EQ(line_at(image->offsets[1]), llvm::DILineInfo().FileName + ":0");
@@ -241,13 +244,7 @@ TEST(JitElf, AFileTheDumpLeftUnnamedLosesNoOtherFilesLines) {
       **obj, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr, "",
       [&](llvm::Error e) { warnings += llvm::toString(std::move(e)); },
       [&](llvm::Error e) { warnings += llvm::toString(std::move(e)); });
-  auto line_at = [&](uint64_t address) {
-    const llvm::DILineInfo info =
-        dwarf->getLineInfoForAddress({address, llvm::object::SectionedAddress::UndefSection},
-                                     {llvm::DILineInfoSpecifier::FileLineInfoKind::RawValue,
-                                      llvm::DILineInfoSpecifier::FunctionNameKind::None});
-    return absl::StrCat(info.FileName, ":", info.Line);
-  };
+  auto line_at = [&](uint64_t address) { return file_and_line(*dwarf, address); };
   EXPECT_EQ(line_at(image->offsets[1]), "b.js:20");
   EXPECT_EQ(line_at(image->offsets[0]), "<unnamed>:5");
   EXPECT_EQ(warnings, "");
