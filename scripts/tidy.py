@@ -3,8 +3,8 @@
 passed before in exactly this form.
 
 A unit's form is what clang-tidy sees of it: the unit preprocessed with its own compile command
-(every header it includes, no line markers, so no paths), the compile flags, .clang-tidy and the
-clang-tidy version. A unit whose form passed once passes again; any change to the unit, to a
+(every header it includes, no line markers), the compile flags, .clang-tidy and the clang-tidy
+version, with the tree's own path taken out: another clone of the same sources has the same form. A unit whose form passed once passes again; any change to the unit, to a
 header it includes, to the flags or to the checks is a new form and is checked. On a machine
 without the cache (a fresh one), every unit is checked. The cache is a folder of empty files named
 by the forms' hashes: $PDFIX_TIDY_CACHE, or ~/.cache/pdfix-tidy.
@@ -50,8 +50,12 @@ def main() -> int:
                 flags.append(a)
         pre = subprocess.run([args[0], *flags, "-E", "-P", os.path.join(root, unit)],
                              cwd=entry["directory"], capture_output=True)
+        # Where the tree is does not change a verdict: another clone of the same sources has the
+        # same form.
+        text = pre.stdout.replace(root.encode(), b"<tree>")
         h = hashlib.sha256()
-        for part in (version.encode(), config, " ".join(flags).encode(), pre.stdout):
+        for part in (version.encode(), config, " ".join(flags).replace(root, "<tree>").encode(),
+                     text):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
         # A unit that does not preprocess has no form to remember: clang-tidy says why.
