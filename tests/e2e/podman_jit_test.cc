@@ -21,14 +21,12 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-// fib_<name> for two seconds of CPU time (as many samples on a busy machine as on an idle one),
-// then `after`.
+// fib_<name> for two seconds, then `after`.
 std::string node_work(const std::string& name, const std::string& after) {
   return "function fib_" + name + "(n) { return n < 2 ? n : fib_" + name + "(n - 1) + fib_" + name +
-         "(n - 2); }\nfunction cpu() { const u = process.cpuUsage(); return (u.user + u.system) / "
-         "1000; }\nfunction outer_" +
-         name + "() { const end = cpu() + 2000; let s = 0; while (cpu() < end) s += fib_" + name +
-         "(20); return s; }\nconsole.log(outer_" + name + "() > 0);\n" + after;
+         "(n - 2); }\nfunction outer_" + name +
+         "() { const end = Date.now() + 2000; let s = 0; while (Date.now() < end) s += fib_" +
+         name + "(20); return s; }\nconsole.log(outer_" + name + "() > 0);\n" + after;
 }
 
 // Per process: samples whose first frame is in fib_NAME, and of those how many reach node::Start.
