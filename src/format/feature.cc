@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/error.h"
 #include "format/record_type.h"
+#include "format/records.h"
 
 namespace pdfix::format {
 namespace {
@@ -198,6 +199,19 @@ absl::StatusOr<std::vector<BuildIdEntry>> decode_build_id_table(const FeatureByt
   if (entries.ok()) return entries;
   if (auto repaired = decode_build_id_table_6_12_0(f)) return std::move(*repaired);
   return entries.status();
+}
+
+std::span<const uint8_t> build_id_entry_bytes(const FeatureBytes& table,
+                                              const BuildIdEntry& entry) {
+  constexpr size_t kHeaderSize = 8;
+  if (entry.from_record || entry.offset < table.offset ||
+      entry.offset - table.offset > table.bytes.size() ||
+      table.bytes.size() - (entry.offset - table.offset) < kHeaderSize) {
+    return {};
+  }
+  const std::span<const uint8_t> rest = table.bytes.subspan(entry.offset - table.offset);
+  const size_t size = read_record_header(table.endian, rest.data()).size;
+  return size < kHeaderSize || size > rest.size() ? std::span<const uint8_t>{} : rest.first(size);
 }
 
 std::string build_id_entry_key(uint64_t machine, std::string_view name, const BuildId& id) {

@@ -82,6 +82,9 @@ struct BuildIdEntry {
 
   std::optional<BuildId> build_id() const { return BuildId::from_bytes({id.data(), id_size}); }
 };
+// The bytes of `entry` as the BUILD_ID feature `table` holds them (its header gives its size);
+// empty for an entry of a HEADER_BUILD_ID record or outside the feature.
+std::span<const uint8_t> build_id_entry_bytes(const FeatureBytes& table, const BuildIdEntry& entry);
 // What names one table entry: the file `name` on `machine` (format/machine.h) has `id`. The passes
 // that add entries compare by it, so that none is listed twice.
 std::string build_id_entry_key(uint64_t machine, std::string_view name, const BuildId& id);

@@ -1,5 +1,6 @@
 #include "format/sample_fields.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "format/error.h"
@@ -166,6 +167,10 @@ UserCut user_cut(const SampleFields& f) {
 }
 
 }  // namespace
+
+void keep_kernel_part(std::vector<uint64_t>& entries) {
+  entries.erase(std::find(entries.begin(), entries.end(), kContextUser), entries.end());
+}
 
 absl::StatusOr<std::vector<uint8_t>> with_callchain(std::span<const uint8_t> record,
                                                     const Endian& e, const SampleFields& f,

@@ -49,6 +49,10 @@ std::vector<uint64_t> callchain_entries(std::span<const uint8_t> record, const E
 void callchain_entries(std::span<const uint8_t> record, const Endian& e, const SampleFields& f,
                        std::vector<uint64_t>& entries);
 
+// What the kernel wrote of a callchain's entries: those before PERF_CONTEXT_USER (the kernel's
+// frames, with their context marker), the user part cut off.
+void keep_kernel_part(std::vector<uint64_t>& entries);
+
 // The sample anew with `chain` for its callchain (which it must have), every other field's bytes
 // as they were. An error when it would outgrow a record.
 absl::StatusOr<std::vector<uint8_t>> with_callchain(std::span<const uint8_t> record,

@@ -168,14 +168,16 @@ std::vector<uint8_t> TagKernel::table(const transform::Session& s) const {
   auto f = s.feature(format::kFeatBuildId);
   auto original = [&](size_t i) {
     const format::BuildIdEntry& b = entries[i];
-    if (s.build_id_table().sizes_from_6_12_0 || !f || b.from_record) {
-      return format::encode_build_id_entry(0, b.misc & format::kCpuModeMask, b.pid,
-                                           {b.id.data(), b.id_size}, b.filename, e);
+    // The feature's bytes of an entry, unless perf 6.12.0 wrote their sizes wrong.
+    if (!s.build_id_table().sizes_from_6_12_0 && f) {
+      if (const auto bytes = format::build_id_entry_bytes(*f, b); !bytes.empty()) {
+        return std::vector<uint8_t>(bytes.begin(), bytes.end());
+      }
     }
-    const uint8_t* p = f->bytes.data() + (b.offset - f->offset);
-    // An entry begins with a record header that gives its size.
-    return std::vector<uint8_t>(p, p + format::read_record_header(e, p).size);
+    return format::encode_build_id_entry(0, b.misc & format::kCpuModeMask, b.pid,
+                                         {b.id.data(), b.id_size}, b.filename, e);
   };
+
   std::vector<uint8_t> out;
   std::set<size_t> moved;
   for (const auto& [machine, choice] : choices_) {

@@ -239,7 +239,7 @@ absl::StatusOr<bool> UnwindStacks::sample(const transform::RecordRef& r,
   // The kernel's part of the callchain; the user part is unwound anew.
   std::vector<uint64_t>& chain = chain_;
   format::callchain_entries(r.bytes, e, *fields, chain);
-  chain.erase(std::find(chain.begin(), chain.end(), format::kContextUser), chain.end());
+  format::keep_kernel_part(chain);
   if (user.abi != kRegsAbi64 ||
       user.regs.size() != 8 * static_cast<size_t>(std::popcount(attr->sample_regs_user))) {
     ++report_.kernel_only;
