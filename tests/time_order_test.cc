@@ -46,6 +46,28 @@ TEST(TimeOrder, ARoundIsDeliveredUpToTheTimeTheRoundBeforeReached) {
   EXPECT_EQ(got, std::vector<int>({0, 10, 20, 30, 40, 41}));
 }
 
+// Past its bound the queue delivers all it holds in the time order reached, counts it, and holds
+// from nothing again: what a size field claims cannot make it grow without end.
+TEST(TimeOrder, WhatWaitsIsBoundedAndAnEarlyFlushCounted) {
+  std::vector<int> got;
+  constexpr uint64_t kEntry = 64;  // more than an int's entry
+  transform::TimeOrder<int> order([&](int& v) { got.push_back(v); }, 3 * kEntry);
+  order.add(30, 30, kEntry);
+  order.add(10, 10, kEntry);
+  EXPECT_EQ(order.waiting(), 2u);
+  EXPECT_TRUE(got.empty());
+  order.add(20, 20, kEntry);  // the third passes the bound: 3 * (64 + the entry's own size)
+  EXPECT_EQ(got, std::vector<int>({10, 20, 30}));
+  EXPECT_EQ(order.waiting(), 0u);
+  EXPECT_EQ(order.early_flushes(), 1u);
+  order.add(5, 5, kEntry);  // held again, from nothing
+  order.add(1, 1, kEntry);
+  EXPECT_EQ(order.waiting(), 2u);
+  order.finish();
+  EXPECT_EQ(got, std::vector<int>({10, 20, 30, 1, 5}));
+  EXPECT_EQ(order.early_flushes(), 1u);
+}
+
 constexpr uint32_t kParent = 100;
 constexpr uint32_t kChild = 200;
 constexpr uint64_t kText = 0x400000;
@@ -173,6 +195,26 @@ TEST(TimeOrder, AChildsSamplesCountForWhatItExecdThoughItsForkComesLate) {
   // In file order the late FORK would give the child the parent's maps for its second sample.
   EXPECT_EQ(child, 2U);
   EXPECT_EQ(parent, 0U);
+}
+
+// Hit counts take the one bound too: past it, the child's second sample counts for the map reached
+// in file order (the parent's, which the late FORK gave it), and the listing says it flushed early.
+TEST(TimeOrder, PastTheLookAheadBoundHitsTakeTheOrderReached) {
+  const std::string path =
+      testing::write_temp(fork_late("/bin/parent", id_of(1), "/bin/child", id_of(2), 0x1000));
+  auto in = io::open_input(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto listing =
+      inspect::list_build_ids(*in, {.hits = true, .count_samples = true, .look_ahead_bytes = 1});
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  uint64_t parent = 0, child = 0;
+  for (const auto& dso : listing->dsos) {
+    if (dso.name == "/bin/parent") parent = dso.samples;
+    if (dso.name == "/bin/child") child = dso.samples;
+  }
+  EXPECT_GT(listing->early_flushes, 0U);
+  EXPECT_EQ(child, 1U);
+  EXPECT_EQ(parent, 1U);
 }
 
 // `recording` unwound by the unwind pass, on a host with nothing of its own.

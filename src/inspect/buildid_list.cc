@@ -13,7 +13,7 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
   auto session = transform::open_session(in);
   if (!session.ok()) return session.status();
   const bool pipe = session->pipe();
-  DsoHits hits(options.hits);
+  DsoHits hits(options.hits, options.look_ahead_bytes);
   const auto table = session->feature(format::kFeatBuildId);
   // The session's table grows by the HEADER_BUILD_ID records as the reader passes them.
   const auto& entries = session->build_id_table().entries;
@@ -48,7 +48,8 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
                      .hostname = session->hostname(),
                      .osrelease = session->osrelease(),
                      .kernel_text = session->kernel_start(format::kHostMachine),
-                     .table = entries};
+                     .table = entries,
+                     .early_flushes = hits.early_flushes()};
   // perf lists its table by name: a later id for a file replaces an earlier one. Samples tell the
   // DSOs apart by id, and so does a listing of everything a recording can be analysed with.
   const bool by_name = !with_hits && !options.every_source;

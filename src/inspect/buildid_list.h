@@ -20,6 +20,9 @@ struct BuildIdListOptions {
   bool every_source = false;
   // Read the samples even where the listing does not need them, to count each DSO's.
   bool count_samples = false;
+  // The bound of what waits for its turn in time order (transform/look_ahead.h); tests make it
+  // small.
+  uint64_t look_ahead_bytes = transform::kLookAheadBytes;
 };
 
 using BuildIdListing = resolve::RecordedDsos;

@@ -235,8 +235,9 @@ absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
 
 class DsoHits::Impl {
  public:
-  explicit Impl(bool callchains)
-      : callchains_(callchains), ordered_([this](Event& e) { apply(model_, e); }) {}
+  Impl(bool callchains, uint64_t look_ahead_bytes)
+      : callchains_(callchains),
+        ordered_([this](Event& e) { apply(model_, e); }, look_ahead_bytes) {}
   // The DSOs as listed: those without an id of their own given the table's, then one entry per
   // machine, name and id. Made when first asked for after a change.
   struct Listing {
@@ -274,7 +275,8 @@ class DsoHits::Impl {
   std::optional<Listing> listing_;
 };
 
-DsoHits::DsoHits(bool callchains) : impl_(std::make_unique<Impl>(callchains)) {}
+DsoHits::DsoHits(bool callchains, uint64_t look_ahead_bytes)
+    : impl_(std::make_unique<Impl>(callchains, look_ahead_bytes)) {}
 DsoHits::~DsoHits() = default;
 
 void DsoHits::add_entries(std::span<const format::BuildIdEntry> entries) {
@@ -309,7 +311,10 @@ absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Sessio
     case format::kSample: {
       auto e = sample_event(r, s, impl_->callchains_);
       if (!e.ok()) return e.status();
-      if (*e) ordered.add(time(), std::move(**e));
+      if (*e) {
+        const uint64_t bytes = (*e)->ips.capacity() * sizeof((*e)->ips.front());
+        ordered.add(time(), std::move(**e), bytes);
+      }
       break;
     }
     case format::kComm: {
@@ -341,6 +346,8 @@ bool DsoHits::was_hit(size_t dso) const { return impl_->listing().hits[dso]; }
 uint64_t DsoHits::samples(size_t dso) const { return impl_->listing().samples[dso]; }
 
 uint64_t DsoHits::total_samples() const { return impl_->model_.total_samples(); }
+
+uint64_t DsoHits::early_flushes() const { return impl_->ordered_.early_flushes(); }
 
 bool DsoHits::was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const {
   const uint64_t machine = format::machine_of(misc, pid);

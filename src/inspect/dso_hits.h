@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "format/feature.h"
 #include "resolve/recorded_dsos.h"
+#include "transform/look_ahead.h"
 #include "transform/record.h"
 #include "transform/session.h"
 
@@ -22,8 +23,9 @@ using resolve::DsoBuildId;
 
 class DsoHits {
  public:
-  // With `callchains`, every callchain entry counts as a hit, not only the sample's ip.
-  explicit DsoHits(bool callchains);
+  // With `callchains`, every callchain entry counts as a hit, not only the sample's ip. What waits
+  // for its turn in time order is bounded by `look_ahead_bytes` (transform/look_ahead.h).
+  explicit DsoHits(bool callchains, uint64_t look_ahead_bytes = transform::kLookAheadBytes);
   ~DsoHits();
   DsoHits(const DsoHits&) = delete;
   DsoHits& operator=(const DsoHits&) = delete;
@@ -44,6 +46,8 @@ class DsoHits {
   // a report's self time that the DSO's symbols explain.
   uint64_t samples(size_t dso) const;
   uint64_t total_samples() const;
+  // How often what waited for its turn passed the bound and was applied early.
+  uint64_t early_flushes() const;
   // Whether samples hit the file a map record without a build-id, of `misc`, `pid` and
   // `filename`, maps.
   bool was_hit(uint16_t misc, uint32_t pid, std::string_view filename) const;

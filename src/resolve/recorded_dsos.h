@@ -35,6 +35,9 @@ struct RecordedDsos {
   std::string osrelease;
   std::optional<uint64_t> kernel_text;
   std::vector<format::BuildIdEntry> table;
+  // How often the samples' time order passed its bound and was applied early (hits then follow
+  // the maps in the order reached): transform/look_ahead.h.
+  uint64_t early_flushes = 0;
 };
 
 }  // namespace pdfix::resolve

@@ -3,7 +3,9 @@
 // events sort what has a timestamp and, at each FINISHED_ROUND, deliver everything up to the
 // highest time of the round before (what no later buffer can still undercut), and all of it at
 // the end. Whatever follows a process's maps (hit counts, unwinding) takes its records through
-// this one queue, so that every verb attributes a sample to the same maps.
+// this one queue, so that every verb attributes a sample to the same maps. What it holds is
+// bounded as every look-ahead is (transform/look_ahead.h): past the bound, everything held is
+// delivered in the time order reached, and the early flush counted.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "transform/look_ahead.h"
 #include "transform/record.h"
 #include "transform/session.h"
 
@@ -29,16 +32,23 @@ template <typename T>
 class TimeOrder {
  public:
   using Deliver = std::function<void(T&)>;
-  explicit TimeOrder(Deliver deliver) : deliver_(std::move(deliver)) {}
+  explicit TimeOrder(Deliver deliver, uint64_t bound = kLookAheadBytes)
+      : deliver_(std::move(deliver)), held_(bound) {}
 
-  // An item without a time is delivered at once, as perf does.
-  void add(std::optional<uint64_t> time, T item) {
+  // An item without a time is delivered at once, as perf does. `bytes`: what the item holds
+  // beyond its own size (a sample's callchain).
+  void add(std::optional<uint64_t> time, T item, uint64_t bytes = 0) {
     if (!time) {
       deliver_(item);
       return;
     }
     max_ = std::max(max_, *time);
-    queue_.push_back({*time, seq_++, std::move(item)});
+    bytes += sizeof(Entry);
+    queue_.push_back({*time, seq_++, bytes, std::move(item)});
+    if (held_.add(bytes)) {
+      held_.flushed_early();
+      deliver_up_to(UINT64_MAX);
+    }
   }
   void round() {
     deliver_up_to(next_flush_);
@@ -46,11 +56,13 @@ class TimeOrder {
   }
   void finish() { deliver_up_to(UINT64_MAX); }
   size_t waiting() const { return queue_.size(); }
+  uint64_t early_flushes() const { return held_.early_flushes(); }
 
  private:
   struct Entry {
     uint64_t time;
     uint64_t seq;  // arrival: equal times keep file order
+    uint64_t bytes;
     T item;
   };
   void deliver_up_to(uint64_t limit) {
@@ -58,12 +70,16 @@ class TimeOrder {
       return a.time != b.time ? a.time < b.time : a.seq < b.seq;
     });
     size_t n = 0;
-    while (n < queue_.size() && queue_[n].time <= limit) deliver_(queue_[n++].item);
+    for (; n < queue_.size() && queue_[n].time <= limit; ++n) {
+      held_.remove(queue_[n].bytes);
+      deliver_(queue_[n].item);
+    }
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   }
 
   Deliver deliver_;
   std::vector<Entry> queue_;
+  HeldBytes held_;
   uint64_t seq_ = 0;
   uint64_t max_ = 0;
   uint64_t next_flush_ = 0;
