@@ -51,7 +51,7 @@ class DebugFiles : public ::testing::Test {
 };
 
 TEST_F(DebugFiles, EachPlaceInOrder) {
-  const DebugPlaces places{
+  const CopyPlaces places{
       .sysroot = dir_, .caches = {dir_ + "/cache"}, .debuginfod_client_cache = dir_ + "/client"};
   EXPECT_FALSE(find_debug_file(id_, "/usr/bin/p", binary_, places).has_value());
   const std::string hex = id_.hex();

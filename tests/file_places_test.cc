@@ -74,6 +74,15 @@ TEST(FilePlaces, AFileIsTheMappedOnlyWithItsInodeAndDevice) {
   EXPECT_EQ(match(host, path, searched, other_dev, std::nullopt), Match::kAnotherInode);
   // Written after the recording ended.
   EXPECT_EQ(match(host, path, at_path, mapped, seconds_from_now(-3600)), Match::kStale);
+  // An MMAP record gives no inode: a file is there, unchanged or not, and nothing more is known.
+  EXPECT_EQ(match(host, path, at_path, std::nullopt, seconds_from_now(3600)), Match::kNoInode);
+  EXPECT_EQ(match(host, path, at_path, std::nullopt, seconds_from_now(-3600)), Match::kStale);
+  EXPECT_EQ(match(host, path + ".none", at_path, std::nullopt, std::nullopt), Match::kMissing);
+  // What tells a replaced file from a chroot's: another inode on the map's own device.
+  const Sighting replaced = match(host, path, at_path, other_ino, std::nullopt);
+  EXPECT_TRUE(replaced.same_device);
+  EXPECT_EQ(replaced.changed_at, st.st_ctim.tv_sec * int64_t{1'000'000'000} + st.st_ctim.tv_nsec);
+  EXPECT_FALSE(match(host, path, at_path, other_dev, std::nullopt).same_device);
 }
 
 // A binary's copy by its build-id: each place in its order, another file with another id passed

@@ -83,6 +83,17 @@ class InjectJitTest : public ::testing::Test {
     b.mmap2(kPid, 0x7000000, 0x1000, 0, dump_, file.maj, file.min, file.ino);
     return b;
   }
+  // After one_load_and_its_marker(), an anonymous map of its code, another image (an exec, a new
+  // process under the pid), and an anonymous map of that: the first is dropped, the second
+  // stays, the dump describing none of the new image's code.
+  void expect_second_image_keeps_its_anonymous_map(PerfDataBuilder& b) {
+    const auto out = maps(run(b.build()));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(filenames_[0], dir_ + "/jitted-4242.so");
+    EXPECT_EQ(filenames_[1], "//anon");
+    EXPECT_EQ(out[1].start, 0x9000u);
+    EXPECT_EQ(pass_report_.anonymous_dropped, 1u);
+  }
   // `path` under dir_ (made) and its file with the dump of every record.
   std::string dump_under(const std::string& path) {
     std::filesystem::create_directories(std::filesystem::path(dir_ + path).parent_path());
@@ -184,12 +195,20 @@ TEST_F(InjectJitTest, AnExecEndsWhatTheDumpSaysOfItsProcess) {
   b.mmap(kPid, 0x7000, 0x10000, 0x7000, "//anon")
       .comm(kPid, kPid, "other", /*exec=*/true)
       .mmap(kPid, 0x9000, 0x10000, 0x9000, "//anon");
-  const auto out = maps(run(b.build()));
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(filenames_[0], dir_ + "/jitted-4242.so");
-  EXPECT_EQ(filenames_[1], "//anon");
-  EXPECT_EQ(out[1].start, 0x9000u);
-  EXPECT_EQ(pass_report_.anonymous_dropped, 1u);
+  expect_second_image_keeps_its_anonymous_map(b);
+}
+
+// A pid reused by a new process (its FORK) is another program too.
+TEST_F(InjectJitTest, ANewProcessUnderTheSamePidKeepsItsAnonymousCode) {
+  PerfDataBuilder b = one_load_and_its_marker();
+  Bytes fork;
+  for (uint32_t v : {kPid, 1u, kPid, 1u, 0u, 0u}) {  // pid, ppid, tid, ptid, time (u64)
+    for (int i = 0; i < 4; ++i) fork.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  b.mmap(kPid, 0x7000, 0x10000, 0x7000, "//anon")
+      .raw_record(format::kFork, 0, fork)
+      .mmap(kPid, 0x9000, 0x10000, 0x9000, "//anon");
+  expect_second_image_keeps_its_anonymous_map(b);
 }
 
 TEST_F(InjectJitTest, ADumpMappedAgainAddsNoMoreMaps) {
@@ -348,6 +367,38 @@ TEST_F(InjectPerfMapTest, AReusedPidsMapFileIsNotRead) {
 TEST_F(InjectPerfMapTest, OneLastWrittenBeforeTheRecordingBeganIsAnEarlierProcesses) {
   common_.recording_started_at = seconds_from_now(600);
   EXPECT_EQ(found_at(), "");
+}
+
+// A process that exited, in a container whose overlay is still mounted: its map file is read in
+// the overlay's /tmp, found through the overlay its files are on. It is named by the host's pid
+// (a container of the host's pid namespace); the pid of its own namespace (7) nothing tells once
+// the process is gone, and no other file is taken for it.
+TEST_F(InjectPerfMapTest, AnExitedProcesssIsReadOnTheOverlayItsFilesAreOn) {
+  host_.processes.erase(kPid);
+  std::filesystem::create_directories(dir_ + "/usr/bin");
+  write(dir_ + "/usr/bin/node", Bytes(64, 1));
+  const resolve::Inode node = file_of(dir_ + "/usr/bin/node");
+  host_.mounts[{node.maj, node.min}] = {.type = "overlay", .point = dir_, .root = "/"};
+  survey_ = true;
+  PerfDataBuilder b = builder(false);
+  b.mmap2(kPid, 0x400000, 0x1000, 0, "/usr/bin/node", node.maj, node.min, node.ino)
+      .mmap(kPid, 0x7000, 0x1000, 0x7000, "//anon");
+  const Bytes input = b.build();
+  maps(run(input));
+  EXPECT_TRUE(pass_report_.sources.empty());
+  const std::string by_host_pid = dir_ + "/tmp/perf-" + std::to_string(kPid) + ".map";
+  std::filesystem::rename(map_file_, by_host_pid);
+  maps(run(input));
+  ASSERT_EQ(pass_report_.sources.size(), 1u);
+  EXPECT_EQ(pass_report_.sources[0].found_at, by_host_pid);
+  EXPECT_EQ(std::count(filenames_.begin(), filenames_.end(),
+                       "/tmp/jitted-" + std::to_string(kPid) + "-perf-map.so"),
+            1);
+  // Without the survey nothing says which overlay the process's files are on.
+  filenames_.clear();
+  survey_ = false;
+  maps(run(input));
+  EXPECT_TRUE(pass_report_.sources.empty());
 }
 
 TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssBegunBeforeItsMap) {

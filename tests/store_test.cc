@@ -138,14 +138,15 @@ class StoreFiles : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::vector<Binary> find(const Bytes& recording, const testing::FakeHost& host,
-                           const FindOptions& options, bool hits_only = false) {
+                           resolve::ResolverConfig config, bool hits_only = false) {
     auto in = io::open_input(testing::write_temp(recording));
     EXPECT_TRUE(in.ok()) << in.status();
     auto dsos = inspect::list_build_ids(
         *in, {.hits = hits_only, .every_source = true, .count_samples = true});
     EXPECT_TRUE(dsos.ok()) << dsos.status();
     if (!dsos.ok()) return {};
-    auto found = find_binaries(*in, *dsos, host, options);
+    resolve::Resolver resolver(std::move(config), host);
+    auto found = find_binaries(*in, *dsos, host, {.resolver = &resolver});
     EXPECT_TRUE(found.ok()) << found.status();
     return found.ok() ? found->binaries : std::vector<Binary>{};
   }
@@ -225,7 +226,7 @@ TEST_F(StoreFiles, ThePerfCacheCountsOnlyWithTheRightId) {
       .mmap2_build_id(1, 0x600000, 0x1000, 0, "/usr/bin/gone", bytes_of(id_of(other_id_)))
       .mmap2_build_id(1, 0x700000, 0x1000, 0, "/usr/bin/lie", Bytes(20, 0xcc));
   testing::FakeHost host;
-  const auto found = find(b.build(), host, {.sysroot = dir_ + "/root", .cache_dir = cache});
+  const auto found = find(b.build(), host, {.sysroot = dir_ + "/root", .buildid_dir = cache});
   ASSERT_EQ(found.size(), 2U);
   EXPECT_EQ(found[0].from, Binary::From::kFile);
   EXPECT_EQ(found[0].evidence, "perf's build-id cache");

@@ -59,8 +59,8 @@ complete, mode 0600. The summary goes to stderr; --json to stdout.)",
   add_keep_options(*cmd, a->keep, /*bundle_options=*/true);
   return {cmd, [a, &host] {
             llvm::json::Object summary;
-            const int status =
-                keep(a->in, {.bundle = a->bundle}, a->keep, host, a->json ? &summary : nullptr);
+            const int status = keep(a->in, {.bundle = a->bundle}, a->keep, host, nullptr,
+                                    a->json ? &summary : nullptr);
             if (status != kExitError && a->json) {
               print_json(std::move(summary), json_stream(a->bundle));
             }

@@ -99,7 +99,7 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
           : kExitOk;
   if (!a.json) {
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
-    const int kept = target ? keep(a.out, *target, keep_args, host, nullptr) : kExitOk;
+    const int kept = target ? keep(a.out, *target, keep_args, host, &common, nullptr) : kExitOk;
     return kept != kExitOk ? kept : passes_status;
   }
   std::ostream& json = json_stream(a.out);
@@ -114,7 +114,7 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   int status = passes_status;
   if (target) {
     llvm::json::Object kept;
-    const int kept_status = keep(a.out, *target, keep_args, host, &kept);
+    const int kept_status = keep(a.out, *target, keep_args, host, &common, &kept);
     if (kept_status == kExitError) return kept_status;
     if (kept_status != kExitOk) status = kept_status;
     reports[a.store ? "store" : "archive"] = std::move(kept);

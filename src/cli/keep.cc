@@ -14,6 +14,7 @@
 #include "io/input.h"
 #include "store/binaries.h"
 #include "store/keep_binaries.h"
+#include "transform/look_ahead.h"
 
 namespace pdfix::cli {
 namespace {
@@ -102,7 +103,7 @@ std::string label(const store::Binary& b) {
 }  // namespace
 
 int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
-         const resolve::Host& host, llvm::json::Object* json) {
+         const resolve::Host& host, const passes::Common* run, llvm::json::Object* json) {
   auto in = io::open_input(recording);
   if (!in.ok()) return fail(in.status());
   if (!in->mapped) {
@@ -116,13 +117,13 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   auto dsos = inspect::list_build_ids(
       *in, {.hits = args.hits_only, .every_source = true, .count_samples = true});
   if (!dsos.ok()) return fail(dsos.status());
+  std::optional<passes::Common> own;
+  if (run == nullptr) run = &own.emplace(common_for(*in, args.sysroot, args.search, host, {}));
   auto named = store::find_binaries(*in, *dsos, host,
-                                    {.sysroot = args.sysroot,
-                                     .search = args.search,
-                                     .cache_dir = host.buildid_cache(),
+                                    {.resolver = run->resolver.get(),
+                                     .inodes = passes::survey_inodes(*run),
                                      .more_caches = args.more_caches,
-                                     .debug_files = !args.no_debug,
-                                     .debuginfod_client_cache = host.debuginfod_client_cache()});
+                                     .debug_files = !args.no_debug});
   if (!named.ok()) return fail(named.status());
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
@@ -191,6 +192,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     (*json)["samples"] = static_cast<int64_t>(named->samples);
     (*json)["unresolved"] = std::move(unresolved_rows);
     (*json)["unresolved_share"] = share(unresolved_samples, named->samples);
+    (*json)["early_flushes"] = static_cast<int64_t>(dsos->early_flushes);
     if (no_ids) (*json)["advice"] = fix_first;
     if (archive) {
       (*json)["bundle"] = target.bundle;
@@ -243,6 +245,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     os << absl::StrFormat("  %-10s %-40s %s: %s\n", resolves(b) ? "kept" : "missing", b.id.hex(),
                           label(b), resolves(b) ? b.evidence : b.missing + " (no samples)");
   }
+  os << transform::early_flush_note(dsos->early_flushes);
   if (no_ids) {
     os << "  the recording names no binary by build-id: " << fix_first << "\n";
   } else if (!unresolved.empty() || missing > 0) {

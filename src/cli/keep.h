@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "llvm/Support/JSON.h"
+#include "passes/repair.h"
 #include "resolve/host.h"
 
 namespace pdfix::cli {
@@ -35,11 +36,13 @@ struct KeepTarget {
   std::string cache;   // else: store into this cache
 };
 
-// Keeps `recording`'s binaries. The summary goes to stderr as text (not with `quiet`), or, when
+// Keeps `recording`'s binaries, found and proven by `run`'s resolver (fix's run, whose resolver
+// inject used), or by one made here from `args` as for any run (common_for) when `run` is null.
+// The summary goes to stderr as text (not with `quiet`), or, when
 // `json` is given, into it as an object. Returns the exit status: 3 when samples hit binaries that
 // will not resolve and `strict` is set, or when the recording names no binary by build-id at all.
 int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
-         const resolve::Host& host, llvm::json::Object* json);
+         const resolve::Host& host, const passes::Common* run, llvm::json::Object* json);
 
 // What `keep` and `fetch` say of the exit status beyond 0 and 2.
 extern const char* const kStrictExit;

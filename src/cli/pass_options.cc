@@ -77,7 +77,9 @@ passes::Common common_for(io::Input& in, const std::string& sysroot,
   }
   resolve::ResolverConfig config{.sysroot = common.sysroot, .search = common.search};
   for (const passes::RepairKind* k : kinds) k->add_to(config);
-  if (config.buildid_dir.empty()) config.buildid_dir = host.buildid_cache();
+  // Where perf keeps its cache, though it may not be there yet: inject-jit makes it in the same run
+  // for the JIT code's ELF files, which unwind and archive then find there.
+  if (config.buildid_dir.empty()) config.buildid_dir = host.buildid_cache_path();
   common.resolver = std::make_shared<resolve::Resolver>(std::move(config), host);
   return common;
 }

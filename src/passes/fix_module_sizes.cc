@@ -5,12 +5,10 @@
 #include <iterator>
 #include <numeric>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
-#include "resolve/elf_build_id.h"
 #include "resolve/module_area.h"
 #include "resolve/module_layout.h"
 
@@ -55,30 +53,25 @@ std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const transf
                                                                     const transform::Session& s) {
   if (config_.sysroot.empty() && config_.modules_dir.empty()) return std::nullopt;
   if (!files_) files_.emplace(config_.sysroot, config_.modules_dir, s.osrelease());
-  auto path = files_->find(m.fields.filename);
-  if (!path) return std::nullopt;
-  auto buffer = resolve::read_maybe_compressed(*path);
-  if (!buffer.ok()) return std::nullopt;
-  const auto& b = **buffer;
-  auto layout = resolve::module_layout(
-      {reinterpret_cast<const uint8_t*>(b.getBufferStart()), b.getBufferSize()});
-  if (!layout.ok() || layout->size == 0) return std::nullopt;
-  // A module file of another build is no evidence of this one's size.
-  absl::flat_hash_set<std::string> ids;
-  if (m.build_id) ids.insert(m.build_id->hex());
+  // What the recording says the module's build-id is: its map's, its table entries'.
+  std::vector<format::BuildId> ids;
+  if (m.build_id) ids.push_back(*m.build_id);
   const std::string name = format::module_name(m.fields.filename);
   for (const format::BuildIdEntry& e : s.build_id_table().entries) {
     if (!format::is_kernel_mode(e.misc) || format::module_name(e.filename) != name) continue;
-    if (auto id = e.build_id()) ids.insert(id->hex());
+    if (auto id = e.build_id()) ids.push_back(*id);
   }
-  if (!ids.empty() && (!layout->build_id || !ids.contains(layout->build_id->hex()))) {
-    return std::nullopt;
-  }
+  auto file = files_->find(m.fields.filename, ids);
+  if (!file) return std::nullopt;
+  const llvm::MemoryBuffer& b = *file->image;
+  auto layout = resolve::module_layout(
+      {reinterpret_cast<const uint8_t*>(b.getBufferStart()), b.getBufferSize()});
+  if (!layout.ok() || layout->size == 0) return std::nullopt;
   // perf maps s390 modules from their .text, which lies past the module's base.
   const uint64_t shift = s.arch().starts_with("s390") ? layout->text_offset : 0;
   if (layout->size <= shift) return std::nullopt;
   return Fix{layout->size - shift, "",
-             absl::StrCat("module file ", *path, " (", layout->size, " bytes allocated)")};
+             absl::StrCat("module file ", file->path, " (", layout->size, " bytes allocated)")};
 }
 
 std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(

@@ -72,7 +72,7 @@ std::vector<jit::FileCandidate> InjectJit::dump_candidates(
       // The runtime appends to its dump while it runs, after the recording too: written since
       // is no sign of another file.
       const resolve::Match match =
-          resolve::match(*common_.host, file, place, inode, /*ended_at=*/std::nullopt);
+          resolve::match(*common_.host, file, place, inode, /*ended_at=*/std::nullopt).verdict;
       if (match == resolve::Match::kTheMapped) {
         where.push_back({file, true});
       } else if (match != resolve::Match::kMissing) {
@@ -92,14 +92,32 @@ std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
                                                           const transform::Session& s) const {
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
   std::vector<jit::FileCandidate> where;
-  // This host's /tmp holds this recording's map files only when it is the recording's host, and
-  // only those written to since the recording began; a process that lives has its own /tmp.
+  // A map file is the recording's only on the recording's host, and only if written to since the
+  // recording began (`recorded`). It is where the process wrote it: in /tmp of its own root, by
+  // the pid it had in its own namespace. That root is seen at the places of the process's files
+  // (the host; its container's overlay while mounted, and the overlay's layers; its root while it
+  // lives; each --search root), and the pid is known while it lives, from its jitdump's name, or
+  // else taken to be the host's (a process of the host's pid namespace).
   if (!common_.sysroot.empty()) {
     where.push_back({common_.sysroot + path, true});
   } else if (s.hostname() == common_.host->hostname()) {
-    where.push_back({path, true});
-    if (auto p = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at)) {
-      where.push_back({absl::StrCat(p->root, "/tmp/perf-", p->ns_pid, ".map"), true});
+    const auto process = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at);
+    uint32_t own_pid = pid;
+    std::optional<resolve::Inode> file;
+    if (const MapSurvey* survey = common_.survey ? common_.survey->get() : nullptr) {
+      if (auto it = survey->jit_markers().find(pid); it != survey->jit_markers().end()) {
+        own_pid = jit::jitdump_pid(it->second.filename).value_or(pid);
+      }
+      if (auto it = survey->process_files().find(pid); it != survey->process_files().end()) {
+        file = it->second;
+      }
+    }
+    if (process) own_pid = process->ns_pid;
+    for (const resolve::Place& place :
+         resolve::places(*common_.host, file.value_or(resolve::Inode{}), pid, common_.search,
+                         common_.recording_ended_at)) {
+      const uint32_t named = place.kind == resolve::PlaceKind::kPath ? pid : own_pid;
+      where.push_back({absl::StrCat(place.root, "/tmp/perf-", named, ".map"), true});
     }
   }
   for (const std::string& dir : config_.jit_dirs) {
@@ -112,7 +130,8 @@ InjectJit::InjectJit(InjectJitConfig config, const Common& common)
     : config_(std::move(config)), common_(common) {}
 
 bool InjectJit::wants(uint32_t type) const {
-  return type == format::kMmap || type == format::kMmap2 || type == format::kComm;
+  return type == format::kMmap || type == format::kMmap2 || type == format::kComm ||
+         type == format::kFork;
 }
 
 std::vector<uint8_t> InjectJit::trailer_of(const transform::RecordRef& r,
@@ -157,6 +176,7 @@ std::string InjectJit::cache_written() const {
 absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                 transform::RecordSink& out) {
   if (r.header.type == format::kComm) return comm(r, s, out);
+  if (r.header.type == format::kFork) return fork(r, s, out);
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
   const transform::Map& m = *r.map;
   if (m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc) &&
@@ -169,13 +189,21 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
 
 absl::Status InjectJit::comm(const transform::RecordRef& r, const transform::Session& s,
                              transform::RecordSink& out) {
-  // An exec clears the process's maps (transform/process_timeline.h): the dump describes none of
-  // the new image's, and its anonymous code maps stay.
+  // An exec begins another image (transform/process_timeline.h): the dump describes none of the
+  // new image's code, and its anonymous code maps stay.
   if ((r.header.misc & format::kMiscCommExec) != 0) {
     auto c = format::decode_comm(r.bytes, s.endian(), s.trailer_size(r), r.offset);
     if (!c.ok()) return c.status();
-    dumped_pids_.erase(c->pid);
+    timeline_.exec(c->pid);
   }
+  return out.emit(r);
+}
+
+absl::Status InjectJit::fork(const transform::RecordRef& r, const transform::Session& s,
+                             transform::RecordSink& out) {
+  auto t = format::decode_task(r.bytes, s.endian(), r.offset);
+  if (!t.ok()) return t.status();
+  timeline_.fork(t->pid, t->ppid);
   return out.emit(r);
 }
 
@@ -190,8 +218,8 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
                            .part = r.part,
                            .record = format::record_type_name(r.header.type)};
   // A runtime that maps its dump again names no new code: the dump's maps are in already.
-  if (!dumps_seen_.insert(absl::StrCat(m.fields.pid, " ", path)).second &&
-      dumped_pids_.contains(m.fields.pid)) {
+  if (!dumps_seen_.insert({image_of(m.fields.pid), path}).second &&
+      dumped_.contains(image_of(m.fields.pid))) {
     return absl::OkStatus();
   }
   auto leave = [&](std::string why) {
@@ -231,7 +259,7 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   auto maps = emit_code_maps(r, s, *dump, *image, elf_name, marker_time, out);
   if (!maps.ok()) return maps.status();
   source.maps = *maps;
-  dumped_pids_.insert(pid);
+  dumped_.insert(image_of(pid));
   report_.sources.push_back(std::move(source));
   found.file.reset();
   return absl::OkStatus();
@@ -269,7 +297,7 @@ absl::StatusOr<uint64_t> InjectJit::emit_code_maps(
 
 InjectJit::FoundDump& InjectJit::dump_of(uint32_t pid, const JitMarker& marker,
                                          const transform::Session& s) {
-  auto [it, added] = dumps_.try_emplace(pid);
+  auto [it, added] = dumps_.try_emplace(image_of(pid));
   if (!added) return it->second;
   std::vector<std::string> problems;
   it->second.file = jit::read_dump(dump_candidates(marker, pid, s, problems),
@@ -295,7 +323,7 @@ bool InjectJit::dumped_ahead(const transform::RecordRef& r, const transform::Ses
 const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
                                                 const transform::Session& s) {
   const uint32_t pid = r.map->fields.pid;
-  auto [it, added] = map_images_.try_emplace(pid);
+  auto [it, added] = map_images_.try_emplace(image_of(pid));
   if (!added) return it->second.get();
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
   auto image = std::make_unique<MapImage>();
@@ -349,7 +377,7 @@ absl::Status InjectJit::anonymous(const transform::RecordRef& r, const transform
   // perf inject --jit does the same: the dump's maps describe the code these held. perf drops
   // those it applies after the marker, by time: one that comes before the marker in the file
   // (another CPU's buffer) is dropped too when the survey shows the marker, and the dump is there.
-  if (dumped_pids_.contains(m.fields.pid) || dumped_ahead(r, s)) {
+  if (dumped_.contains(image_of(m.fields.pid)) || dumped_ahead(r, s)) {
     ++report_.anonymous_dropped;
     return absl::OkStatus();
   }
@@ -408,9 +436,13 @@ On the recording's host a dump is read where its map's file is proven: at the pa
 recording names, on the map's overlay while mounted and in its layers, under the recorded
 process's root while it lives, under each --search root; each must be the inode mapped (device
 and inode). Under --sysroot, under --search roots off that host and in each --jit-dir a dump is
-a copy: taken when it is the named process's and was begun before its map. A map file is read in
-this host's /tmp (only for a recording of this host, and only when written since the recording
-began), under the living process's root, and in each --jit-dir.)";
+a copy: taken when it is the named process's and was begun before its map. A map file is read
+only for a recording of this host, and only when written since the recording began, at the
+places of the process's own files: this host's /tmp, /tmp of its container's overlay while
+mounted (after the process exited too) and of the overlay's layers, under the living process's
+root, under each --search root; and in each --jit-dir. In the process's root it is named by the
+pid the process had in its own namespace: known while it lives, or from its jitdump's name; else
+the host's pid (a container of the host's pid namespace).)";
   }
   void declare(Options& o) override {
     o.each_value("--jit-dir", "DIR",

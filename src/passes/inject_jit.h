@@ -19,6 +19,7 @@
 #include "jit/jit_elf.h"
 #include "jit/perf_map.h"
 #include "passes/repair.h"
+#include "transform/process_timeline.h"
 #include "transform/rebuilt.h"
 
 namespace pdfix::passes {
@@ -80,6 +81,8 @@ class InjectJit : public Repair {
 
   absl::Status comm(const transform::RecordRef& r, const transform::Session& s,
                     transform::RecordSink& out);
+  absl::Status fork(const transform::RecordRef& r, const transform::Session& s,
+                    transform::RecordSink& out);
   absl::Status marker(const transform::RecordRef& r, const transform::Session& s,
                       transform::RecordSink& out);
   absl::Status anonymous(const transform::RecordRef& r, const transform::Session& s,
@@ -122,10 +125,15 @@ class InjectJit : public Repair {
   InjectJitConfig config_;
   const Common& common_;
   JitReport report_;
-  absl::flat_hash_set<uint32_t> dumped_pids_;
-  absl::flat_hash_map<uint32_t, FoundDump> dumps_;
-  absl::flat_hash_set<std::string> dumps_seen_;  // "pid path" of each marker
-  absl::flat_hash_map<uint32_t, std::unique_ptr<MapImage>> map_images_;
+  // What is kept of a process belongs to the image it runs (transform/process_timeline.h): an exec,
+  // or a new process under a reused pid, begins another.
+  using ProcessImage = std::pair<uint32_t, uint64_t>;  // pid, ProcessTimeline::image
+  ProcessImage image_of(uint32_t pid) const { return {pid, timeline_.image(pid)}; }
+  transform::ProcessTimeline timeline_;  // followed for its forks and execs only
+  absl::flat_hash_set<ProcessImage> dumped_;
+  absl::flat_hash_map<ProcessImage, FoundDump> dumps_;
+  absl::flat_hash_set<std::pair<ProcessImage, std::string>> dumps_seen_;  // each marker's path
+  absl::flat_hash_map<ProcessImage, std::unique_ptr<MapImage>> map_images_;
   transform::Rebuilt rebuilt_;
 };
 

@@ -19,6 +19,9 @@ void MapSurvey::see(const transform::RecordRef& r, transform::Session& s) {
   if (!m.ok() || m->fields.has_build_id() || m->kind != format::MapKind::kFile) return;
   const resolve::Inode inode{m->fields.maj, m->fields.min, m->fields.ino};
   if (m->fields.is_mmap2) inodes_[{m->machine, std::string(m->fields.filename)}].insert(inode);
+  if (m->fields.is_mmap2 && !format::is_kernel_mode(m->fields.misc)) {
+    process_files_.try_emplace(m->fields.pid, inode);
+  }
   if (!format::is_kernel_mode(m->fields.misc) && jit::jitdump_pid(m->fields.filename)) {
     jit_markers_.try_emplace(m->fields.pid,
                              JitMarker{std::string(m->fields.filename), m->fields.is_mmap2, inode,

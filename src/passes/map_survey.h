@@ -32,10 +32,14 @@ class MapSurvey : public transform::Analysis {
   const resolve::PathInodes& inodes() const { return inodes_; }
   // By pid.
   const std::map<uint32_t, JitMarker>& jit_markers() const { return jit_markers_; }
+  // By pid: the first file a process maps by device and inode, which names its root's filesystem
+  // (a container's overlay) for files it leaves unmapped (its perf-PID.map).
+  const std::map<uint32_t, resolve::Inode>& process_files() const { return process_files_; }
 
  private:
   resolve::PathInodes inodes_;
   std::map<uint32_t, JitMarker> jit_markers_;
+  std::map<uint32_t, resolve::Inode> process_files_;
 };
 
 using OnDemandSurvey = transform::OnDemand<MapSurvey>;

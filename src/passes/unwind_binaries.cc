@@ -65,12 +65,8 @@ unwind::CfiTable* UnwindBinaries::cfi_of(Binary& b, const unwind::RegisterSet& r
           false);
     }
   } else {
-    resolve::CopyPlaces places{.sysroot = common_.sysroot,
-                               .search = common_.search,
-                               .ended_at = common_.recording_ended_at};
-    if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
-    auto found =
-        resolve::find_copy(*common_.host, {.name = b.name, .id = *b.id, .pids = {b.pid}}, places);
+    auto found = resolve::find_copy(*common_.host, {.name = b.name, .id = *b.id, .pids = {b.pid}},
+                                    resolver_->copy_places(common_.recording_ended_at));
     if (found) image = read_copy(found->path);
     if (image == nullptr) {
       if (const std::string fetched = fetch(b); !fetched.empty()) {
@@ -90,9 +86,8 @@ unwind::CfiTable* UnwindBinaries::cfi_of(Binary& b, const unwind::RegisterSet& r
   }
   b.cfi = std::move(*table);
   // Code the binary's own .eh_frame leaves out may have rows in its debug file's .debug_frame.
-  resolve::DebugPlaces places{.sysroot = common_.sysroot};
-  if (!config_.resolver.buildid_dir.empty()) places.caches = {config_.resolver.buildid_dir};
-  if (auto found = resolve::find_debug_file(*b.id, b.name, copy, places)) {
+  if (auto found = resolve::find_debug_file(*b.id, b.name, copy,
+                                            resolver_->copy_places(common_.recording_ended_at))) {
     if (auto debug = read_copy(found->path)) {
       if (auto t = unwind::CfiTable::build(std::move(debug), regs, &cache_);
           t.ok() && !(*t)->empty()) {

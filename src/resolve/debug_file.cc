@@ -1,7 +1,5 @@
 #include "resolve/debug_file.h"
 
-#include <sys/stat.h>
-
 #include "absl/strings/str_cat.h"
 #include "llvm/Object/ObjectFile.h"
 #include "resolve/cache_layout.h"
@@ -36,13 +34,6 @@ std::string debug_link(const std::string& binary) {
   return "";
 }
 
-bool has_id(const std::string& path, const format::BuildId& id) {
-  struct stat st{};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  auto got = build_id_of_file(path);
-  return got.ok() && got->has_value() && **got == id;
-}
-
 }  // namespace
 
 std::string_view name(DebugSource s) {
@@ -60,7 +51,7 @@ std::string_view name(DebugSource s) {
 }
 
 std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::string& name,
-                                         const std::string& binary, const DebugPlaces& places) {
+                                         const std::string& binary, const CopyPlaces& places) {
   const std::string hex = id.hex();
   std::vector<DebugFile> where = {{absl::StrCat(places.sysroot, "/usr/lib/debug/.build-id/",
                                                 hex.substr(0, 2), "/", hex.substr(2), ".debug"),
@@ -81,7 +72,7 @@ std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::s
   }
   for (DebugFile& f : where) {
     // A binary that is its own debug file (not stripped) needs none beside it.
-    if (f.path != binary && has_id(f.path, id)) return std::move(f);
+    if (f.path != binary && carries_build_id(f.path, id)) return std::move(f);
   }
   return std::nullopt;
 }

@@ -8,14 +8,9 @@
 #include <vector>
 
 #include "format/build_id.h"
+#include "resolve/find_copy.h"
 
 namespace pdfix::resolve {
-
-struct DebugPlaces {
-  std::string sysroot;                  // a copy of the recording host's root; empty: this machine
-  std::vector<std::string> caches;      // perf's build-id caches
-  std::string debuginfod_client_cache;  // libdebuginfod's (Host::debuginfod_client_cache)
-};
 
 enum class DebugSource {
   kBuildIdDir,  // /usr/lib/debug/.build-id/xx/rest.debug: Debian's -dbg and dbgsym packages
@@ -32,8 +27,9 @@ struct DebugFile {
 
 // The debug file of the binary of build-id `id`, mapped as `name` on the recording host, of which
 // `binary` is a proven copy here (read for its .gnu_debuglink); nullopt when no place has a file
-// with that id. The places are taken in DebugSource's order.
+// with that id. The places are taken in DebugSource's order, of `places` the sysroot, the caches
+// and libdebuginfod's client cache.
 std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::string& name,
-                                         const std::string& binary, const DebugPlaces& places);
+                                         const std::string& binary, const CopyPlaces& places);
 
 }  // namespace pdfix::resolve

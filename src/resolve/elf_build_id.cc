@@ -235,6 +235,18 @@ absl::StatusOr<std::optional<BuildId>> build_id_of_file(const std::string& path)
   return build_id_of_elf({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
 }
 
+bool carries_build_id(const std::string& path, const BuildId& id) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  auto got = build_id_of_file(path);
+  return got.ok() && got->has_value() && **got == id;
+}
+
+bool carries_build_id(std::span<const uint8_t> image, const BuildId& id) {
+  auto got = build_id_of_elf(image);
+  return got.ok() && got->has_value() && **got == id;
+}
+
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read_maybe_compressed(const std::string& path) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!file) {

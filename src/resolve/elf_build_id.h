@@ -27,6 +27,13 @@ absl::StatusOr<std::optional<BuildId>> build_id_of_elf(std::span<const uint8_t> 
 // (not ELF).
 absl::StatusOr<std::optional<BuildId>> build_id_of_file(const std::string& path);
 
+// Whether the regular file at `path` (a binary, a compressed module, a debug file, a cache entry)
+// is ELF with build-id `id`: the one proof by content, for every search that holds a copy up to
+// the id a recording names.
+bool carries_build_id(const std::string& path, const BuildId& id);
+// The same of an image already in memory (what a server sent).
+bool carries_build_id(std::span<const uint8_t> image, const BuildId& id);
+
 // A sequence of ELF notes (Elf_Nhdr, name, desc, each 4-aligned), as the kernel exports them.
 std::optional<BuildId> build_id_of_notes(std::span<const uint8_t> notes);
 

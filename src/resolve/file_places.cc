@@ -43,15 +43,19 @@ std::string_view name(Match m) {
       return "another inode";
     case Match::kStale:
       return "stale (modified after the recording)";
+    case Match::kNoInode:
+      return "a file, with no inode to prove it the one mapped";
   }
   return "";
 }
 
-Match match(const Host& host, const std::string& file, const Place& place, const Inode& inode,
-            std::optional<int64_t> ended_at) {
+Sighting match(const Host& host, const std::string& file, const Place& place,
+               const std::optional<Inode>& inode, std::optional<int64_t> ended_at) {
   struct stat st{};
-  if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Match::kMissing;
-  const bool same_device = major(st.st_dev) == inode.maj && minor(st.st_dev) == inode.min;
+  if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  const bool stale = ended_at && st.st_mtim.tv_sec > *ended_at / 1'000'000'000;
+  if (!inode) return {stale ? Match::kStale : Match::kNoInode};
+  const bool same_device = major(st.st_dev) == inode->maj && minor(st.st_dev) == inode->min;
   bool device_may_differ = false;
   if (place.kind != PlaceKind::kPath && !same_device) {
     // Seen through an overlay, a file shows the overlay's device; a searched layer may stand for
@@ -60,14 +64,16 @@ Match match(const Host& host, const std::string& file, const Place& place, const
     // starts at 256).
     struct statfs fs{};
     device_may_differ = statfs(file.c_str(), &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
-    if (!device_may_differ && place.layer() && inode.maj == 0) {
-      const std::optional<Mount> mount = host.mount(inode.maj, inode.min);
+    if (!device_may_differ && place.layer() && inode->maj == 0) {
+      const std::optional<Mount> mount = host.mount(inode->maj, inode->min);
       device_may_differ = !mount || mount->type == "overlay";
     }
   }
-  if (st.st_ino != inode.ino || (!same_device && !device_may_differ)) return Match::kAnotherInode;
-  if (ended_at && st.st_mtim.tv_sec > *ended_at / 1'000'000'000) return Match::kStale;
-  return Match::kTheMapped;
+  if (st.st_ino != inode->ino || (!same_device && !device_may_differ)) {
+    return {Match::kAnotherInode, same_device,
+            st.st_ctim.tv_sec * int64_t{1'000'000'000} + st.st_ctim.tv_nsec};
+  }
+  return {stale ? Match::kStale : Match::kTheMapped, same_device};
 }
 
 }  // namespace pdfix::resolve

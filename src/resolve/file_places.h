@@ -49,14 +49,25 @@ enum class Match {
   kMissing,       // no regular file there
   kTheMapped,     // the inode mapped, unchanged since the recording ended
   kAnotherInode,  // another file
-  kStale,         // the inode mapped, but written after the recording ended
+  kStale,         // the inode mapped (or, with no inode, the file), written after the recording
+  kNoInode,       // a file, unchanged since; the map gave no inode to tell whether it is the one
 };
 std::string_view name(Match m);
 
-// Whether `file`, seen at `place`, is the inode mapped. The device must agree too, except where
-// overlayfs stands between: a map of an overlay's file carries the layer file's inode number with
-// the overlay's device (6.x kernels) or the layer's (older ones).
-Match match(const Host& host, const std::string& file, const Place& place, const Inode& inode,
-            std::optional<int64_t> ended_at);
+// What `match` saw of a file: the verdict and, for another inode, what tells why.
+struct Sighting {
+  Match verdict = Match::kMissing;
+  bool same_device = false;  // on the map's device: replaced in place, or a chroot's file
+  int64_t changed_at = 0;    // its ctime (nanoseconds since the epoch): when it was made so
+  bool operator==(Match m) const { return verdict == m; }
+};
+
+// Whether `file`, seen at `place`, is the inode mapped: the one comparison of device and inode,
+// and the one rule of "unchanged since the recording ended" (`ended_at`; nullopt: not asked). The
+// device must agree too, except where overlayfs stands between: a map of an overlay's file
+// carries the layer file's inode number with the overlay's device (6.x kernels) or the layer's
+// (older ones). Without `inode` (an MMAP record) only whether a file is there, and unchanged.
+Sighting match(const Host& host, const std::string& file, const Place& place,
+               const std::optional<Inode>& inode, std::optional<int64_t> ended_at);
 
 }  // namespace pdfix::resolve

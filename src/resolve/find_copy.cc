@@ -9,14 +9,16 @@
 namespace pdfix::resolve {
 namespace {
 
-bool has_id(const std::string& path, const format::BuildId& id) {
+bool is_regular(const std::string& path) {
   struct stat st{};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  auto image = read_maybe_compressed(path);
-  if (!image.ok()) return false;
-  auto got = build_id_of_elf(
-      {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
-  return got.ok() && got->has_value() && **got == id;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// kallsyms with every address zero (kptr_restrict, not root) names symbols but places none.
+bool has_addresses(std::string_view kallsyms) {
+  const size_t end = kallsyms.find(' ');
+  return end != std::string_view::npos && end > 0 &&
+         kallsyms.substr(0, end).find_first_not_of('0') != std::string_view::npos;
 }
 
 }  // namespace
@@ -24,7 +26,9 @@ bool has_id(const std::string& path, const format::BuildId& id) {
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   std::optional<FoundCopy> found;
   const auto at = [&](std::string path, std::string where) {
-    if (!found && has_id(path, q.id)) found = FoundCopy{std::move(path), std::move(where)};
+    if (!found && carries_build_id(path, q.id)) {
+      found = FoundCopy{std::move(path), std::move(where)};
+    }
     return found.has_value();
   };
   const bool path = !q.name.empty() && q.name.front() == '/';
@@ -58,6 +62,64 @@ std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const C
   return found;
 }
 
+Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
+  const auto from_cache = [&](Copy& c) {
+    for (const std::string& cache : places.caches) {
+      const std::string path = cached_file(cache, q.id, q.kind);
+      // kallsyms is text: a cache's is taken by the id its directory names.
+      if (q.kind == EntryKind::kKallsyms ? !is_regular(path) : !carries_build_id(path, q.id)) {
+        continue;
+      }
+      c = {Copy::From::kFile, path, "perf's build-id cache", ""};
+      return true;
+    }
+    return false;
+  };
+  Copy c;
+  if (q.kind == EntryKind::kKallsyms) {
+    if (places.sysroot.empty() && host.kernel_build_id() == q.id) {
+      if (has_addresses(host.kallsyms())) {
+        return {Copy::From::kKallsyms, "", "/proc/kallsyms (the running kernel has this id)", ""};
+      }
+      if (from_cache(c)) return c;
+      c.missing = "/proc/kallsyms shows no addresses (kptr_restrict; run as root)";
+      return c;
+    }
+    if (from_cache(c)) return c;
+    c.missing = "not the running kernel; not in the build-id cache";
+    return c;
+  }
+  if (q.kind == EntryKind::kVdso) {
+    if (places.sysroot.empty() && !vdso_with_id(host, q.id).empty()) {
+      return {Copy::From::kVdso, "", "this process's vdso", ""};
+    }
+    if (from_cache(c)) return c;
+    c.missing = "not this kernel's vdso; not in the build-id cache";
+    return c;
+  }
+  if (auto found = find_copy(host, q, places)) {
+    return {Copy::From::kFile, found->path, found->where, ""};
+  }
+  const std::string where = places.sysroot + q.name;
+  c.missing = !is_regular(where) ? "no such file; not in the build-id cache"
+              : places.sysroot.empty()
+                  ? "another file than this host's at that path (a container's or chroot's, or "
+                    "one replaced since): give its root or layers with --search; not in the "
+                    "build-id cache"
+                  : "the file there has another build-id; not in the build-id cache";
+  return c;
+}
+
+std::optional<Copy> vmlinux_of(const Host& host, const format::BuildId& id,
+                               const CopyPlaces& places) {
+  if (host.kernel_build_id() != id) return std::nullopt;
+  for (const std::string& p : vmlinux_paths(host.kernel_release())) {
+    const std::string path = places.sysroot + p;
+    if (carries_build_id(path, id)) return Copy{Copy::From::kFile, path, "its build-id", ""};
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> vmlinux_paths(std::string_view release) {
   const std::string r(release);
   return {absl::StrCat("/usr/lib/debug/boot/vmlinux-", r),
@@ -67,9 +129,7 @@ std::vector<std::string> vmlinux_paths(std::string_view release) {
 
 std::span<const uint8_t> vdso_with_id(const Host& host, const format::BuildId& id) {
   const std::span<const uint8_t> image = host.vdso();
-  if (image.empty()) return {};
-  auto got = build_id_of_elf(image);
-  return got.ok() && got->has_value() && **got == id ? image : std::span<const uint8_t>{};
+  return carries_build_id(image, id) ? image : std::span<const uint8_t>{};
 }
 
 }  // namespace pdfix::resolve

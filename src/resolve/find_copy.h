@@ -4,8 +4,9 @@
 // resolve::places (the path; the map's overlay while mounted, and its layers; the root of the
 // recorded process; each --search root), then the roots of the other processes that mapped it,
 // every overlay mounted whole (a container's root, whose process may have exited), and the
-// build-id caches. Also the one list of where a kernel's vmlinux is installed, and the one proof
-// of the vdso.
+// build-id caches. The kernel's symbols come from the running kernel when it has the id, the vdso
+// from this process when it has the id, the kernel's ELF image from where distributions install
+// it, and a debug file from resolve::find_debug_file's places.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "format/build_id.h"
+#include "resolve/cache_layout.h"
 #include "resolve/file_places.h"
 #include "resolve/host.h"
 
@@ -26,13 +28,15 @@ struct CopyQuery {
   format::BuildId id;
   std::optional<Inode> inode;  // when a map record gave it: its overlay is looked in first
   std::vector<uint32_t> pids;  // processes that mapped it
+  EntryKind kind = EntryKind::kElf;
 };
 
 struct CopyPlaces {
   std::string sysroot;  // a copy of the recording host's root; empty: this machine
   std::vector<std::string> search;
-  std::vector<std::string> caches;  // perf's layout
-  std::optional<int64_t> ended_at;  // of the recording: a process started since is another
+  std::vector<std::string> caches;      // perf's layout
+  std::optional<int64_t> ended_at;      // of the recording: a process started since is another
+  std::string debuginfod_client_cache;  // libdebuginfod's, for debug files it fetched before
 };
 
 struct FoundCopy {
@@ -42,6 +46,24 @@ struct FoundCopy {
 
 // The first place that holds a file (a module: compressed or not) whose build-id is `q.id`.
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places);
+
+// What a bundle or a cache keeps for one binary named by build-id, of any kind.
+struct Copy {
+  enum class From { kNothing, kFile, kKallsyms, kVdso };
+  From from = From::kNothing;
+  std::string path;      // kFile: the file (a module may be compressed)
+  std::string evidence;  // how it was proven
+  std::string missing;   // kNothing: why
+};
+// `q` of kind kElf as find_copy finds it; kKallsyms: the running kernel's /proc/kallsyms when it
+// has the id (and shows addresses), else a cache's; kVdso: this process's vdso when it has the
+// id, else a cache's. kVmlinux and kDebug are found from their binary (below).
+Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places);
+
+// The running kernel's ELF image, when the kernel of build-id `id` runs here and a file with the
+// id is installed where distributions put it (under the sysroot).
+std::optional<Copy> vmlinux_of(const Host& host, const format::BuildId& id,
+                               const CopyPlaces& places);
 
 // Where distributions install the ELF image of kernel `release`, most specific first.
 std::vector<std::string> vmlinux_paths(std::string_view release);

@@ -5,7 +5,7 @@
 #include <system_error>
 
 #include "format/map_kind.h"
-#include "resolve/resolver.h"
+#include "resolve/elf_build_id.h"
 
 namespace pdfix::resolve {
 namespace {
@@ -48,19 +48,32 @@ void ModuleFiles::index(const std::string& dir) {
   }
 }
 
-std::optional<std::string> ModuleFiles::find(std::string_view map_filename) {
+std::optional<ModuleFiles::Found> ModuleFiles::find(std::string_view map_filename,
+                                                    std::span<const BuildId> ids) {
+  std::optional<std::string> path;
   if (!sysroot_.empty() && map_filename.starts_with("/")) {
-    std::string path = sysroot_ + std::string(map_filename);
-    if (is_regular_file(path)) return path;
+    if (std::string p = sysroot_ + std::string(map_filename); is_regular_file(p)) path = p;
   }
-  if (!indexed_) {
-    indexed_ = true;
-    if (!modules_dir_.empty()) index(modules_dir_);
-    if (!sysroot_.empty() && !osrelease_.empty()) index(sysroot_ + "/lib/modules/" + osrelease_);
+  if (!path) {
+    if (!indexed_) {
+      indexed_ = true;
+      if (!modules_dir_.empty()) index(modules_dir_);
+      if (!sysroot_.empty() && !osrelease_.empty()) index(sysroot_ + "/lib/modules/" + osrelease_);
+    }
+    auto it = by_name_.find(format::module_name(map_filename));
+    if (it == by_name_.end() || it->second.empty()) return std::nullopt;
+    path = it->second;
   }
-  auto it = by_name_.find(format::module_name(map_filename));
-  if (it == by_name_.end() || it->second.empty()) return std::nullopt;
-  return it->second;
+  auto image = read_maybe_compressed(*path);
+  if (!image.ok()) return std::nullopt;
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>((*image)->getBufferStart()),
+                                       (*image)->getBufferSize());
+  if (!ids.empty() && std::none_of(ids.begin(), ids.end(), [&](const BuildId& id) {
+        return carries_build_id(bytes, id);
+      })) {
+    return std::nullopt;
+  }
+  return Found{*std::move(path), *std::move(image)};
 }
 
 }  // namespace pdfix::resolve

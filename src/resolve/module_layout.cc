@@ -7,7 +7,6 @@
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Support/Error.h"
-#include "resolve/elf_build_id.h"
 #include "resolve/elf_type.h"
 
 namespace pdfix::resolve {
@@ -93,8 +92,6 @@ absl::StatusOr<ModuleLayout> module_layout(std::span<const uint8_t> elf) {
     }
     layout.size = align_to(layout.size, kPage);
   }
-  auto id = build_id_of_elf(elf);
-  if (id.ok()) layout.build_id = *id;
   return layout;
 }
 

@@ -3,15 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
 
 #include "absl/status/statusor.h"
-#include "format/build_id.h"
 
 namespace pdfix::resolve {
-
-using format::BuildId;
 
 struct ModuleLayout {
   // Bytes from the module's base address to the end of its last allocated section, every group
@@ -21,7 +17,6 @@ struct ModuleLayout {
   uint64_t size = 0;
   // Where .text lands in that layout (perf maps s390 modules from .text, not from the base).
   uint64_t text_offset = 0;
-  std::optional<BuildId> build_id;
 };
 
 // An error whose code is InvalidArgument: not a relocatable ELF object.

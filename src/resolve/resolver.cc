@@ -1,7 +1,6 @@
 #include "resolve/resolver.h"
 
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,6 +15,18 @@ namespace pdfix::resolve {
 using format::MapKind;
 
 constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
+namespace {
+
+// The map's path itself, on this machine.
+Place at_path() { return {"", PlaceKind::kPath, "file"}; }
+
+// The map's inode, when its record gave one (an MMAP2 without a build-id).
+std::optional<Inode> inode_of(const MapQuery& q) {
+  return q.has_inode ? std::optional(Inode{q.maj, q.min, q.ino}) : std::nullopt;
+}
+
+}  // namespace
 
 Resolver::Resolver(ResolverConfig config, const Host& host)
     : config_(std::move(config)), host_(host) {}
@@ -163,6 +174,15 @@ std::optional<std::string> Resolver::elsewhere(const RecordingFacts& facts) cons
     return "recorded before this host's last boot";
   }
   return std::nullopt;
+}
+
+CopyPlaces Resolver::copy_places(std::optional<int64_t> ended_at) const {
+  CopyPlaces places{.sysroot = config_.sysroot,
+                    .search = config_.search,
+                    .ended_at = ended_at,
+                    .debuginfod_client_cache = host_.debuginfod_client_cache()};
+  if (!config_.buildid_dir.empty()) places.caches.push_back(config_.buildid_dir);
+  return places;
 }
 
 bool Resolver::same_boot() const {
@@ -363,26 +383,26 @@ Resolution Resolver::vdso(const MapQuery& q) {
 }
 
 Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool live) {
-  struct stat st{};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  // On this machine a path proves nothing by itself: the file must be the very inode that was
+  // mapped, and must not have changed since the recording ended. A sysroot's file is a copy,
+  // proven by its id.
+  const Sighting seen = live ? match(host_, path, at_path(), inode_of(q), facts_.ended_at)
+                             : match(host_, path, at_path(), std::nullopt, std::nullopt);
+  if (seen == Match::kMissing) {
     return {.reason = "not found", .not_the_mapped = true, .absence = Resolution::Absence::kNoFile};
   }
-  if (live) {
-    if (const std::optional<std::string> why = elsewhere(facts_)) {
-      return {std::nullopt, "", absl::StrCat("not proven here (", *why, "); give --sysroot")};
-    }
-    // On this machine a path proves nothing by itself: the file must be the very inode that was
-    // mapped, and must not have changed since the recording ended.
-    if (q.has_inode &&
-        (st.st_ino != q.ino || major(st.st_dev) != q.maj || minor(st.st_dev) != q.min)) {
-      return {std::nullopt, "",
-              why_not_the_mapped(q, st.st_dev,
-                                 st.st_ctim.tv_sec * kNanosPerSecond + st.st_ctim.tv_nsec),
-              true};
-    }
-    if (facts_.ended_at && st.st_mtim.tv_sec > *facts_.ended_at / kNanosPerSecond) {
+  if (const std::optional<std::string> why = live ? elsewhere(facts_) : std::nullopt) {
+    return {std::nullopt, "", absl::StrCat("not proven here (", *why, "); give --sysroot")};
+  }
+  switch (seen.verdict) {
+    case Match::kMissing:
+    case Match::kTheMapped:
+    case Match::kNoInode:
+      break;
+    case Match::kAnotherInode:
+      return {std::nullopt, "", why_not_the_mapped(seen), true};
+    case Match::kStale:
       return {std::nullopt, "", "stale (modified after the recording)", true};
-    }
   }
   auto id = build_id_of_file(path);
   if (absl::IsInvalidArgument(id.status())) return {std::nullopt, "", "not ELF"};
@@ -401,16 +421,14 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   return {*id, live ? "file" : "sysroot", "", false, proven};
 }
 
-std::string Resolver::why_not_the_mapped(const MapQuery& q, uint64_t st_dev,
-                                         int64_t st_ctime_ns) const {
+std::string Resolver::why_not_the_mapped(const Sighting& seen) const {
   // A file replaced in place (a package upgrade renames a new file over the old) is a new inode
   // on the same filesystem, made since the recording began.
-  const bool same_device = major(st_dev) == q.maj && minor(st_dev) == q.min;
-  if (same_device && facts_.started_at && st_ctime_ns >= *facts_.started_at) {
+  if (seen.same_device && facts_.started_at && seen.changed_at >= *facts_.started_at) {
     return "replaced (this host's file at that path is a new inode, made since the recording "
            "began)";
   }
-  if (same_device && !facts_.started_at) {
+  if (seen.same_device && !facts_.started_at) {
     return "this host's file at that path is another inode (replaced, or a chroot's file: give "
            "its root with --search)";
   }
@@ -420,11 +438,11 @@ std::string Resolver::why_not_the_mapped(const MapQuery& q, uint64_t st_dev,
 
 Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
   const std::string path = place.root + q.filename;
-  const Match m = match(host_, path, place, Inode{q.maj, q.min, q.ino}, facts_.ended_at);
-  if (m != Match::kTheMapped) {
-    return {.reason = std::string(name(m)),
-            .absence =
-                m == Match::kMissing ? Resolution::Absence::kNoFile : Resolution::Absence::kOther};
+  const Sighting seen = match(host_, path, place, inode_of(q), facts_.ended_at);
+  if (seen.verdict != Match::kTheMapped) {
+    return {.reason = std::string(name(seen.verdict)),
+            .absence = seen == Match::kMissing ? Resolution::Absence::kNoFile
+                                               : Resolution::Absence::kOther};
   }
   auto id = build_id_of_file(path);
   if (!id.ok()) return {std::nullopt, "", "not ELF"};
@@ -436,11 +454,8 @@ Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {
   if (!config_.sysroot.empty() || !q.has_inode || elsewhere(facts_)) return false;
-  struct stat st{};
-  if (stat(q.filename.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (st.st_ino == q.ino && major(st.st_dev) == q.maj && minor(st.st_dev) == q.min) return false;
-  auto host_id = build_id_of_file(q.filename);
-  return host_id.ok() && host_id->has_value() && **host_id == id;
+  return match(host_, q.filename, at_path(), inode_of(q), std::nullopt) == Match::kAnotherInode &&
+         carries_build_id(q.filename, id);
 }
 
 std::optional<Resolution> Resolver::from_buildid_cache(const std::string& filename) const {

@@ -20,6 +20,7 @@
 #include "format/feature.h"
 #include "format/map_kind.h"
 #include "resolve/file_places.h"
+#include "resolve/find_copy.h"
 #include "resolve/host.h"
 
 namespace pdfix::resolve {
@@ -102,6 +103,10 @@ class Resolver {
   // hostname, kernel release and build-id, KASLR base, start before this boot); nullopt when
   // nothing says so. Inode numbers and anonymous devices prove something only there.
   std::optional<std::string> elsewhere(const RecordingFacts& facts) const;
+  // Where this run looks for a copy of a binary named by build-id, and for its debug file
+  // (resolve::copy_of, find_debug_file): the sysroot, search roots and build-id cache the maps
+  // are resolved from, and libdebuginfod's client cache.
+  CopyPlaces copy_places(std::optional<int64_t> ended_at) const;
 
  private:
   Resolution resolve_uncached(const MapQuery& q);
@@ -114,8 +119,8 @@ class Resolver {
   // The table's ids for a user file's path, on the map's machine.
   std::vector<BuildId> table_ids(const MapQuery& q) const;
   Resolution from_file(const std::string& path, const MapQuery& q, bool live);
-  // Why this host's file at the path, inode `st_ino` of `st_dev`, is not the one mapped.
-  std::string why_not_the_mapped(const MapQuery& q, uint64_t st_dev, int64_t st_ctime_ns) const;
+  // Why this host's file at the path, `seen` so, is not the one mapped.
+  std::string why_not_the_mapped(const Sighting& seen) const;
   // Every file this machine shows that is the map's inode, at each of resolve::places: all that
   // prove it must agree.
   Resolution by_inode(const MapQuery& q);

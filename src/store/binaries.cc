@@ -1,7 +1,5 @@
 #include "store/binaries.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <regex>
 #include <utility>
@@ -21,24 +19,6 @@ namespace {
 
 using format::BuildId;
 
-bool is_file(const std::string& path) {
-  struct stat st{};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool proven_file(const std::string& path, const BuildId& id) {
-  if (!is_file(path)) return false;
-  auto image = resolve::read_maybe_compressed(path);
-  return image.ok() && has_build_id(**image, id);
-}
-
-// kallsyms with every address zero (kptr_restrict, not root) names symbols but places none.
-bool has_addresses(std::string_view kallsyms) {
-  const size_t end = kallsyms.find(' ');
-  return end != std::string_view::npos && end > 0 &&
-         kallsyms.substr(0, end).find_first_not_of('0') != std::string_view::npos;
-}
-
 // perf reads no debug file from its cache for a kernel module (nor for kallsyms or the vdso).
 bool takes_debug_file(const Binary& b) {
   static const std::regex kModule(R"(\.ko(\.(xz|gz|zst))?$)");
@@ -46,12 +26,8 @@ bool takes_debug_file(const Binary& b) {
          !std::regex_search(b.name, kModule);
 }
 
-std::optional<Binary> debug_file_of(const Binary& b, const FindOptions& options) {
+std::optional<Binary> debug_file_of(const Binary& b, const resolve::CopyPlaces& places) {
   if (!takes_debug_file(b)) return std::nullopt;
-  resolve::DebugPlaces places{.sysroot = options.sysroot,
-                              .caches = options.more_caches,
-                              .debuginfod_client_cache = options.debuginfod_client_cache};
-  if (!options.cache_dir.empty()) places.caches.insert(places.caches.begin(), options.cache_dir);
   auto found = resolve::find_debug_file(b.id, b.name, b.path, places);
   if (!found) return std::nullopt;
   Binary d = b;
@@ -62,167 +38,69 @@ std::optional<Binary> debug_file_of(const Binary& b, const FindOptions& options)
   return d;
 }
 
-class Prover {
- public:
-  Prover(const resolve::Host& host, const FindOptions& options, std::optional<int64_t> ended_at)
-      : host_(host), options_(options), ended_at_(ended_at) {}
+void take(Binary& b, const resolve::Copy& c) {
+  b.from = c.from;
+  b.path = c.path;
+  b.evidence = c.evidence;
+  b.missing = c.missing;
+}
 
-  void prove(Binary& b, std::optional<resolve::Inode> inode) {
-    if (b.kind == EntryKind::kKallsyms) return kernel(b);
-    if (b.kind == EntryKind::kVdso) return vdso(b);
-    auto found =
-        resolve::find_copy(host_, {.name = b.name, .id = b.id, .inode = inode, .pids = b.pids},
-                           {.sysroot = options_.sysroot,
-                            .search = options_.search,
-                            .caches = caches(),
-                            .ended_at = ended_at_});
-    if (found) return take(b, found->path, found->where);
-    const std::string where = options_.sysroot.empty() ? b.name : options_.sysroot + b.name;
-    b.missing = !is_file(where) ? "no such file; not in the build-id cache"
-                : options_.sysroot.empty()
-                    ? "another file than this host's at that path (a container's or chroot's, or "
-                      "one replaced since): give its root or layers with --search; not in the "
-                      "build-id cache"
-                    : "the file there has another build-id; not in the build-id cache";
+// A file that no record gives a build-id, proven as inject proves a map (the run's resolver): by
+// device and inode, on the host and boot that recorded, unchanged since. One without a build-id
+// of its own is kept by path; one with a build-id needs `pdfix fix` to name it in the recording
+// first.
+void prove_idless(Binary& b, const resolve::DsoBuildId& d, resolve::Resolver& resolver,
+                  const resolve::RecordingFacts& facts) {
+  if (!d.has_inode) {
+    b.missing = "an MMAP record without device and inode: no file can be proven to be it";
+    return;
   }
-
-  // The running kernel's ELF image, when one with the id is installed where distributions put it.
-  std::optional<Binary> vmlinux(const Binary& kernel) const {
-    if (host_.kernel_build_id() != kernel.id) return std::nullopt;
-    for (const std::string& p : resolve::vmlinux_paths(host_.kernel_release())) {
-      const std::string path = options_.sysroot + p;
-      if (proven_file(path, kernel.id)) {
-        Binary v = kernel;
-        v.kind = EntryKind::kVmlinux;
-        v.from = Binary::From::kFile;
-        v.path = path;
-        v.evidence = "its build-id";
-        return v;
-      }
-    }
-    return std::nullopt;
+  const resolve::MapQuery q{.filename = d.name,
+                            .misc = format::kCpuModeUser,
+                            .has_inode = true,
+                            .maj = d.maj,
+                            .min = d.min,
+                            .ino = d.ino,
+                            .pid = d.pids.empty() ? 0 : d.pids.front()};
+  const resolve::Resolution& r = resolver.resolve(q, facts);
+  if (r.id) {
+    b.missing = "no record of the recording gives it its build-id (run pdfix fix first)";
+    return;
   }
-
- private:
-  static void take(Binary& b, std::string path, std::string evidence) {
-    b.from = Binary::From::kFile;
-    b.path = std::move(path);
-    b.evidence = std::move(evidence);
+  if (r.file.empty()) {
+    b.missing = r.reason;
+    return;
   }
-
-  std::vector<std::string> caches() const {
-    std::vector<std::string> out = options_.more_caches;
-    if (!options_.cache_dir.empty()) out.insert(out.begin(), options_.cache_dir);
-    return out;
+  auto image = resolve::read_maybe_compressed(r.file);
+  if (!image.ok()) {
+    b.missing = std::string(image.status().message());
+    return;
   }
-
-  bool from_cache(Binary& b) const {
-    for (const std::string& cache : caches()) {
-      const std::string path = cached_file(cache, b.id, b.kind);
-      if (b.kind == EntryKind::kKallsyms ? !is_file(path) : !proven_file(path, b.id)) continue;
-      take(b, path, "perf's build-id cache");
-      return true;
-    }
-    return false;
-  }
-
-  void kernel(Binary& b) {
-    if (options_.sysroot.empty() && host_.kernel_build_id() == b.id) {
-      if (!symbols_) symbols_ = host_.kallsyms();
-      if (has_addresses(*symbols_)) {
-        b.from = Binary::From::kKallsyms;
-        b.evidence = "/proc/kallsyms (the running kernel has this id)";
-        return;
-      }
-      if (from_cache(b)) return;
-      b.missing = "/proc/kallsyms shows no addresses (kptr_restrict; run as root)";
-      return;
-    }
-    if (from_cache(b)) return;
-    b.missing = "not the running kernel; not in the build-id cache";
-  }
-
-  void vdso(Binary& b) const {
-    if (options_.sysroot.empty() && !resolve::vdso_with_id(host_, b.id).empty()) {
-      b.from = Binary::From::kVdso;
-      b.evidence = "this process's vdso";
-      return;
-    }
-    if (from_cache(b)) return;
-    b.missing = "not this kernel's vdso; not in the build-id cache";
-  }
-
-  const resolve::Host& host_;
-  const FindOptions& options_;
-  std::optional<int64_t> ended_at_;
-  std::optional<std::string> symbols_;
-};
-
-// Files that no record gives a build-id, proven as inject proves a map: by device and inode, on
-// the host and boot that recorded, unchanged since. One without a build-id of its own is kept by
-// path; one with a build-id needs `pdfix fix` to name it in the recording first.
-class MappedFiles {
- public:
-  MappedFiles(const resolve::Host& host, const FindOptions& options, resolve::RecordingFacts facts)
-      : resolver_({.sysroot = options.sysroot, .search = options.search}, host),
-        facts_(std::move(facts)) {}
-
-  void prove(Binary& b, const resolve::DsoBuildId& d) {
-    if (!d.has_inode) {
-      b.missing = "an MMAP record without device and inode: no file can be proven to be it";
-      return;
-    }
-    const resolve::MapQuery q{.filename = d.name,
-                              .misc = format::kCpuModeUser,
-                              .has_inode = true,
-                              .maj = d.maj,
-                              .min = d.min,
-                              .ino = d.ino,
-                              .pid = d.pids.empty() ? 0 : d.pids.front()};
-    const resolve::Resolution& r = resolver_.resolve(q, facts_);
-    if (r.id) {
-      b.missing = "no record of the recording gives it its build-id (run pdfix fix first)";
-      return;
-    }
-    if (r.file.empty()) {
-      b.missing = r.reason;
-      return;
-    }
-    auto image = resolve::read_maybe_compressed(r.file);
-    if (!image.ok()) {
-      b.missing = std::string(image.status().message());
-      return;
-    }
-    b.from = Binary::From::kFile;
-    b.path = r.file;
-    b.evidence = absl::StrCat("its device and inode (",
-                              r.source == "file" ? "this host's file at the mapped path" : r.source,
-                              "); ", resolve::kNoBuildIdInFile);
-    b.sha256 = sha256_hex(
-        {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
-    b.missing.clear();
-  }
-
- private:
-  resolve::Resolver resolver_;
-  resolve::RecordingFacts facts_;
-};
+  b.from = Binary::From::kFile;
+  b.path = r.file;
+  b.evidence = absl::StrCat("its device and inode (",
+                            r.source == "file" ? "this host's file at the mapped path" : r.source,
+                            "); ", resolve::kNoBuildIdInFile);
+  b.sha256 = sha256_hex(
+      {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
+  b.missing.clear();
+}
 
 }  // namespace
-
-bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id) {
-  auto got = resolve::build_id_of_elf(
-      {reinterpret_cast<const uint8_t*>(image.getBufferStart()), image.getBufferSize()});
-  return got.ok() && *got == id;
-}
 
 absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& dsos,
                                     const resolve::Host& host, const FindOptions& options) {
   const io::RecordingSpan span = io::recording_span(in);
-  Prover prover(host, options, span.ended_at);
-  MappedFiles files(host, options,
-                    {dsos.hostname, dsos.osrelease, dsos.kernel_text, span.started_at,
-                     span.ended_at, dsos.table, nullptr});
+  const resolve::RecordingFacts facts{dsos.hostname,   dsos.osrelease, dsos.kernel_text,
+                                      span.started_at, span.ended_at,  dsos.table,
+                                      options.inodes};
+  const bool prove = options.resolver != nullptr;
+  resolve::CopyPlaces places;
+  if (prove) {
+    places = options.resolver->copy_places(span.ended_at);
+    places.caches.insert(places.caches.end(), options.more_caches.begin(),
+                         options.more_caches.end());
+  }
   absl::flat_hash_map<std::string, size_t> by_id;  // hex -> index in out.binaries
   Named out{.samples = dsos.samples};
   for (const resolve::DsoBuildId& d : dsos.dsos) {
@@ -237,7 +115,9 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& 
                               .missing = "no record of the recording gives it a build-id",
                               .samples = d.samples,
                               .pids = d.pids});
-        if (options.prove && d.machine == "host") files.prove(out.idless.back(), d);
+        if (prove && d.machine == "host") {
+          prove_idless(out.idless.back(), d, *options.resolver, facts);
+        }
       }
       continue;
     }
@@ -261,19 +141,29 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& 
       continue;  // [vsyscall], a module known only as "[name]", //anon: no file to look for
     } else if (!cache_entry(b.name, b.id, b.kind)) {
       b.missing = "its name cannot be a path in a build-id cache";
-    } else if (options.prove) {
-      prover.prove(b,
-                   d.has_inode ? std::optional(resolve::Inode{d.maj, d.min, d.ino}) : std::nullopt);
+    } else if (prove) {
+      take(b, resolve::copy_of(
+                  host,
+                  {.name = b.name,
+                   .id = b.id,
+                   .inode = d.has_inode ? std::optional(resolve::Inode{d.maj, d.min, d.ino})
+                                        : std::nullopt,
+                   .pids = b.pids,
+                   .kind = b.kind},
+                  places));
     }
     by_id.emplace(d.build_id, out.binaries.size());
     out.binaries.push_back(b);
-    if (options.prove && options.debug_files) {
-      if (auto debug = debug_file_of(b, options)) out.binaries.push_back(*debug);
+    if (prove && options.debug_files) {
+      if (auto debug = debug_file_of(b, places)) out.binaries.push_back(*debug);
     }
-    if (options.prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
-      if (auto v = prover.vmlinux(b)) {
-        v->samples = 0;  // the kallsyms entry speaks for the kernel's samples
-        out.binaries.push_back(*v);
+    if (prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
+      if (auto v = resolve::vmlinux_of(host, b.id, places)) {
+        Binary image = b;
+        take(image, *v);
+        image.kind = EntryKind::kVmlinux;
+        image.samples = 0;  // the kallsyms entry speaks for the kernel's samples
+        out.binaries.push_back(image);
       }
     }
   }

@@ -1,11 +1,11 @@
-// The binaries a recording's build-ids name, and for each a copy proven to be that binary: a file
-// whose own build-id is the one named (the mapped path, under --sysroot or on this machine, under
-// --search, under a living process's root or a mounted container's overlay, or in perf's build-id
-// cache), the running kernel's kallsyms when the running kernel has the id, this
-// process's vdso when it has the id. Nothing else: a missing binary is listed with the reason, a
-// wrong one would mislead every later analysis.
+// The binaries a recording's build-ids name, and for each the copy resolve finds proven to be
+// that binary (resolve/find_copy.h: a file whose own build-id is the one named, the running
+// kernel's kallsyms or this process's vdso when they have the id). Nothing else: a missing binary
+// is listed with the reason, a wrong one would mislead every later analysis. Store only lists
+// and writes; every search and proof is resolve's.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,8 +15,10 @@
 #include "io/input.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "resolve/cache_layout.h"
+#include "resolve/find_copy.h"
 #include "resolve/host.h"
 #include "resolve/recorded_dsos.h"
+#include "resolve/resolver.h"
 
 namespace pdfix::store {
 
@@ -33,7 +35,7 @@ struct Binary {
   EntryKind kind = EntryKind::kElf;
   bool guest = false;  // of a guest machine: its files are not on this host
   // Where a proven copy is; empty when there is none (then `missing` says why).
-  enum class From { kNothing, kFile, kKallsyms, kVdso };
+  using From = resolve::Copy::From;
   From from = From::kNothing;
   std::string path;      // kFile: the file (a module may be compressed)
   std::string evidence;  // how it was proven
@@ -57,18 +59,17 @@ struct Named {
 };
 
 struct FindOptions {
-  std::string sysroot;  // a copy of the recording host's root; empty: this machine
-  // More roots a binary may be found under (--search): a copy there with the id is proof too.
-  std::vector<std::string> search;
-  std::string cache_dir;  // perf's build-id cache to take proven copies from; empty: none
+  // The run's resolver: where a copy of a named binary is looked for (its sysroot, search roots
+  // and build-id cache: Resolver::copy_places), and the proof of a file no record names by
+  // build-id. nullptr: nothing is proven (fetch needs only the names and ids).
+  resolve::Resolver* resolver = nullptr;
+  // The inodes of the whole recording, for that proof (passes::survey_inodes); unset: none.
+  std::function<const resolve::PathInodes*()> inodes;
   // Caches a pass of this run wrote into (the JIT code's ELF files, under --buildid-dir).
   std::vector<std::string> more_caches;
-  // Whether to prove copies at all (fetch only needs the names and ids).
-  bool prove = true;
   // Each proven program's and library's separate debug file too (resolve::find_debug_file), as a
-  // Binary of kind kDebug after it; libdebuginfod's client cache is one place to look.
+  // Binary of kind kDebug after it.
   bool debug_files = true;
-  std::string debuginfod_client_cache;
 };
 
 // One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
@@ -81,8 +82,5 @@ absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& 
 // The bytes that go into a cache or bundle for `b` (a module decompressed).
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
                                                                 const resolve::Host& host);
-
-// Whether `image` is an ELF file whose build-id is `id`.
-bool has_build_id(const llvm::MemoryBuffer& image, const format::BuildId& id);
 
 }  // namespace pdfix::store

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "resolve/elf_build_id.h"
 #include "store/cache_store.h"
 #include "store/loaded_library.h"
 
@@ -46,12 +47,9 @@ absl::StatusOr<Debuginfod> load_debuginfod() {
 
 bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
   const std::string path = cached_file(cache, b.id, kind);
+  if (kind != EntryKind::kKallsyms) return resolve::carries_build_id(path, b.id);
   struct stat st{};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (kind == EntryKind::kKallsyms) return true;
-  auto image =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  return image && has_build_id(**image, b.id);
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // The errors with which libdebuginfod says that no server could be asked, as opposed to -ENOENT,
@@ -162,7 +160,9 @@ Fetched fetch_one(const Debuginfod& api, debuginfod_client* client, int transcri
     return f;
   }
   // A server is not evidence: what it sends must carry the id asked for.
-  if (!has_build_id(**image, b.id)) {
+  if (!resolve::carries_build_id(
+          {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()},
+          b.id)) {
     f.outcome = Outcome::kFailed;
     f.detail = "the server sent a file with another build-id";
     return f;

@@ -59,6 +59,7 @@ ProcessTimeline::Maps& ProcessTimeline::own_maps(uint32_t pid) {
 
 void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
   if (pid == ppid) return;  // a thread: it shares its process's maps
+  images_[pid] = ++images_begun_;
   auto parent = processes_.find(ppid);
   if (parent == processes_.end()) {
     processes_.erase(pid);
@@ -68,7 +69,15 @@ void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
   processes_[pid] = std::move(shared);
 }
 
-void ProcessTimeline::exec(uint32_t pid) { processes_.erase(pid); }
+void ProcessTimeline::exec(uint32_t pid) {
+  processes_.erase(pid);
+  images_[pid] = ++images_begun_;
+}
+
+uint64_t ProcessTimeline::image(uint32_t pid) const {
+  auto it = images_.find(pid);
+  return it == images_.end() ? 0 : it->second;
+}
 
 const ProcessTimeline::Map* ProcessTimeline::find_in(const Maps& maps, uint64_t addr) {
   auto it = maps.upper_bound(addr);

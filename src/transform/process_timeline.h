@@ -50,6 +50,10 @@ class ProcessTimeline {
   // The map covering `addr` for a sample (or callchain entry) of `cpumode` in `pid`; nullptr for
   // none.
   const Map* find(uint16_t cpumode, uint32_t pid, uint64_t addr) const;
+  // Which image `pid` runs: a new one at each exec, and at the FORK of a new process under the
+  // pid (a reused pid is another process); 0 before the recording shows either. What a consumer
+  // keeps of a process (its jitdump, its map file) belongs to one image.
+  uint64_t image(uint32_t pid) const;
 
  private:
   using Maps = std::map<uint64_t, Map>;  // by start; never overlapping
@@ -63,7 +67,9 @@ class ProcessTimeline {
 
   absl::flat_hash_map<uint32_t, std::shared_ptr<Maps>> processes_;  // host user maps, by pid
   absl::flat_hash_map<uint64_t, Maps> kernels_;                     // by machine (format/machine.h)
-  uint64_t kernel_start_ = 0;  // the host kernel image's, once mapped
+  uint64_t kernel_start_ = 0;                       // the host kernel image's, once mapped
+  absl::flat_hash_map<uint32_t, uint64_t> images_;  // by pid
+  uint64_t images_begun_ = 0;
 };
 
 }  // namespace pdfix::transform

@@ -35,7 +35,21 @@ struct Named {
   size_t to_start = 0;
 };
 
-class PodmanJitTest : public PodmanFixture {};
+class PodmanJitTest : public PodmanFixture {
+ protected:
+  // The container removed, `bundle` unpacked elsewhere with a fresh HOME: perf script -F `fields`
+  // of the bundle's recording, from the bundle's cache alone.
+  RunResult script_elsewhere(const std::string& bundle, const std::string& fields) {
+    RunResult r = sh("podman rm -f -t 0 " + container());
+    if (r.status != 0) return r;
+    r = sh("HOME=" + quote(dir_ + "/elsewhere") + " " + pdfix() + " unpack " + quote(bundle) + " " +
+           quote(dir_ + "/unpacked"));
+    if (r.status != 0) return r;
+    return sh("HOME=" + quote(dir_ + "/elsewhere") + " perf --buildid-dir " +
+              quote(dir_ + "/unpacked/.debug") + " script -F " + fields + " -i " +
+              quote(dir_ + "/unpacked/perf.data") + " 2>/dev/null");
+  }
+};
 
 TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
   make_base("nodejs");
@@ -82,13 +96,7 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
   EXPECT_EQ(archive.getArray("unresolved")->size(), 0u) << r.err;
   EXPECT_EQ(archive.getInteger("missing").value_or(-1), 0);
 
-  ASSERT_EQ(sh("podman rm -f -t 0 " + container()).status, 0);
-  r = sh("HOME=" + quote(dir_ + "/elsewhere") + " " + pdfix() + " unpack " + quote(bundle) + " " +
-         quote(dir_ + "/unpacked"));
-  ASSERT_EQ(r.status, 0) << r.err;
-  r = sh("HOME=" + quote(dir_ + "/elsewhere") + " perf --buildid-dir " +
-         quote(dir_ + "/unpacked/.debug") + " script -F pid,ip,sym,dso -i " +
-         quote(dir_ + "/unpacked/perf.data") + " 2>/dev/null");
+  r = script_elsewhere(bundle, "pid,ip,sym,dso");
   ASSERT_EQ(r.status, 0) << r.err;
   std::map<std::string, Named> by_function;
   size_t container_libnode = 0;
@@ -113,6 +121,53 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
     EXPECT_GE(by_function[f].to_start * 10, by_function[f].leaf * 9) << f;
   }
   EXPECT_GT(container_libnode, 600u);
+}
+
+// A map file (node --perf-basic-prof) of a process that exited while its container lives on: the
+// file is in the container's /tmp, on its overlay, named by the host's pid (the container shares
+// the host's pid namespace). Nothing but the overlay shows it once the process is gone: `fix
+// --archive` with no options must find it there through the overlay the process's files are on,
+// and perf name the JS functions from the bundle after the container is removed.
+TEST_F(PodmanJitTest, AnExitedProcesssMapFileIsReadOnItsLivingContainersOverlay) {
+  make_base("nodejs");
+  const std::string sync = dir_ + "/sync";
+  fs::create_directories(sync);
+  std::ofstream(sync + "/map.js") << node_work("map", "");
+  RunResult r = sh(run_container() + " --pid host -v " + quote(sync) + ":/sync " + base() +
+                   " sh -c 'while [ ! -e /sync/go ]; do sleep 0.1; done; cd /tmp; node "
+                   "--perf-basic-prof /sync/map.js; touch /sync/done; exec sleep 3600'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh(env_ + "perf record -q -a -B -F 499 -o " + quote(dir_ + "/in.data") + " -- sh -c " +
+         quote("touch " + quote(sync) + "/go; while [ ! -e " + quote(sync) +
+               "/done ]; do sleep 0.1; done"));
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  const std::string bundle = dir_ + "/b.tar.zst";
+  r = pdfix_run("fix --json --archive " + quote(bundle) + " " + quote(dir_ + "/in.data") + " " +
+                quote(dir_ + "/out.data"));
+  ASSERT_EQ(r.status, 0) << r.err << r.out.substr(0, 4000);
+  auto json = llvm::json::parse(r.out);
+  ASSERT_TRUE(bool(json)) << r.out.substr(0, 2000);
+  size_t map_files = 0;
+  for (const llvm::json::Value& v : *json->getAsObject()->getObject("jit")->getArray("sources")) {
+    const llvm::json::Object& src = *v.getAsObject();
+    if (src.getString("kind") != "perf map") continue;
+    ++map_files;
+    EXPECT_NE(src.getString("found_at").value_or("").find("/merged/tmp/perf-"),
+              llvm::StringRef::npos)
+        << src.getString("problem").value_or("").str();
+    EXPECT_GT(src.getInteger("functions").value_or(0), 0);
+  }
+  EXPECT_EQ(map_files, 1u) << r.out.substr(0, 4000);
+
+  r = script_elsewhere(bundle, "ip,sym");
+  ASSERT_EQ(r.status, 0) << r.err;
+  size_t fib = 0;  // one line a sample, without callchains
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    fib += line.find("fib_map") != std::string::npos;
+  std::cout << "  fib_map: " << fib << " samples named from the bundle\n";
+  EXPECT_GT(fib, 300u);
 }
 
 }  // namespace
