@@ -394,10 +394,16 @@ TEST_F(InjectPerfMapTest, AnExitedProcesssIsReadOnTheOverlayItsFilesAreOn) {
   EXPECT_EQ(std::count(filenames_.begin(), filenames_.end(),
                        "/tmp/jitted-" + std::to_string(kPid) + "-perf-map.so"),
             1);
-  // Without the survey nothing says which overlay the process's files are on.
-  filenames_.clear();
+  // A process's code that comes before its files in the file (perf lists a running process's
+  // maps by address): only the survey says which overlay its files are on.
+  PerfDataBuilder code_first = builder(false);
+  code_first.mmap(kPid, 0x7000, 0x1000, 0x7000, "//anon")
+      .mmap2(kPid, 0x400000, 0x1000, 0, "/usr/bin/node", node.maj, node.min, node.ino);
+  maps(run(code_first.build()));
+  ASSERT_EQ(pass_report_.sources.size(), 1u);
+  EXPECT_EQ(pass_report_.sources[0].found_at, by_host_pid);
   survey_ = false;
-  maps(run(input));
+  maps(run(code_first.build()));
   EXPECT_TRUE(pass_report_.sources.empty());
 }
 

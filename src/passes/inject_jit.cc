@@ -102,17 +102,25 @@ std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
     where.push_back({common_.sysroot + path, true});
   } else if (s.hostname() == common_.host->hostname()) {
     const auto process = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at);
-    uint32_t own_pid = pid;
     std::optional<resolve::Inode> file;
-    if (const MapSurvey* survey = common_.survey ? common_.survey->get() : nullptr) {
-      if (auto it = survey->jit_markers().find(pid); it != survey->jit_markers().end()) {
-        own_pid = jit::jitdump_pid(it->second.filename).value_or(pid);
-      }
+    if (auto it = process_files_.find(pid); it != process_files_.end()) file = it->second;
+    // The whole recording is swept only for what the records so far have not told, the files of
+    // a process mapped after its code (perf lists a running process's maps by address), and only
+    // when a file could lead somewhere: to an overlay mounted here.
+    const MapSurvey* survey = common_.survey && !file && !common_.host->overlays().empty()
+                                  ? common_.survey->get()
+                                  : nullptr;
+    if (survey != nullptr) {
       if (auto it = survey->process_files().find(pid); it != survey->process_files().end()) {
         file = it->second;
       }
     }
-    if (process) own_pid = process->ns_pid;
+    uint32_t own_pid = pid;
+    if (process) {
+      own_pid = process->ns_pid;
+    } else if (auto dump = dumps_.find(image_of(pid)); dump != dumps_.end()) {
+      own_pid = dump->second.named_pid;
+    }
     for (const resolve::Place& place :
          resolve::places(*common_.host, file.value_or(resolve::Inode{}), pid, common_.search,
                          common_.recording_ended_at)) {
@@ -179,10 +187,12 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
   if (r.header.type == format::kFork) return fork(r, s, out);
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
   const transform::Map& m = *r.map;
-  if (m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc) &&
-      jit::jitdump_pid(m.fields.filename)) {
-    return marker(r, s, out);
+  const bool user_file = m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc);
+  if (user_file && m.fields.is_mmap2) {
+    process_files_.try_emplace(m.fields.pid,
+                               resolve::Inode{m.fields.maj, m.fields.min, m.fields.ino});
   }
+  if (user_file && jit::jitdump_pid(m.fields.filename)) return marker(r, s, out);
   if (format::is_anonymous_code(m.fields.filename, m.fields.misc)) return anonymous(r, s, out);
   return out.emit(r);
 }
@@ -195,6 +205,7 @@ absl::Status InjectJit::comm(const transform::RecordRef& r, const transform::Ses
     auto c = format::decode_comm(r.bytes, s.endian(), s.trailer_size(r), r.offset);
     if (!c.ok()) return c.status();
     timeline_.exec(c->pid);
+    process_files_.erase(c->pid);
   }
   return out.emit(r);
 }
@@ -204,6 +215,14 @@ absl::Status InjectJit::fork(const transform::RecordRef& r, const transform::Ses
   auto t = format::decode_task(r.bytes, s.endian(), r.offset);
   if (!t.ok()) return t.status();
   timeline_.fork(t->pid, t->ppid);
+  if (t->pid != t->ppid) {
+    // A new process runs its parent's files until it execs.
+    if (auto parent = process_files_.find(t->ppid); parent != process_files_.end()) {
+      process_files_[t->pid] = parent->second;
+    } else {
+      process_files_.erase(t->pid);
+    }
+  }
   return out.emit(r);
 }
 
@@ -299,6 +318,7 @@ InjectJit::FoundDump& InjectJit::dump_of(uint32_t pid, const JitMarker& marker,
                                          const transform::Session& s) {
   auto [it, added] = dumps_.try_emplace(image_of(pid));
   if (!added) return it->second;
+  it->second.named_pid = *jit::jitdump_pid(marker.filename);
   std::vector<std::string> problems;
   it->second.file = jit::read_dump(dump_candidates(marker, pid, s, problems),
                                    *jit::jitdump_pid(marker.filename), marker.time, problems);

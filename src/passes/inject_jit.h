@@ -113,6 +113,7 @@ class InjectJit : public Repair {
   struct FoundDump {
     std::optional<jit::DumpFile> file;  // released once its maps are out
     std::string problem;                // why there is none
+    uint32_t named_pid = 0;  // the pid its name gives: the process's own, in its namespace
   };
   FoundDump& dump_of(uint32_t pid, const JitMarker& marker, const transform::Session& s);
   // Whether the anonymous code map `r` comes, by time, after its process's marker (the survey's)
@@ -134,6 +135,9 @@ class InjectJit : public Repair {
   absl::flat_hash_map<ProcessImage, FoundDump> dumps_;
   absl::flat_hash_set<std::pair<ProcessImage, std::string>> dumps_seen_;  // each marker's path
   absl::flat_hash_map<ProcessImage, std::unique_ptr<MapImage>> map_images_;
+  // By pid: the first file the process's image mapped (its parent's after a FORK), which names
+  // the filesystem of its root (a container's overlay) for its map file.
+  absl::flat_hash_map<uint32_t, resolve::Inode> process_files_;
   transform::Rebuilt rebuilt_;
 };
 
