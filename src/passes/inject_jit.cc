@@ -1,7 +1,6 @@
 #include "passes/inject_jit.h"
 
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <fstream>
@@ -43,8 +42,6 @@ std::string dir_of(std::string_view path) {
   return slash == std::string_view::npos ? "" : std::string(path.substr(0, slash));
 }
 
-std::string base_of(std::string_view path) { return std::string(path.substr(path.rfind('/') + 1)); }
-
 std::string describe(const std::vector<std::string>& problems) {
   std::string out;
   for (const std::string& p : problems) absl::StrAppend(&out, out.empty() ? "" : "; ", p);
@@ -52,87 +49,6 @@ std::string describe(const std::vector<std::string>& problems) {
 }
 
 }  // namespace
-
-std::vector<jit::FileCandidate> InjectJit::dump_candidates(
-    const JitMarker& marker, uint32_t pid, const transform::Session& s,
-    std::vector<std::string>& problems) const {
-  const std::string& path = marker.filename;
-  std::vector<jit::FileCandidate> where;
-  if (!common_.sysroot.empty()) {
-    where.push_back({common_.sysroot + path, false});
-  } else if (s.hostname() == common_.host->hostname()) {
-    const resolve::Inode& inode = marker.inode;
-    for (const resolve::Place& place :
-         resolve::places(*common_.host, inode, pid, common_.search, common_.recording_ended_at)) {
-      const std::string file = place.root + path;
-      if (!marker.has_inode) {
-        where.push_back({file, false});
-        continue;
-      }
-      // The runtime appends to its dump while it runs, after the recording too: written since
-      // is no sign of another file.
-      const resolve::Match match =
-          resolve::match(*common_.host, file, place, inode, /*ended_at=*/std::nullopt).verdict;
-      if (match == resolve::Match::kTheMapped) {
-        where.push_back({file, true});
-      } else if (match != resolve::Match::kMissing) {
-        problems.push_back(file + " is another file (not the inode mapped)");
-      }
-    }
-  } else {
-    for (const std::string& root : common_.search) where.push_back({root + path, false});
-  }
-  for (const std::string& dir : config_.jit_dirs) {
-    where.push_back({dir + "/" + base_of(path), false});
-  }
-  return where;
-}
-
-std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
-                                                          const transform::Session& s) const {
-  const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
-  std::vector<jit::FileCandidate> where;
-  // A map file is the recording's only on the recording's host, and only if written to since the
-  // recording began (`recorded`). It is where the process wrote it: in /tmp of its own root, by
-  // the pid it had in its own namespace. That root is seen at the places of the process's files
-  // (the host; its container's overlay while mounted, and the overlay's layers; its root while it
-  // lives; each --search root), and the pid is known while it lives, from its jitdump's name, or
-  // else taken to be the host's (a process of the host's pid namespace).
-  if (!common_.sysroot.empty()) {
-    where.push_back({common_.sysroot + path, true});
-  } else if (s.hostname() == common_.host->hostname()) {
-    const auto process = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at);
-    std::optional<resolve::Inode> file;
-    if (auto it = process_files_.find(pid); it != process_files_.end()) file = it->second;
-    // The whole recording is swept only for what the records so far have not told, the files of
-    // a process mapped after its code (perf lists a running process's maps by address), and only
-    // when a file could lead somewhere: to an overlay mounted here.
-    const MapSurvey* survey = common_.survey && !file && !common_.host->overlays().empty()
-                                  ? common_.survey->get()
-                                  : nullptr;
-    if (survey != nullptr) {
-      if (auto it = survey->process_files().find(pid); it != survey->process_files().end()) {
-        file = it->second;
-      }
-    }
-    uint32_t own_pid = pid;
-    if (process) {
-      own_pid = process->ns_pid;
-    } else if (auto dump = dumps_.find(image_of(pid)); dump != dumps_.end()) {
-      own_pid = dump->second.named_pid;
-    }
-    for (const resolve::Place& place :
-         resolve::places(*common_.host, file.value_or(resolve::Inode{}), pid, common_.search,
-                         common_.recording_ended_at)) {
-      const uint32_t named = place.kind == resolve::PlaceKind::kPath ? pid : own_pid;
-      where.push_back({absl::StrCat(place.root, "/tmp/perf-", named, ".map"), true});
-    }
-  }
-  for (const std::string& dir : config_.jit_dirs) {
-    where.push_back({dir + "/" + base_of(path), false});
-  }
-  return where;
-}
 
 InjectJit::InjectJit(InjectJitConfig config, const Common& common)
     : config_(std::move(config)), common_(common) {}
