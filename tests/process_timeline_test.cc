@@ -70,6 +70,29 @@ TEST(ProcessTimeline, AnExecClearsTheProcesssMaps) {
   EXPECT_EQ(file_at(t, kUser, 1, 0x5000), -1);
 }
 
+// What a process runs, as inject-jit asks it of a map file's process: its lowest map (its parent's
+// after a fork, none after an exec), and an image that changes at each exec and each new process.
+TEST(ProcessTimeline, AProcesssLowestMapAndItsImage) {
+  ProcessTimeline t;
+  EXPECT_EQ(t.lowest(1), nullptr);
+  EXPECT_EQ(t.image(1), 0u);
+  t.map(kUser, 1, {.start = 0x5000, .end = 0x6000, .file = 9});
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7});
+  ASSERT_NE(t.lowest(1), nullptr);
+  EXPECT_EQ(t.lowest(1)->file, 7u);
+  t.fork(2, 1);
+  ASSERT_NE(t.lowest(2), nullptr);
+  EXPECT_EQ(t.lowest(2)->file, 7u);
+  const uint64_t child = t.image(2);
+  EXPECT_NE(child, 0u);
+  t.fork(2, 2);  // a thread: the same process, the same image
+  EXPECT_EQ(t.image(2), child);
+  t.exec(2);
+  EXPECT_EQ(t.lowest(2), nullptr);
+  EXPECT_NE(t.image(2), child);
+  EXPECT_EQ(t.lowest(1)->file, 7u);
+}
+
 TEST(ProcessTimeline, KernelMapsAreTheirMachinesAndAUserKernelAddressFindsThem) {
   ProcessTimeline t;
   const uint64_t text = 0xffffffff81000000;

@@ -105,8 +105,15 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
   const transform::Map& m = *r.map;
   const bool user_file = m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc);
   if (user_file && m.fields.is_mmap2) {
-    process_files_.try_emplace(m.fields.pid,
-                               resolve::Inode{m.fields.maj, m.fields.min, m.fields.ino});
+    // The process's files, followed by the timeline's rules (fork, exec) for its map file.
+    const resolve::Inode inode{m.fields.maj, m.fields.min, m.fields.ino};
+    auto [file, added] = file_index_.try_emplace(inode, mapped_files_.size());
+    if (added) mapped_files_.push_back(inode);
+    timeline_.map(m.fields.misc, m.fields.pid,
+                  {.start = m.fields.start,
+                   .end = transform::ProcessTimeline::end_of(m.fields.start, m.fields.len),
+                   .pgoff = m.fields.pgoff,
+                   .file = file->second});
   }
   if (user_file && jit::jitdump_pid(m.fields.filename)) return marker(r, s, out);
   if (format::is_anonymous_code(m.fields.filename, m.fields.misc)) return anonymous(r, s, out);
@@ -121,7 +128,6 @@ absl::Status InjectJit::comm(const transform::RecordRef& r, const transform::Ses
     auto c = format::decode_comm(r.bytes, s.endian(), s.trailer_size(r), r.offset);
     if (!c.ok()) return c.status();
     timeline_.exec(c->pid);
-    process_files_.erase(c->pid);
   }
   return out.emit(r);
 }
@@ -131,14 +137,6 @@ absl::Status InjectJit::fork(const transform::RecordRef& r, const transform::Ses
   auto t = format::decode_task(r.bytes, s.endian(), r.offset);
   if (!t.ok()) return t.status();
   timeline_.fork(t->pid, t->ppid);
-  if (t->pid != t->ppid) {
-    // A new process runs its parent's files until it execs.
-    if (auto parent = process_files_.find(t->ppid); parent != process_files_.end()) {
-      process_files_[t->pid] = parent->second;
-    } else {
-      process_files_.erase(t->pid);
-    }
-  }
   return out.emit(r);
 }
 

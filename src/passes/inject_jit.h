@@ -130,14 +130,15 @@ class InjectJit : public Repair {
   // or a new process under a reused pid, begins another.
   using ProcessImage = std::pair<uint32_t, uint64_t>;  // pid, ProcessTimeline::image
   ProcessImage image_of(uint32_t pid) const { return {pid, timeline_.image(pid)}; }
-  transform::ProcessTimeline timeline_;  // followed for its forks and execs only
+  // The processes' file maps (each naming its file in mapped_files_), forks and execs.
+  transform::ProcessTimeline timeline_;
+  std::vector<resolve::Inode> mapped_files_;
+  std::map<resolve::Inode, uint32_t> file_index_;  // in mapped_files_
   absl::flat_hash_set<ProcessImage> dumped_;
   absl::flat_hash_map<ProcessImage, FoundDump> dumps_;
   absl::flat_hash_set<std::pair<ProcessImage, std::string>> dumps_seen_;  // each marker's path
   absl::flat_hash_map<ProcessImage, std::unique_ptr<MapImage>> map_images_;
-  // By pid: the first file the process's image mapped (its parent's after a FORK), which names
-  // the filesystem of its root (a container's overlay) for its map file.
-  absl::flat_hash_map<uint32_t, resolve::Inode> process_files_;
+
   transform::Rebuilt rebuilt_;
 };
 

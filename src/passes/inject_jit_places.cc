@@ -66,7 +66,7 @@ std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
   } else if (s.hostname() == common_.host->hostname()) {
     const auto process = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at);
     std::optional<resolve::Inode> file;
-    if (auto it = process_files_.find(pid); it != process_files_.end()) file = it->second;
+    if (const auto* m = timeline_.lowest(pid)) file = mapped_files_[m->file];
     // The whole recording is swept only for what the records so far have not told, the files of
     // a process mapped after its code (perf lists a running process's maps by address), and only
     // when a file could lead somewhere: to an overlay mounted here.

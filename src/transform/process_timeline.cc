@@ -86,6 +86,11 @@ const ProcessTimeline::Map* ProcessTimeline::find_in(const Maps& maps, uint64_t 
   return addr < it->second.end ? &it->second : nullptr;
 }
 
+const ProcessTimeline::Map* ProcessTimeline::lowest(uint32_t pid) const {
+  auto p = processes_.find(pid);
+  return p == processes_.end() || p->second->empty() ? nullptr : &p->second->begin()->second;
+}
+
 bool ProcessTimeline::kernel_address(uint64_t addr) const {
   return kernel_start_ != 0 ? addr >= kernel_start_ : (addr >> 63) != 0;
 }

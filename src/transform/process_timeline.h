@@ -50,6 +50,9 @@ class ProcessTimeline {
   // The map covering `addr` for a sample (or callchain entry) of `cpumode` in `pid`; nullptr for
   // none.
   const Map* find(uint16_t cpumode, uint32_t pid, uint64_t addr) const;
+  // The lowest of `pid`'s own user maps now (its parent's until it maps anew, none after an exec
+  // until it maps again); nullptr for none.
+  const Map* lowest(uint32_t pid) const;
   // Which image `pid` runs: a new one at each exec, and at the FORK of a new process under the
   // pid (a reused pid is another process); 0 before the recording shows either. What a consumer
   // keeps of a process (its jitdump, its map file) belongs to one image.
