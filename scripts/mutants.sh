@@ -22,7 +22,11 @@ else
   scratch=$(mktemp -d -p "${TMPDIR:-/var/tmp}" pdfix-mutants.XXXXXX)
   trap 'rm -rf "$scratch"' EXIT
 fi
-git ls-files -z | xargs -0 cp -u --parents -t "$scratch"
+# A file is copied when its content differs, not by its time: a mutant applied and undone in the
+# kept copy leaves it newer than a later edit here.
+git ls-files -z | while IFS= read -r -d '' f; do
+  cmp -s "$f" "$scratch/$f" || cp --parents "$f" "$scratch"
+done
 
 echo "== building a scratch copy in $scratch" >&2
 cmake -S "$scratch" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=None \
