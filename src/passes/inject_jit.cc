@@ -104,8 +104,10 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
   const transform::Map& m = *r.map;
   const bool user_file = m.kind == format::MapKind::kFile && !format::is_kernel_mode(m.fields.misc);
-  if (user_file && m.fields.is_mmap2) {
-    // The process's files, followed by the timeline's rules (fork, exec) for its map file.
+  // A file of the process, which its map file's places follow, under the timeline's rules (a fork
+  // runs its parent's files, an exec none). One a process is enough: feeding every map would cost
+  // a fifth of fix's time on a recording of many short processes.
+  if (user_file && m.fields.is_mmap2 && timeline_.lowest(m.fields.pid) == nullptr) {
     const resolve::Inode inode{m.fields.maj, m.fields.min, m.fields.ino};
     auto [file, added] = file_index_.try_emplace(inode, mapped_files_.size());
     if (added) mapped_files_.push_back(inode);

@@ -130,7 +130,7 @@ class InjectJit : public Repair {
   // or a new process under a reused pid, begins another.
   using ProcessImage = std::pair<uint32_t, uint64_t>;  // pid, ProcessTimeline::image
   ProcessImage image_of(uint32_t pid) const { return {pid, timeline_.image(pid)}; }
-  // The processes' file maps (each naming its file in mapped_files_), forks and execs.
+  // A file map of each process (naming its file in mapped_files_), the forks and the execs.
   transform::ProcessTimeline timeline_;
   std::vector<resolve::Inode> mapped_files_;
   std::map<resolve::Inode, uint32_t> file_index_;  // in mapped_files_
