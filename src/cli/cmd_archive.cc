@@ -57,6 +57,7 @@ complete, mode 0600. The summary goes to stderr; --json to stdout.)",
                 "The summary as one JSON object on stdout (on stderr when BUNDLE is '-').");
   cmd->add_flag("-v,--verbose", a->keep.verbose, "List every binary kept, with its evidence.");
   add_keep_options(*cmd, a->keep, /*bundle_options=*/true);
+  add_with_code_flag(*cmd, a->keep.with_code);
   return {cmd, [a, &host] {
             llvm::json::Object summary;
             const int status = keep(a->in, {.bundle = a->bundle}, a->keep, host, nullptr,

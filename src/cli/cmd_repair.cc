@@ -37,6 +37,8 @@ struct Args {
   bool quiet = false;
   bool strict = false;    // fix --archive/--store only
   bool no_debug = false;  // fix --archive/--store only
+  bool with_code = false;  // fix --archive only
+  bool slim = false;       // fix --store only
   bool required_switch = false;
   OutputArgs output;
   // fix only: keep the binaries OUT names.
@@ -87,7 +89,9 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
                      .verbose = a.verbose,
                      .quiet = a.quiet,
                      .strict = a.strict,
-                     .no_debug = a.no_debug};
+                     .no_debug = a.no_debug,
+                     .with_code = a.with_code,
+                     .slim = a.slim};
   for (const passes::Repair* r : repairs) {
     if (const std::string cache = r->cache_written(); !cache.empty()) {
       keep_args.more_caches.push_back(cache);
@@ -199,6 +203,8 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                 "With --archive or --store: exit 3 when a binary that samples hit will not "
                 "resolve from what was kept.");
   add_no_debug_flag(*cmd, args->no_debug);
+  add_with_code_flag(*cmd, args->with_code);
+  add_slim_flag(*cmd, args->slim);
   // Passes fix runs only when asked: their switches, each set or not.
   auto asked = std::make_shared<std::map<passes::RepairKind*, bool>>();
   for (passes::RepairKind* k : kinds) {

@@ -41,6 +41,7 @@ and renamed into place, so two stores at once, or a perf reading meanwhile, see 
   cmd->add_flag("--json", a->json, "The summary as one JSON object on stdout.");
   cmd->add_flag("-v,--verbose", a->keep.verbose, "List every binary stored, with its evidence.");
   add_keep_options(*cmd, a->keep, /*bundle_options=*/false);
+  add_slim_flag(*cmd, a->keep.slim);
   return {cmd, [a, &host] {
             const std::string cache = a->cache.empty() ? default_cache(host) : a->cache;
             if (cache.empty()) {

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/keep.h"
 #include "cli/verb.h"
 #include "store/bundle.h"
 
@@ -88,7 +89,12 @@ DIR must not exist, or be empty; it appears only complete. BUNDLE may be '-' for
 Refused, with nothing written: anything but a tar (optionally compressed) holding
 perf.data, and any entry that would land outside DIR (an absolute name, '..', a symbolic
 link pointing out of DIR, a hard link, a device). `tar --zstd -xf BUNDLE -C DIR` gives the
-same tree. The note goes to stderr, the command to stdout.)",
+same tree. The note goes to stderr, the command to stdout.
+
+A bundle made without --with-code holds slim copies (symbol tables, unwind tables, notes,
+debug information; no code or data, at the offsets they had): perf report, perf script and
+hotspot give the same names, source lines and callchains as from whole binaries, and perf
+annotate has no code to show. The note says how many; DIR/pdfix-bundle.json names them.)",
        exit_status({{kExitError, "A bundle that is refused is not unpacked at all."}})});
   cmd->add_option("BUNDLE", a->bundle, "The bundle ('-': stdin).")->required();
   cmd->add_option("DIR", a->dir, "Where to unpack it (new or empty).")->required();
@@ -121,6 +127,7 @@ same tree. The note goes to stderr, the command to stdout.)",
                                             {"added", static_cast<int64_t>(done->added)},
                                             {"symfs", std::move(roots)},
                                             {"kallsyms", done->kallsyms},
+                                            {"slim", static_cast<int64_t>(done->slim.size())},
                                             {"commands", std::move(lines)}},
                          std::cout);
               return kExitOk;
@@ -137,6 +144,10 @@ same tree. The note goes to stderr, the command to stdout.)",
               say.out() << " (" << done->added << " new to " << done->cache << ")";
             }
             say.out() << "; report it with:\n";
+            if (!done->slim.empty()) {
+              say.out() << "  " << done->slim.size() << " of them slim: " << kSlimAnnotate
+                        << "\n";
+            }
             print_commands(*done, std::cout);
             return kExitOk;
           }};

@@ -70,6 +70,23 @@ void add_no_debug_flag(CLI::App& cmd, bool& no_debug) {
                "lacks: a smaller bundle, and those symbols raw addresses.");
 }
 
+const char* const kSlimAnnotate =
+    "slim copies hold no code: perf annotate needs a bundle made with --with-code";
+
+void add_with_code_flag(CLI::App& cmd, bool& with_code) {
+  cmd.add_flag("--with-code", with_code,
+               "Keep whole binaries, code and data too, for perf annotate (default: slim copies, "
+               "with what perf report, perf script and hotspot read: symbol tables, unwind "
+               "tables, notes and debug information, at the offsets they had).");
+}
+
+void add_slim_flag(CLI::App& cmd, bool& slim) {
+  cmd.add_flag("--slim", slim,
+               "Store slim copies (symbol tables, unwind tables, notes and debug information; "
+               "no code), as for a cache a fleet's debuginfod serves (default: whole binaries, "
+               "for perf annotate).");
+}
+
 std::string default_cache(const resolve::Host& host) { return host.buildid_cache_path(); }
 
 namespace {
@@ -128,11 +145,15 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
+  const store::KeepOptions options{
+      .slim = archive ? !args.with_code : args.slim,
+      // A cache serves any recording; a bundle the one it holds.
+      .unwind_tables = !archive || dsos->user_stacks,
+      .zstd_level = args.zstd_level,
+      .progress = say.quiet() ? nullptr : progress.callback()};
   auto kept = archive ? store::archive_recording(*in, binaries, named->idless, host, target.bundle,
-                                                 args.zstd_level,
-                                                 say.quiet() ? nullptr : progress.callback())
-                      : store::store_binaries(binaries, named->idless, host, target.cache,
-                                              say.quiet() ? nullptr : progress.callback());
+                                                 options)
+                      : store::store_binaries(binaries, named->idless, host, target.cache, options);
   if (!kept.ok()) return fail(kept.status());
 
   const size_t missing = std::count_if(binaries.begin(), binaries.end(),
@@ -193,6 +214,16 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     (*json)["unresolved"] = std::move(unresolved_rows);
     (*json)["unresolved_share"] = share(unresolved_samples, named->samples);
     (*json)["early_flushes"] = static_cast<int64_t>(dsos->early_flushes);
+    (*json)["slim"] = static_cast<int64_t>(kept->slim);
+    (*json)["bytes_left_out"] = static_cast<int64_t>(kept->left_out);
+    const auto cost = [](const store::Cost& c) {
+      return llvm::json::Object{{"files", static_cast<int64_t>(c.files)},
+                                {"bytes", static_cast<int64_t>(c.bytes)}};
+    };
+    (*json)["cost"] = llvm::json::Object{{"hit", cost(kept->hit)},
+                                         {"not_hit", cost(kept->not_hit)},
+                                         {"debug_files", cost(kept->debug_cost)}};
+    if (kept->slim > 0) (*json)["annotate"] = kSlimAnnotate;
     if (no_ids) (*json)["advice"] = fix_first;
     if (archive) {
       (*json)["bundle"] = target.bundle;
@@ -244,6 +275,22 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     if (resolves(b) ? !args.verbose : b.samples > 0) continue;
     os << absl::StrFormat("  %-10s %-40s %s: %s\n", resolves(b) ? "kept" : "missing", b.id.hex(),
                           label(b), resolves(b) ? b.evidence : b.missing + " (no samples)");
+  }
+  if (kept->added > 0) {
+    os << absl::StrFormat(
+        "  kept, before compression: %s for the %d files that samples hit, %s for %d without "
+        "hits, %s for %d debug files\n",
+        mib(kept->hit.bytes), kept->hit.files, mib(kept->not_hit.bytes), kept->not_hit.files,
+        mib(kept->debug_cost.bytes), kept->debug_cost.files);
+  }
+  if (kept->slim > 0) {
+    os << absl::StrFormat("  %d slim copies (symbols, %sline tables): %s of code and data left "
+                          "out; %s\n",
+                          kept->slim, options.unwind_tables ? "unwind and " : "",
+                          mib(kept->left_out), kSlimAnnotate);
+    if (!options.unwind_tables) {
+      os << "  no unwind tables: the recording has no user stack copies to unwind\n";
+    }
   }
   os << transform::early_flush_note(dsos->early_flushes);
   if (no_ids) {

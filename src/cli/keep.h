@@ -22,6 +22,9 @@ struct KeepArgs {
   // A binary that samples hit and the bundle or cache cannot resolve makes the exit status 3.
   bool strict = false;
   bool no_debug = false;  // leave out the binaries' separate debug files
+  // A bundle holds slim copies unless `with_code`; a cache whole files unless `slim`.
+  bool with_code = false;
+  bool slim = false;
   int zstd_level = 3;
   // Build-id caches the run's passes wrote files into, looked in besides perf's.
   std::vector<std::string> more_caches;
@@ -49,6 +52,13 @@ extern const char* const kStrictExit;
 
 // --no-debug, for archive, store and fix.
 void add_no_debug_flag(CLI::App& cmd, bool& no_debug);
+
+// --with-code, for a bundle (archive, fix --archive), and --slim, for a cache (store, fix --store).
+void add_with_code_flag(CLI::App& cmd, bool& with_code);
+void add_slim_flag(CLI::App& cmd, bool& slim);
+
+// What a slim copy cannot do, said where one is made or unpacked.
+extern const char* const kSlimAnnotate;
 
 // The cache `store` and `fetch` fill by default: perf's ($PERF_BUILDID_DIR, else ~/.debug).
 std::string default_cache(const resolve::Host& host);

@@ -1,5 +1,7 @@
 #include "inspect/buildid_list.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/machine.h"
@@ -49,7 +51,12 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
                      .osrelease = session->osrelease(),
                      .kernel_text = session->kernel_start(format::kHostMachine),
                      .table = entries,
-                     .early_flushes = hits.early_flushes()};
+                     .early_flushes = hits.early_flushes(),
+                     .user_stacks = std::any_of(session->attrs().begin(), session->attrs().end(),
+                                                [](const format::EventAttr& a) {
+                                                  return (a.sample_type &
+                                                          format::kSampleStackUser) != 0;
+                                                })};
   // perf lists its table by name: a later id for a file replaces an earlier one. Samples tell the
   // DSOs apart by id, and so does a listing of everything a recording can be analysed with.
   const bool by_name = !with_hits && !options.every_source;

@@ -38,6 +38,9 @@ struct RecordedDsos {
   // How often the samples' time order passed its bound and was applied early (hits then follow
   // the maps in the order reached): transform/look_ahead.h.
   uint64_t early_flushes = 0;
+  // Some event copies user stacks (DWARF-mode callchains): readers unwind them with the
+  // binaries' unwind tables.
+  bool user_stacks = false;
 };
 
 }  // namespace pdfix::resolve

@@ -4,16 +4,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "resolve/cache_layout.h"
 #include "store/binaries.h"
@@ -165,11 +169,12 @@ absl::Status extract(const LibArchive& api, const std::string& bundle, const std
       continue;
     }
     const std::string top = name.substr(0, name.find('/'));
-    if (!is_inside(name) || (top != "perf.data" && top != ".debug" && top != kSymfsDir)) {
-      return not_a_bundle(
-          bundle, absl::StrCat("entry '", name, "' is outside perf.data, .debug and symfs"));
-    }
     const mode_t type = api.entry_filetype(e);
+    if (!is_inside(name) || (top != "perf.data" && top != ".debug" && top != kSymfsDir &&
+                             !(name == kBundleManifest && type == AE_IFREG))) {
+      return not_a_bundle(bundle, absl::StrCat("entry '", name, "' is outside perf.data, .debug, ",
+                                               kSymfsDir, " and ", kBundleManifest));
+    }
     if (api.entry_hardlink(e) != nullptr ||
         (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)) {
       return not_a_bundle(
@@ -211,20 +216,68 @@ absl::Status extract(const LibArchive& api, const std::string& bundle, const std
   return absl::OkStatus();
 }
 
-// The roots of files without a build-id that an unpacked bundle holds (none: an empty layout).
-absl::StatusOr<SymfsLayout> read_symfs(const std::string& root) {
-  const std::string path = absl::StrCat(root, "/", kSymfsManifest);
+// The text of the JSON file `name` of an unpacked bundle at `root`; nullopt when it has none.
+absl::StatusOr<std::optional<std::string>> read_json_file(const std::string& root,
+                                                          const std::string& name) {
+  const std::string path = absl::StrCat(root, "/", name);
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(path, ec))) return SymfsLayout{};
+  if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
   if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > (1 << 26)) {
-    return absl::InvalidArgumentError(absl::StrCat(kSymfsManifest, " is not a file of JSON"));
+    return absl::InvalidArgumentError(absl::StrCat(name, " is not a file of JSON"));
   }
   std::ifstream in(path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_symfs_manifest(text);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The roots of files without a build-id that an unpacked bundle holds (none: an empty layout).
+absl::StatusOr<SymfsLayout> read_symfs(const std::string& root) {
+  auto text = read_json_file(root, kSymfsManifest);
+  if (!text.ok()) return text.status();
+  if (!*text) return SymfsLayout{};
+  return parse_symfs_manifest(**text);
+}
+
+// The bundle's manifest (an empty one for a bundle without).
+absl::StatusOr<BundleManifest> read_manifest(const std::string& root) {
+  auto text = read_json_file(root, kBundleManifest);
+  if (!text.ok()) return text.status();
+  if (!*text) return BundleManifest{};
+  return parse_bundle_manifest(**text);
 }
 
 }  // namespace
+
+std::string bundle_manifest_json(const BundleManifest& manifest) {
+  llvm::json::Array slim;
+  for (const std::string& name : manifest.slim) slim.push_back(name);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"format", 1},
+                                   {"slim", std::move(slim)},
+                                   {"slim_means", "symbols, unwind tables, notes and debug "
+                                                  "information; no code or data"}}))
+     << "\n";
+  return text;
+}
+
+absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text) {
+  const auto bad = [](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(kBundleManifest, ": ", why));
+  };
+  auto value = llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!value) return bad(llvm::toString(value.takeError()));
+  const llvm::json::Object* top = value->getAsObject();
+  const llvm::json::Array* slim = top != nullptr ? top->getArray("slim") : nullptr;
+  if (slim == nullptr) return bad("no \"slim\" array");
+  BundleManifest manifest;
+  for (const llvm::json::Value& v : *slim) {
+    auto name = v.getAsString();
+    if (!name || !is_inside(std::string_view(name->data(), name->size()))) return bad("a slim file's name is not a path in the bundle");
+    manifest.slim.emplace_back(*name);
+  }
+  return manifest;
+}
 
 BundleWriter::BundleWriter(std::unique_ptr<io::Output> out, const LibArchive& api)
     : out_(std::move(out)), sink_(std::make_unique<BundleSink>(BundleSink{out_.get(), api})) {}
@@ -243,9 +296,12 @@ absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::create(const std::st
   const LibArchive& a = *api;
   w->tar_ = a.write_new();
   const std::string level = std::to_string(zstd_level);
+  // zstd's workers (ZSTD_c_nbWorkers) on every core: compressing is most of a bundle's time.
+  const std::string threads = std::to_string(std::max(1U, std::thread::hardware_concurrency()));
   if (a.write_add_filter_zstd(w->tar_) != ARCHIVE_OK ||
       a.write_set_filter_option(w->tar_, "zstd", "compression-level", level.c_str()) !=
           ARCHIVE_OK ||
+      a.write_set_filter_option(w->tar_, "zstd", "threads", threads.c_str()) != ARCHIVE_OK ||
       a.write_set_format_pax_restricted(w->tar_) != ARCHIVE_OK ||
       a.write_set_bytes_in_last_block(w->tar_, 1) != ARCHIVE_OK ||
       a.write_open2(w->tar_, w->sink_.get(), nullptr, write_to_output, nullptr, nullptr) !=
@@ -259,20 +315,44 @@ absl::Status BundleWriter::error(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", sink_->api.error_string(tar_)));
 }
 
-absl::Status BundleWriter::add_file(const std::string& name, std::span<const uint8_t> bytes,
+absl::Status BundleWriter::add_file(const std::string& name, const FileImage& image,
                                     unsigned mode) {
   const LibArchive& api = sink_->api;
   Entry e(api.entry_new(), {api.entry_free});
   api.entry_set_pathname(e.get(), name.c_str());
   api.entry_set_filetype(e.get(), AE_IFREG);
   api.entry_set_perm(e.get(), mode);
-  api.entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
+  api.entry_set_size(e.get(), static_cast<la_int64_t>(image.size));
   api.entry_set_mtime(e.get(), std::time(nullptr), 0);
+  if (image.sparse()) {
+    for (const Piece& p : image.pieces) {
+      api.entry_sparse_add_entry(e.get(), static_cast<la_int64_t>(p.offset),
+                                 static_cast<la_int64_t>(p.bytes.size()));
+    }
+  }
   if (api.write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);
+  // libarchive takes the whole file, holes included, and stores what its sparse map names.
+  static constexpr std::array<uint8_t, 1 << 16> kZeros{};
   constexpr size_t kChunk = size_t{1} << 20;
-  for (size_t done = 0; done < bytes.size(); done += kChunk) {
-    const size_t n = std::min(kChunk, bytes.size() - done);
-    if (api.write_data(tar_, bytes.data() + done, n) != static_cast<la_ssize_t>(n)) {
+  const auto write = [&](const uint8_t* bytes, size_t n) {
+    return api.write_data(tar_, bytes, n) == static_cast<la_ssize_t>(n);
+  };
+  uint64_t at = 0;
+  for (const Piece& p : image.pieces) {
+    for (; at < p.offset; at += std::min<uint64_t>(kZeros.size(), p.offset - at)) {
+      if (!write(kZeros.data(), std::min<uint64_t>(kZeros.size(), p.offset - at))) {
+        return error("cannot add " + name);
+      }
+    }
+    for (size_t done = 0; done < p.bytes.size(); done += kChunk) {
+      if (!write(p.bytes.data() + done, std::min(kChunk, p.bytes.size() - done))) {
+        return error("cannot add " + name);
+      }
+    }
+    at = p.offset + p.bytes.size();
+  }
+  for (; at < image.size; at += std::min<uint64_t>(kZeros.size(), image.size - at)) {
+    if (!write(kZeros.data(), std::min<uint64_t>(kZeros.size(), image.size - at))) {
       return error("cannot add " + name);
     }
   }
@@ -331,6 +411,14 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
       } else {
         s = merged.status();
       }
+    }
+  }
+  if (s.ok()) {
+    auto manifest = read_manifest(temp);
+    if (manifest.ok()) {
+      result.slim = std::move(manifest->slim);
+    } else {
+      s = manifest.status();
     }
   }
   std::optional<format::BuildId> kernel;

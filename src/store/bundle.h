@@ -7,9 +7,12 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "io/output.h"
+#include "store/file_image.h"
 #include "store/symfs_layout.h"
 
 struct archive;
@@ -29,7 +32,11 @@ class BundleWriter {
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
 
-  absl::Status add_file(const std::string& name, std::span<const uint8_t> bytes, unsigned mode);
+  absl::Status add_file(const std::string& name, std::span<const uint8_t> bytes, unsigned mode) {
+    return add_file(name, FileImage::whole(bytes), mode);
+  }
+  // A file with holes goes in as a sparse entry (pax, GNU sparse 1.0): its pieces alone.
+  absl::Status add_file(const std::string& name, const FileImage& image, unsigned mode);
   absl::Status add_symlink(const std::string& name, const std::string& target);
   absl::Status commit();
   uint64_t bytes_written() const { return out_->position(); }
@@ -42,6 +49,15 @@ class BundleWriter {
   std::unique_ptr<BundleSink> sink_;
   struct archive* tar_ = nullptr;
 };
+
+// The bundle's own facts, at its top: which of its files are slim copies (store/slim_elf.h),
+// by their names in the bundle. Written only when some are.
+inline constexpr char kBundleManifest[] = "pdfix-bundle.json";
+struct BundleManifest {
+  std::vector<std::string> slim;
+};
+std::string bundle_manifest_json(const BundleManifest& manifest);
+absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text);
 
 struct UnpackOptions {
   // Where the binaries go: empty for DIR/.debug, else this build-id cache (merged into it).
@@ -57,6 +73,8 @@ struct Unpacked {
   // kallsyms in the cache, which a report with --symfs must be given by name ("" if none).
   std::vector<SymfsRoot> symfs;
   std::string kallsyms;
+  // The slim copies among the binaries, by their names in the bundle: no code to annotate.
+  std::vector<std::string> slim;
 };
 
 // Unpacks `bundle` ("-": stdin) into `dir`, which must not exist or be empty; it appears only

@@ -57,7 +57,7 @@ absl::StatusOr<bool> link_into_place(const std::string& link, const std::string&
 
 }  // namespace
 
-absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+absl::Status write_file_atomically(const std::string& path, const FileImage& image,
                                    unsigned permissions) {
   int fd = -1;
   llvm::SmallString<256> unique;
@@ -68,18 +68,23 @@ absl::Status write_file_atomically(const std::string& path, std::span<const uint
         absl::StrCat("cannot create a file beside ", path, ": ", ec.message()));
   }
   const std::string temp(unique);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const absl::Status s = errno_error("cannot write", temp);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return s;
+  const auto failed = [&] {
+    const absl::Status s = errno_error("cannot write", temp);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return s;
+  };
+  for (const Piece& p : image.pieces) {
+    size_t done = 0;
+    while (done < p.bytes.size()) {
+      const ssize_t n = ::pwrite(fd, p.bytes.data() + done, p.bytes.size() - done,
+                                 static_cast<off_t>(p.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return failed();
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
+  if (::ftruncate(fd, static_cast<off_t>(image.size)) != 0) return failed();
   if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
     const absl::Status s = errno_error("cannot write", path);
     ::unlink(temp.c_str());
@@ -89,13 +94,13 @@ absl::Status write_file_atomically(const std::string& path, std::span<const uint
 }
 
 absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
-                                      std::span<const uint8_t> bytes) {
+                                      const FileImage& image) {
   const std::string file = absl::StrCat(cache, "/", entry.file);
   bool added = false;
   struct stat st{};
   if (::lstat(file.c_str(), &st) != 0) {
     if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
-    if (auto s = write_file_atomically(file, bytes, 0600); !s.ok()) return s;
+    if (auto s = write_file_atomically(file, image, 0600); !s.ok()) return s;
     added = true;
   }
   auto linked = link_into_place(absl::StrCat(cache, "/", entry.link), entry.link_target);
@@ -104,12 +109,12 @@ absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::C
 }
 
 absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& name,
-                                  std::span<const uint8_t> bytes) {
+                                  const FileImage& image) {
   const std::string file = absl::StrCat(cache, "/", name);
   struct stat st{};
   if (::lstat(file.c_str(), &st) == 0) return Stored::kPresent;
   if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
-  if (auto s = write_file_atomically(file, bytes, 0600); !s.ok()) return s;
+  if (auto s = write_file_atomically(file, image, 0600); !s.ok()) return s;
   return Stored::kAdded;
 }
 

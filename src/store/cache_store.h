@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "resolve/cache_layout.h"
+#include "store/file_image.h"
 
 namespace pdfix::store {
 
@@ -20,16 +21,25 @@ enum class Stored {
 // there is kept (its name holds its build-id; a store never changes what perf reads), and so is a
 // link that names another DSO with the same id.
 absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
-                                      std::span<const uint8_t> bytes);
+                                      const FileImage& image);
+inline absl::StatusOr<Stored> store_in_cache(const std::string& cache,
+                                             const resolve::CacheEntry& entry,
+                                             std::span<const uint8_t> bytes) {
+  return store_in_cache(cache, entry, FileImage::whole(bytes));
+}
 
 // `bytes` as the file `name` (relative, checked by the caller) under `cache`, unless a file is
 // there already: a name that holds the content's hash is never given other bytes.
 absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& name,
-                                  std::span<const uint8_t> bytes);
+                                  const FileImage& image);
 
-// Writes `bytes` to `path` through a temporary file beside it and a rename: readers see the whole
-// file or none. `permissions` as for open(2).
-absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+// Writes `image` to `path` through a temporary file beside it and a rename: readers see the whole
+// file or none. Its holes stay holes on a file system that has them. `permissions` as for open(2).
+absl::Status write_file_atomically(const std::string& path, const FileImage& image,
                                    unsigned permissions);
+inline absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+                                          unsigned permissions) {
+  return write_file_atomically(path, FileImage::whole(bytes), permissions);
+}
 
 }  // namespace pdfix::store

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "store/bundle.h"
 #include "store/cache_store.h"
+#include "store/slim_elf.h"
 #include "store/symfs_layout.h"
 
 namespace pdfix::store {
@@ -26,19 +27,49 @@ absl::Status add_recording(BundleWriter& w, const io::Input& in) {
   return absl::OkStatus();
 }
 
-// Calls `keep` with each binary that has a proven copy, its cache entry and its bytes.
+// What is kept of a file: its slim copy when one is asked for and it is ELF, else all of it.
+struct Prepared {
+  FileImage image;
+  std::unique_ptr<SlimElf> slim;  // owns the section headers `image` views
+};
+
+Prepared prepare(EntryKind kind, const llvm::MemoryBuffer& bytes, const KeepOptions& options) {
+  // kallsyms is text; the vdso is a page or two, which perf also reads code from to unwind.
+  if (options.slim && kind != EntryKind::kKallsyms && kind != EntryKind::kVdso) {
+    auto copy = slim_elf(bytes_of(bytes), {.unwind_tables = options.unwind_tables});
+    if (copy.ok()) {
+      FileImage image = (*copy)->image;
+      return {std::move(image), std::move(*copy)};
+    }
+  }
+  return {FileImage::whole(bytes_of(bytes)), nullptr};
+}
+
+void count(Kept& kept, const Binary& b, const Prepared& p) {
+  Cost& group = b.kind == EntryKind::kDebug ? kept.debug_cost
+                : b.samples > 0             ? kept.hit
+                                            : kept.not_hit;
+  ++group.files;
+  group.bytes += p.slim ? p.slim->kept : p.image.size;
+  if (p.slim) {
+    ++kept.slim;
+    kept.left_out += p.slim->left_out;
+  }
+}
+
+// Calls `keep` with each binary that has a proven copy, its cache entry and what is kept of it.
 absl::Status for_each_proven(
-    const std::vector<Binary>& binaries, const resolve::Host& host, const KeepProgress& progress,
-    const std::function<absl::Status(size_t, const CacheEntry&, const llvm::MemoryBuffer&)>& keep) {
+    const std::vector<Binary>& binaries, const resolve::Host& host, const KeepOptions& options,
+    const std::function<absl::Status(size_t, const CacheEntry&, const Prepared&)>& keep) {
   for (size_t i = 0; i < binaries.size(); ++i) {
     const Binary& b = binaries[i];
     auto entry = cache_entry(b.name, b.id, b.kind);
     if (b.from != Binary::From::kNothing && entry) {
       auto image = load_binary(b, host);
       if (!image.ok()) return image.status();
-      if (auto s = keep(i, *entry, **image); !s.ok()) return s;
+      if (auto s = keep(i, *entry, prepare(b.kind, **image, options)); !s.ok()) return s;
     }
-    if (progress) progress(i + 1, binaries.size());
+    if (options.progress) options.progress(i + 1, binaries.size());
   }
   return absl::OkStatus();
 }
@@ -110,7 +141,8 @@ absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
 }
 
 absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
-                       const std::vector<Binary>& binaries, const resolve::Host& host, Kept& kept) {
+                       const std::vector<Binary>& binaries, const resolve::Host& host,
+                       const KeepOptions& options, Kept& kept, BundleManifest& manifest) {
   const SymfsLayout layout = symfs_layout(by_path, kept_kernel(binaries));
   if (layout.roots.empty()) return absl::OkStatus();
   for (size_t r = 0; r < layout.roots.size(); ++r) {
@@ -120,16 +152,19 @@ absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
       if (!name) continue;
       auto image = load_by_path(b, host);
       if (!image.ok()) return image.status();
-      if (auto s = w.add_file(*name, bytes_of(**image), 0755); !s.ok()) return s;
+      const Prepared p = prepare(b.kind, **image, options);
+      if (auto s = w.add_file(*name, p.image, 0755); !s.ok()) return s;
+      if (p.slim) manifest.slim.push_back(*name);
+      count(kept, b, p);
       ++kept.added;
       ++kept.by_path;
     }
     if (auto s = link_binaries_with_ids(w, layout.roots[r], binaries); !s.ok()) return s;
     kept.symfs_roots.push_back(layout.roots[r].dir);
   }
-  const std::string manifest = symfs_manifest(layout);
-  return w.add_file(kSymfsManifest,
-                    {reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()}, 0644);
+  const std::string text = symfs_manifest(layout);
+  return w.add_file(kSymfsManifest, {reinterpret_cast<const uint8_t*>(text.data()), text.size()},
+                    0644);
 }
 
 }  // namespace
@@ -137,23 +172,25 @@ absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
 absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
                                        const std::vector<Binary>& by_path,
                                        const resolve::Host& host, const std::string& path,
-                                       int zstd_level, const KeepProgress& progress) {
+                                       const KeepOptions& options) {
   if (!in.mapped) {
     return absl::InvalidArgumentError(absl::StrCat(
         in.name, ": a bundle is made from a file or a directory recording, not from a pipe"));
   }
-  auto w = BundleWriter::create(path, zstd_level);
+  auto w = BundleWriter::create(path, options.zstd_level);
   if (!w.ok()) return w.status();
   if (auto s = add_recording(**w, in); !s.ok()) return s;
   Kept kept;
+  BundleManifest manifest;
   auto s = for_each_proven(
-      binaries, host, progress,
-      [&](size_t i, const CacheEntry& entry, const llvm::MemoryBuffer& image) -> absl::Status {
+      binaries, host, options,
+      [&](size_t i, const CacheEntry& entry, const Prepared& p) -> absl::Status {
         const Binary& b = binaries[i];
         const unsigned mode = b.kind == EntryKind::kKallsyms ? 0600 : 0644;
-        if (auto s = (*w)->add_file(".debug/" + entry.file, bytes_of(image), mode); !s.ok()) {
-          return s;
-        }
+        const std::string name = ".debug/" + entry.file;
+        if (auto s = (*w)->add_file(name, p.image, mode); !s.ok()) return s;
+        if (p.slim) manifest.slim.push_back(name);
+        count(kept, b, p);
         ++kept.added;
         kept.debug += b.kind == EntryKind::kDebug ? 1 : 0;
         // A second file of the same id (a vmlinux beside kallsyms, a debug file beside its
@@ -164,7 +201,17 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
                       : (*w)->add_symlink(".debug/" + entry.link, entry.link_target);
       });
   if (!s.ok()) return s;
-  if (auto s = add_symfs(**w, by_path, binaries, host, kept); !s.ok()) return s;
+  if (auto s = add_symfs(**w, by_path, binaries, host, options, kept, manifest); !s.ok()) {
+    return s;
+  }
+  if (!manifest.slim.empty()) {
+    const std::string text = bundle_manifest_json(manifest);
+    if (auto s = (*w)->add_file(kBundleManifest,
+                                {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, 0644);
+        !s.ok()) {
+      return s;
+    }
+  }
   if (auto s = (*w)->commit(); !s.ok()) return s;
   kept.bytes = (*w)->bytes_written();
   return kept;
@@ -172,17 +219,18 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
 
 absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
                                     const std::vector<Binary>& by_path, const resolve::Host& host,
-                                    const std::string& cache, const KeepProgress& progress) {
+                                    const std::string& cache, const KeepOptions& options) {
   Kept kept;
   auto s = for_each_proven(
-      binaries, host, progress,
-      [&](size_t i, const CacheEntry& entry, const llvm::MemoryBuffer& image) -> absl::Status {
-        auto stored = store_in_cache(cache, entry, bytes_of(image));
+      binaries, host, options,
+      [&](size_t i, const CacheEntry& entry, const Prepared& p) -> absl::Status {
+        auto stored = store_in_cache(cache, entry, p.image);
         if (!stored.ok()) return stored.status();
         kept.debug += *stored == Stored::kAdded && binaries[i].kind == EntryKind::kDebug ? 1 : 0;
         if (*stored == Stored::kAdded) {
           ++kept.added;
-          kept.bytes += image.getBufferSize();
+          count(kept, binaries[i], p);
+          kept.bytes += p.slim ? p.slim->kept : p.image.size;
         } else {
           ++kept.present;
         }
@@ -196,10 +244,14 @@ absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
     if (!name) continue;
     auto image = load_by_path(b, host);
     if (!image.ok()) return image.status();
-    auto stored = store_file(cache, *name, bytes_of(**image));
+    const Prepared p = prepare(b.kind, **image, options);
+    auto stored = store_file(cache, *name, p.image);
     if (!stored.ok()) return stored.status();
     ++(*stored == Stored::kAdded ? kept.added : kept.present);
-    if (*stored == Stored::kAdded) kept.bytes += (*image)->getBufferSize();
+    if (*stored == Stored::kAdded) {
+      count(kept, b, p);
+      kept.bytes += p.slim ? p.slim->kept : p.image.size;
+    }
     ++kept.by_path;
     kept.symfs_roots.push_back(absl::StrCat(cache, "/", root.dir));
   }

@@ -14,6 +14,12 @@
 
 namespace pdfix::store {
 
+// What a group of kept files costs: their data, before compression.
+struct Cost {
+  size_t files = 0;
+  uint64_t bytes = 0;
+};
+
 struct Kept {
   size_t added = 0;    // files put in the bundle, or new to the cache
   size_t present = 0;  // already in the cache
@@ -22,24 +28,38 @@ struct Kept {
   size_t debug = 0;    // separate debug files (of `added`)
   // Where they went: the bundle's roots, or each file's root in the cache.
   std::vector<std::string> symfs_roots;
+  size_t slim = 0;        // files kept slim (of `added`)
+  uint64_t left_out = 0;  // bytes of code and data the slim copies left out
+  // By group: the binaries that samples hit, the others, the separate debug files.
+  Cost hit, not_hit, debug_cost;
 };
 
 // Called after each binary with how many are done and the total.
 using KeepProgress = std::function<void(size_t done, size_t total)>;
 
+struct KeepOptions {
+  // Each ELF file kept as its slim copy (store/slim_elf.h): what reports read, without code.
+  bool slim = false;
+  // Of a slim copy: its unwind tables too (a recording with user stack copies needs them).
+  bool unwind_tables = true;
+  int zstd_level = 3;  // a bundle's
+  KeepProgress progress;
+};
+
 // `in` (a mapped file or a directory recording) as perf.data, every binary with a proven copy
 // under .debug, and every file of `by_path` with a proven copy (no build-id) under symfs/
-// (store/symfs_layout.h), into the bundle at `path` ("-": stdout).
+// (store/symfs_layout.h), into the bundle at `path` ("-": stdout). The bundle's manifest
+// (kBundleManifest) names the files kept slim.
 absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
                                        const std::vector<Binary>& by_path,
                                        const resolve::Host& host, const std::string& path,
-                                       int zstd_level, const KeepProgress& progress);
+                                       const KeepOptions& options);
 
 // Every binary with a proven copy into the build-id cache at `cache`, and every file of `by_path`
 // with one under `cache`/.symfs/<first 16 hex digits of its SHA-256>/<path>: a root of its own
 // for `perf report --symfs`, which two files at one path never share.
 absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
                                     const std::vector<Binary>& by_path, const resolve::Host& host,
-                                    const std::string& cache, const KeepProgress& progress);
+                                    const std::string& cache, const KeepOptions& options);
 
 }  // namespace pdfix::store

@@ -21,6 +21,7 @@ absl::StatusOr<LibArchive> load_libarchive() {
       lib->bind("archive_entry_set_perm", api.entry_set_perm) &&
       lib->bind("archive_entry_set_size", api.entry_set_size) &&
       lib->bind("archive_entry_set_symlink", api.entry_set_symlink) &&
+      lib->bind("archive_entry_sparse_add_entry", api.entry_sparse_add_entry) &&
       lib->bind("archive_entry_symlink", api.entry_symlink) &&
       lib->bind("archive_error_string", api.error_string) && lib->bind("archive_free", api.free) &&
       lib->bind("archive_read_data_block", api.read_data_block) &&

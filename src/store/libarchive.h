@@ -24,6 +24,7 @@ struct LibArchive {
   decltype(&::archive_entry_set_perm) entry_set_perm = nullptr;
   decltype(&::archive_entry_set_size) entry_set_size = nullptr;
   decltype(&::archive_entry_set_symlink) entry_set_symlink = nullptr;
+  decltype(&::archive_entry_sparse_add_entry) entry_sparse_add_entry = nullptr;
   decltype(&::archive_entry_symlink) entry_symlink = nullptr;
   decltype(&::archive_error_string) error_string = nullptr;
   decltype(&::archive_free) free = nullptr;

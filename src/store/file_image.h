@@ -1,0 +1,33 @@
+// The bytes of a file to keep, as views: a whole file is one piece; a slim copy
+// (store/slim_elf.h) is a few pieces at their own offsets with holes of zeros between, which a
+// bundle stores as a sparse tar entry and a cache as a sparse file. Nothing is copied: each
+// piece views the mapped file (or the one buffer that owns it).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace pdfix::store {
+
+struct Piece {
+  uint64_t offset = 0;
+  std::span<const uint8_t> bytes;
+};
+
+struct FileImage {
+  uint64_t size = 0;
+  std::vector<Piece> pieces;  // sorted by offset, not overlapping, inside `size`
+
+  static FileImage whole(std::span<const uint8_t> bytes) {
+    return {bytes.size(), {Piece{0, bytes}}};
+  }
+  // Whether some of its bytes are holes.
+  bool sparse() const {
+    uint64_t data = 0;
+    for (const Piece& p : pieces) data += p.bytes.size();
+    return data != size;
+  }
+};
+
+}  // namespace pdfix::store
