@@ -325,9 +325,23 @@ absl::Status BundleWriter::add_file(const std::string& name, const FileImage& im
   api.entry_set_size(e.get(), static_cast<la_int64_t>(image.size));
   api.entry_set_mtime(e.get(), std::time(nullptr), 0);
   if (image.sparse()) {
+    // Regions of whole 512-byte blocks (the holes' edges are zeros): GNU tar reads libarchive's
+    // sparse entries only so.
+    constexpr uint64_t kBlock = 512;
+    std::vector<std::pair<uint64_t, uint64_t>> regions;
     for (const Piece& p : image.pieces) {
-      api.entry_sparse_add_entry(e.get(), static_cast<la_int64_t>(p.offset),
-                                 static_cast<la_int64_t>(p.bytes.size()));
+      const uint64_t begin = p.offset / kBlock * kBlock;
+      const uint64_t end =
+          std::min(image.size, (p.offset + p.bytes.size() + kBlock - 1) / kBlock * kBlock);
+      if (!regions.empty() && begin <= regions.back().second) {
+        regions.back().second = std::max(regions.back().second, end);
+      } else {
+        regions.emplace_back(begin, end);
+      }
+    }
+    for (const auto& [begin, end] : regions) {
+      api.entry_sparse_add_entry(e.get(), static_cast<la_int64_t>(begin),
+                                 static_cast<la_int64_t>(end - begin));
     }
   }
   if (api.write_header(tar_, e.get()) != ARCHIVE_OK) return error("cannot add " + name);

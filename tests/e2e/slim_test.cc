@@ -1,0 +1,235 @@
+// Slim bundles (store/slim_elf.h) judged by their readers: the machine's perf and hotspot's
+// perfparser print the same from a slim bundle as from a --with-code bundle of the same recording,
+// where this host's copies of the binaries cannot stand in (libLLVM and the debug files hidden
+// by mounts in a mount namespace of their own, the test's programs deleted).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr char kLibLlvm[] = "/usr/lib/x86_64-linux-gnu/libLLVM.so.19.1";
+
+// A non-PIE program (perf places its symbols and source lines by section offsets) that spends
+// its time in its own code and in libc's (named, with source lines, from libc6-dbg's file).
+constexpr char kSortProgram[] = R"(#include <stdlib.h>
+#include <string.h>
+static int compare(const void* a, const void* b) {
+  return memcmp(a, b, 24);
+}
+__attribute__((noinline)) static unsigned mix(unsigned x) {
+  for (int i = 0; i < 64; ++i) x = x * 2654435761u + (x >> 7);
+  return x;
+}
+int main(void) {
+  enum { kRows = 20000 };
+  static char rows[kRows][24];
+  unsigned seed = 1;
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < kRows; ++i) {
+      seed = mix(seed);
+      memset(rows[i], 'a' + seed % 26, 23);
+      rows[i][23] = 0;
+    }
+    qsort(rows, kRows, sizeof rows[0], compare);
+  }
+  return rows[0][0] == 0;
+}
+)";
+
+class SlimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PDFIX_NEEDS_PERF_RECORD();
+    dir_ = temp_dir();
+    fs::create_directories(dir_ + "/home");
+    env_ = "HOME=" + quote(dir_ + "/home") + " ";
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // `command` recorded with `record_options`, then fixed: dir_/fixed.data.
+  void record(const std::string& record_options, const std::string& command) {
+    RunResult r = sh(env_ + "perf record -q " + record_options + " -o " +
+                     quote(dir_ + "/in.data") + " -- " + command + " >/dev/null");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sh(env_ + pdfix() + " fix " + quote(dir_ + "/in.data") + " " + quote(dir_ + "/fixed.data"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+
+  // The fixed recording archived slim (dir_/s) and with code (dir_/w), and unpacked.
+  void archive_both() {
+    slim_ = sh(env_ + pdfix() + " archive " + quote(dir_ + "/fixed.data") + " " +
+               quote(dir_ + "/slim.tar.zst"));
+    ASSERT_EQ(slim_.status, 0) << slim_.err;
+    RunResult r = sh(env_ + pdfix() + " archive --with-code " + quote(dir_ + "/fixed.data") + " " +
+                     quote(dir_ + "/whole.tar.zst"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("slim"), std::string::npos) << r.err;
+    unpacked_slim_ = sh(env_ + pdfix() + " unpack " + quote(dir_ + "/slim.tar.zst") + " " +
+                        quote(dir_ + "/s"));
+    ASSERT_EQ(unpacked_slim_.status, 0) << unpacked_slim_.err;
+    r = sh(env_ + pdfix() + " unpack " + quote(dir_ + "/whole.tar.zst") + " " + quote(dir_ + "/w"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("slim"), std::string::npos) << r.err;
+  }
+
+  double size_ratio() const {
+    return static_cast<double>(fs::file_size(dir_ + "/slim.tar.zst")) /
+           static_cast<double>(fs::file_size(dir_ + "/whole.tar.zst"));
+  }
+
+  // `command` where this host's libLLVM is an empty file and /usr/lib/debug an empty directory:
+  // perf and hotspot find them only in the bundle. A refused mount fails the test.
+  std::string hidden(const std::string& command) const {
+    RunResult r = sh("unshare -m sh -c " +
+                     quote(std::string("mount --bind /dev/null ") + kLibLlvm +
+                           " && mount -t tmpfs none /usr/lib/debug && " + env_ + command));
+    EXPECT_EQ(r.status, 0) << command << "\n" << r.err;
+    return r.out;
+  }
+
+  // perf's command on the unpacked bundle in dir_/`which`.
+  std::string perf(const std::string& which, const std::string& verb_and_options) const {
+    const std::string d = dir_ + "/" + which;
+    return hidden("perf --buildid-dir " + quote(d + "/.debug") + " " + verb_and_options + " -i " +
+                  quote(d + "/perf.data") + " 2>/dev/null | grep -v '^#' | grep -v '^$'");
+  }
+
+  std::string dir_;
+  std::string env_;
+  RunResult slim_;
+  RunResult unpacked_slim_;
+};
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// perf record -g of llvm-objdump-19, whose time is in Debian's 129 MB libLLVM: the slim bundle is
+// a tenth of the whole one, and perf report, perf script's callchains and hotspot's perfparser
+// name every sample as from whole files, the PLT's entries included.
+TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
+  record("-g", "llvm-objdump-19 -d /usr/bin/perf");
+  archive_both();
+  EXPECT_NE(slim_.err.find("slim copies"), std::string::npos) << slim_.err;
+  EXPECT_NE(slim_.err.find("perf annotate needs a bundle made with --with-code"),
+            std::string::npos)
+      << slim_.err;
+  EXPECT_NE(slim_.err.find("no unwind tables: the recording has no user stack copies"),
+            std::string::npos)
+      << slim_.err;
+  EXPECT_NE(unpacked_slim_.err.find("slim: slim copies hold no code: perf annotate needs a "
+                                    "bundle made with --with-code"),
+            std::string::npos)
+      << unpacked_slim_.err;
+  std::cout << "slim bundle " << fs::file_size(dir_ + "/slim.tar.zst") << " bytes, with code "
+            << fs::file_size(dir_ + "/whole.tar.zst") << " (" << size_ratio() << ")\n";
+  EXPECT_LE(size_ratio(), 0.10);
+  // The slim libLLVM is a file of holes where the code was.
+  RunResult blocks = sh("du -k --apparent-size " + quote(dir_ + "/s/.debug" + kLibLlvm) +
+                        "/*/elf | cut -f1; du -k " + quote(dir_ + "/s/.debug" + kLibLlvm) +
+                        "/*/elf | cut -f1");
+  ASSERT_EQ(blocks.status, 0) << blocks.err;
+  std::istringstream sizes(blocks.out);
+  uint64_t apparent = 0;
+  uint64_t on_disk = 0;
+  sizes >> apparent >> on_disk;
+  EXPECT_GT(apparent, 100000U) << blocks.out;
+  EXPECT_LT(on_disk * 4, apparent) << blocks.out;
+
+  const std::string report = "report --stdio --sort dso,sym -g none";
+  const std::string slim = perf("s", report);
+  const std::string whole = perf("w", report);
+  ASSERT_NE(whole.find("libLLVM.so.19.1"), std::string::npos) << whole;
+  ASSERT_GT(count(whole, "llvm::"), 20U) << whole;
+  ASSERT_GT(count(whole, "@plt"), 0U) << whole;
+  EXPECT_EQ(slim, whole);
+
+  const std::string script = "script -F ip,sym,dso";
+  const std::string slim_frames = perf("s", script);
+  EXPECT_GT(count(slim_frames, "llvm::"), 1000U);
+  EXPECT_EQ(slim_frames, perf("w", script));
+
+  ASSERT_FALSE(hotspot_perfparser().empty());
+  for (const char* which : {"s", "w"}) {
+    const std::string d = dir_ + "/" + which;
+    hidden(hotspot_perfparser() + " --input " + quote(d + "/perf.data") + " --debug " +
+           quote(d + "/.debug") + " --output " + quote(d + ".parsed") + " 2>/dev/null");
+  }
+  const std::string names = sh("strings " + quote(dir_ + "/s.parsed") + " | grep -c llvm::").out;
+  EXPECT_GT(std::stoi(names), 20) << names;
+  EXPECT_TRUE(same_file(dir_ + "/s.parsed", dir_ + "/w.parsed"));
+}
+
+class SlimProgramTest : public SlimTest {
+ protected:
+  void SetUp() override {
+    SlimTest::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_TRUE(fs::exists("/usr/lib/debug/.build-id")) << "libc6-dbg is not installed";
+    std::ofstream(dir_ + "/sort.c") << kSortProgram;
+    RunResult r = sh("gcc -O1 -g -no-pie -fno-omit-frame-pointer -o " + quote(dir_ + "/sort") +
+                     " " + quote(dir_ + "/sort.c"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  void record_and_archive(const std::string& record_options) {
+    record(record_options, quote(dir_ + "/sort"));
+    archive_both();
+    // The program gone: perf finds it only in the bundle.
+    fs::remove(dir_ + "/sort");
+  }
+};
+
+// A non-PIE program and libc, named and placed by source line as from whole files: the program's
+// lines from its own debug information, libc's from libc6-dbg's debug file.
+TEST_F(SlimProgramTest, NonPieProgramAndLibcSourceLines) {
+  record_and_archive("-g");
+  const std::string script = "script -F ip,sym,symoff,dso,srcline";
+  const std::string slim = perf("s", script);
+  const std::string whole = perf("w", script);
+  ASSERT_GT(count(whole, "sort.c:"), 10U) << whole.substr(0, 4000);
+  ASSERT_GT(count(whole, "mix+0x"), 10U);
+  // libc's own source files, from its debug file.
+  ASSERT_GT(count(whole, "msort.c:") + count(whole, "memcmp") + count(whole, ".S:"), 10U);
+  EXPECT_EQ(slim, whole);
+  EXPECT_EQ(perf("s", "report --stdio --sort srcline -g none"),
+            perf("w", "report --stdio --sort srcline -g none"));
+  EXPECT_EQ(perf("s", "report --stdio --sort dso,sym -g none"),
+            perf("w", "report --stdio --sort dso,sym -g none"));
+
+  // Code is what annotate reads: there with --with-code, missing (not wrong) from a slim copy.
+  const std::string annotate = "annotate --stdio -s mix";
+  const std::string with_code = perf("w", annotate);
+  EXPECT_NE(with_code.find("imul"), std::string::npos) << with_code;
+  EXPECT_EQ(perf("s", annotate).find("imul"), std::string::npos);
+}
+
+// A DWARF-mode recording, archived without --unwind: the slim copies keep the unwind tables, and
+// perf unwinds every sample's stack copy as from whole files.
+TEST_F(SlimProgramTest, DwarfStacksUnwindAsFromWholeFiles) {
+  record_and_archive("--call-graph dwarf,16384");
+  EXPECT_EQ(slim_.err.find("no unwind tables"), std::string::npos) << slim_.err;
+  const std::string script = "script -F ip,sym,dso";
+  const std::string slim = perf("s", script);
+  const std::string whole = perf("w", script);
+  // Callchains through libc's qsort back into the program's comparator and main.
+  ASSERT_GT(count(whole, "compare"), 10U) << whole.substr(0, 4000);
+  ASSERT_GT(count(whole, "main"), 100U);
+  EXPECT_EQ(slim, whole);
+  EXPECT_EQ(perf("s", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"),
+            perf("w", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"));
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
