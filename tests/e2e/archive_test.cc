@@ -270,33 +270,17 @@ TEST_F(ArchiveTest, FetchFromDebuginfodServingBundles) {
       sh("readelf -n " + quote(dir_ + "/app/libwork.so") + " | sed -n 's/.*Build ID: //p'")
           .out.substr(0, 40);
   ASSERT_EQ(lib_id.size(), 40U);
-  RunResult port =
-      sh("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "
-         "print(s.getsockname()[1])'");
-  ASSERT_EQ(port.status, 0) << port.err;
-  const std::string url = "http://127.0.0.1:" + port.out.substr(0, port.out.find('\n'));
-  RunResult server =
-      sh("debuginfod -d " + quote(dir_ + "/db.sqlite") + " -p " + url.substr(url.rfind(':') + 1) +
-         " -Z .tar.zst=zstdcat " + quote(dir_ + "/bundles") + " > " + quote(dir_ + "/server.log") +
-         " 2>&1 & echo $!");
-  ASSERT_EQ(server.status, 0) << server.err;
-  const std::string pid = server.out.substr(0, server.out.find('\n'));
+  Debuginfod server(dir_, "-Z .tar.zst=zstdcat " + quote(dir_ + "/bundles"));
+  const std::string& url = server.url();
   const std::string client = "DEBUGINFOD_CACHE_PATH=" + quote(dir_ + "/client") + " ";
-  // Ready once the scan has indexed the bundle. The client remembers a miss for ten minutes: each
-  // probe gets a cache of its own.
-  const std::string probe = quote(dir_ + "/probe");
-  RunResult ready =
-      sh("for i in $(seq 120); do rm -rf " + probe + "; DEBUGINFOD_CACHE_PATH=" + probe +
-         " DEBUGINFOD_URLS=" + url + " debuginfod-find executable " + lib_id +
-         " >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1");
+  // Ready once the scan has indexed the bundle.
+  const bool ready = server.serves("executable", lib_id, dir_ + "/served-lib");
   rebuild();
   const std::string cache = dir_ + "/cache";
   RunResult r = sh(env_ + client + pdfix() + " fetch --json --buildid-dir " + quote(cache) +
                    " --debuginfod " + url + " " + quote(fixed()));
-  // Gone before TearDown removes its database: a server still writing its WAL races the removal.
-  sh("kill " + pid + "; for i in $(seq 100); do kill -0 " + pid +
-     " 2>/dev/null || exit 0; sleep 0.1; done");
-  ASSERT_EQ(ready.status, 0) << "debuginfod never served the bundle's library";
+  server.stop();
+  ASSERT_TRUE(ready) << "debuginfod never served the bundle's library";
   ASSERT_EQ(r.status, 0) << r.err;
   const auto result = parse_object(r.out);
   const auto* counts = result.getObject("counts");

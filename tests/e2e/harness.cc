@@ -298,4 +298,34 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::exists(a) && fs::exists(b) && slurp(a) == slurp(b);
 }
 
+Debuginfod::Debuginfod(const std::string& dir, const std::string& sources) : dir_(dir) {
+  RunResult port =
+      sh("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "
+         "print(s.getsockname()[1])'");
+  EXPECT_EQ(port.status, 0) << port.err;
+  const std::string number = port.out.substr(0, port.out.find('\n'));
+  url_ = "http://127.0.0.1:" + number;
+  RunResult server = sh("debuginfod -d " + quote(dir + "/db.sqlite") + " -p " + number + " " +
+                        sources + " > " + quote(dir + "/server.log") + " 2>&1 & echo $!");
+  EXPECT_EQ(server.status, 0) << server.err;
+  pid_ = server.out.substr(0, server.out.find('\n'));
+}
+
+bool Debuginfod::serves(const std::string& kind, const std::string& id,
+                        const std::string& got) const {
+  const std::string probe = quote(dir_ + "/probe");
+  return sh("for i in $(seq 120); do rm -rf " + probe + "; f=$(DEBUGINFOD_CACHE_PATH=" + probe +
+            " DEBUGINFOD_URLS=" + url_ + " debuginfod-find " + kind + " " + id +
+            " 2>/dev/null) && cp \"$f\" " + quote(got) +
+            " && exit 0; sleep 0.5; done; exit 1")
+             .status == 0;
+}
+
+void Debuginfod::stop() {
+  if (pid_.empty()) return;
+  sh("kill " + pid_ + "; for i in $(seq 100); do kill -0 " + pid_ +
+     " 2>/dev/null || exit 0; sleep 0.1; done");
+  pid_.clear();
+}
+
 }  // namespace pdfix::e2e

@@ -105,4 +105,26 @@ struct MapRecord {
 // Every map record of `recording`, in file order.
 std::vector<MapRecord> maps_of(const std::string& recording);
 
+// elfutils' debuginfod on a free port of 127.0.0.1, serving what `sources` names ("-F DIR",
+// "-Z .tar.zst=zstdcat DIR"), its database and log under `dir`; stopped by its pid, and waited
+// for (a server still writing its WAL races the removal of `dir`), by stop() or when it goes.
+class Debuginfod {
+ public:
+  Debuginfod(const std::string& dir, const std::string& sources);
+  ~Debuginfod() { stop(); }
+  Debuginfod(const Debuginfod&) = delete;
+  Debuginfod& operator=(const Debuginfod&) = delete;
+  const std::string& url() const { return url_; }
+  // Whether it answers `kind` (executable, debuginfo) for `id` within a minute, asked by
+  // debuginfod-find with a client cache of its own each time (the client remembers a miss); the
+  // file it sent is left at `got`.
+  bool serves(const std::string& kind, const std::string& id, const std::string& got) const;
+  void stop();
+
+ private:
+  std::string dir_;
+  std::string url_;
+  std::string pid_;
+};
+
 }  // namespace pdfix::e2e

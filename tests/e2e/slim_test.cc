@@ -203,6 +203,15 @@ TEST_F(SlimProgramTest, NonPieProgramAndLibcSourceLines) {
   // libc's own source files, from its debug file.
   ASSERT_GT(count(whole, "msort.c:") + count(whole, "memcmp") + count(whole, ".S:"), 10U);
   EXPECT_EQ(slim, whole);
+  // The control: the program's copy made by `llvm-objcopy --only-keep-debug` (the same sections
+  // kept, the file laid out anew) and perf places its samples on other lines.
+  fs::copy(dir_ + "/w", dir_ + "/o", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  RunResult relaid = sh("f=$(ls " + quote(dir_ + "/o/.debug" + dir_ + "/sort") +
+                        "/*/elf) && llvm-objcopy-19 --only-keep-debug --set-section-type "
+                        ".dynstr=3 --set-section-type .dynsym=11 \"$f\" \"$f.new\" && "
+                        "mv \"$f.new\" \"$f\"");
+  ASSERT_EQ(relaid.status, 0) << relaid.err;
+  EXPECT_NE(perf("o", script), whole);
   EXPECT_EQ(perf("s", "report --stdio --sort srcline -g none"),
             perf("w", "report --stdio --sort srcline -g none"));
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym -g none"),
@@ -229,6 +238,34 @@ TEST_F(SlimProgramTest, DwarfStacksUnwindAsFromWholeFiles) {
   EXPECT_EQ(slim, whole);
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"),
             perf("w", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"));
+}
+
+// elfutils' debuginfod serving a slim bundle: it answers /debuginfo for the program (its debug
+// information is in the slim copy) and for libc (the slim debug file), and /executable with the
+// slim copy, whose code a client finds missing, not wrong.
+TEST_F(SlimProgramTest, DebuginfodServesASlimBundle) {
+  const std::string id = own_id(dir_ + "/sort");
+  const std::string libc_id = own_id("/usr/lib/x86_64-linux-gnu/libc.so.6");
+  ASSERT_EQ(id.size(), 40U);
+  ASSERT_EQ(libc_id.size(), 40U);
+  record_and_archive("-g");
+  fs::create_directories(dir_ + "/bundles");
+  fs::rename(dir_ + "/slim.tar.zst", dir_ + "/bundles/slim.tar.zst");
+  Debuginfod server(dir_, "-Z .tar.zst=zstdcat " + quote(dir_ + "/bundles"));
+  EXPECT_TRUE(server.serves("debuginfo", id, dir_ + "/debuginfo"));
+  EXPECT_TRUE(server.serves("executable", id, dir_ + "/executable"));
+  EXPECT_TRUE(server.serves("debuginfo", libc_id, dir_ + "/libc.debug"));
+  server.stop();
+  const std::string kept = sh("ls " + quote(dir_ + "/s/.debug" + dir_ + "/sort") + "/*/elf").out;
+  ASSERT_FALSE(kept.empty());
+  EXPECT_TRUE(same_file(dir_ + "/debuginfo", kept.substr(0, kept.find('\n'))));
+  EXPECT_TRUE(same_file(dir_ + "/executable", kept.substr(0, kept.find('\n'))));
+  const std::string sections = sh("readelf -SW " + quote(dir_ + "/executable")).out;
+  EXPECT_NE(sections.find(".text             NOBITS"), std::string::npos) << sections;
+  EXPECT_NE(sections.find(".debug_info       PROGBITS"), std::string::npos) << sections;
+  const std::string libc_sections = sh("readelf -SW " + quote(dir_ + "/libc.debug")).out;
+  EXPECT_NE(libc_sections.find(".debug_line"), std::string::npos) << libc_sections;
+  EXPECT_NE(libc_sections.find(".debug_loclists   NOBITS"), std::string::npos) << libc_sections;
 }
 
 }  // namespace

@@ -295,21 +295,9 @@ TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
       sh("cd " + dir_ + " && gcc -O1 -fomit-frame-pointer -o prog.new prog.c && mv prog.new prog")
           .status,
       0);
-  RunResult port =
-      sh("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "
-         "print(s.getsockname()[1])'");
-  ASSERT_EQ(port.status, 0) << port.err;
-  const std::string url = "http://127.0.0.1:" + port.out.substr(0, port.out.find('\n'));
-  RunResult server =
-      sh("debuginfod -d " + dir_ + "/db.sqlite -p " + url.substr(url.rfind(':') + 1) + " -F " +
-         dir_ + "/served > " + dir_ + "/server.log 2>&1 & echo $!");
-  ASSERT_EQ(server.status, 0) << server.err;
-  const std::string pid = server.out.substr(0, server.out.find('\n'));
-  const std::string probe = dir_ + "/probe";
-  RunResult ready =
-      sh("for i in $(seq 120); do rm -rf " + probe + "; DEBUGINFOD_CACHE_PATH=" + probe +
-         " DEBUGINFOD_URLS=" + url + " debuginfod-find executable " + id +
-         " >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1");
+  Debuginfod server(dir_, "-F " + quote(dir_ + "/served"));
+  const std::string& url = server.url();
+  const bool ready = server.serves("executable", id, dir_ + "/served-prog");
   const std::string cache = dir_ + "/cache";
   RunResult fetched =
       sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client " + pdfix() + " fetch -q --buildid-dir " +
@@ -319,9 +307,8 @@ TEST_F(UnwindTest, BinariesFetchedFromDebuginfod) {
   RunResult one_step =
       sh("DEBUGINFOD_CACHE_PATH=" + dir_ + "/client2 " + pdfix() + " unwind --json --buildid-dir " +
          dir_ + "/cache2 --debuginfod " + url + " " + dir_ + "/in.data " + dir_ + "/one.data");
-  sh("kill " + pid + "; for i in $(seq 100); do kill -0 " + pid +
-     " 2>/dev/null || exit 0; sleep 0.1; done");
-  ASSERT_EQ(ready.status, 0) << "debuginfod never served the program";
+  server.stop();
+  ASSERT_TRUE(ready) << "debuginfod never served the program";
   ASSERT_EQ(fetched.status, 0) << fetched.err;
   ASSERT_EQ(one_step.status, 0) << one_step.err << one_step.out;
   EXPECT_NE(one_step.out.find("\"" + dir_ + "/prog\": \"fetched"), std::string::npos)
