@@ -195,16 +195,16 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                                   "Then bundle OUT with the binaries it names, as `pdfix archive "
                                   "OUT BUNDLE` does.")
                       ->type_name("BUNDLE");
-  cmd->add_flag("--store", args->store,
-                "Then store the binaries OUT names in perf's build-id cache, as `pdfix store OUT` "
-                "does.")
-      ->excludes(archive);
+  auto* store = cmd->add_flag("--store", args->store,
+                              "Then store the binaries OUT names in perf's build-id cache, as "
+                              "`pdfix store OUT` does.")
+                    ->excludes(archive);
   cmd->add_flag("--strict", args->strict,
                 "With --archive or --store: exit 3 when a binary that samples hit will not "
                 "resolve from what was kept.");
   add_no_debug_flag(*cmd, args->no_debug);
-  add_with_code_flag(*cmd, args->with_code);
-  add_slim_flag(*cmd, args->slim);
+  add_with_code_flag(*cmd, args->with_code)->needs(archive);
+  add_slim_flag(*cmd, args->slim)->needs(store);
   // Passes fix runs only when asked: their switches, each set or not.
   auto asked = std::make_shared<std::map<passes::RepairKind*, bool>>();
   for (passes::RepairKind* k : kinds) {

@@ -128,6 +128,7 @@ annotate has no code to show. The note says how many; DIR/pdfix-bundle.json name
                                             {"symfs", std::move(roots)},
                                             {"kallsyms", done->kallsyms},
                                             {"slim", static_cast<int64_t>(done->slim.size())},
+                                            {"unwind_tables", done->unwind_tables},
                                             {"commands", std::move(lines)}},
                          std::cout);
               return kExitOk;
@@ -146,6 +147,8 @@ annotate has no code to show. The note says how many; DIR/pdfix-bundle.json name
             say.out() << "; report it with:\n";
             if (!done->slim.empty()) {
               say.out() << "  " << done->slim.size() << " of them slim: " << kSlimAnnotate
+                        << (done->unwind_tables ? "" : "; no unwind tables (the recording has no "
+                                                       "user stack copies)")
                         << "\n";
             }
             print_commands(*done, std::cout);

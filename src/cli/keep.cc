@@ -73,19 +73,27 @@ void add_no_debug_flag(CLI::App& cmd, bool& no_debug) {
 const char* const kSlimAnnotate =
     "slim copies hold no code: perf annotate needs a bundle made with --with-code";
 
-void add_with_code_flag(CLI::App& cmd, bool& with_code) {
-  cmd.add_flag("--with-code", with_code,
+CLI::Option* add_with_code_flag(CLI::App& cmd, bool& with_code) {
+  return cmd.add_flag("--with-code", with_code,
                "Keep whole binaries, code and data too, for perf annotate (default: slim copies, "
                "with what perf report, perf script and hotspot read: symbol tables, unwind "
                "tables, notes and debug information, at the offsets they had).");
 }
 
-void add_slim_flag(CLI::App& cmd, bool& slim) {
-  cmd.add_flag("--slim", slim,
+CLI::Option* add_slim_flag(CLI::App& cmd, bool& slim) {
+  return cmd.add_flag("--slim", slim,
                "Store slim copies (symbol tables, unwind tables, notes and debug information; "
                "no code), as for a cache a fleet's debuginfod serves (default: whole binaries, "
                "for perf annotate).");
 }
+
+namespace {
+// What a slim copy cannot do, said where it goes.
+const char* slim_annotate(bool archive) {
+  return archive ? kSlimAnnotate
+                 : "slim copies hold no code: perf annotate needs them stored without --slim";
+}
+}  // namespace
 
 std::string default_cache(const resolve::Host& host) { return host.buildid_cache_path(); }
 
@@ -223,7 +231,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     (*json)["cost"] = llvm::json::Object{{"hit", cost(kept->hit)},
                                          {"not_hit", cost(kept->not_hit)},
                                          {"debug_files", cost(kept->debug_cost)}};
-    if (kept->slim > 0) (*json)["annotate"] = kSlimAnnotate;
+    if (kept->slim > 0) (*json)["annotate"] = slim_annotate(archive);
     if (no_ids) (*json)["advice"] = fix_first;
     if (archive) {
       (*json)["bundle"] = target.bundle;
@@ -287,7 +295,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     os << absl::StrFormat("  %d slim copies (symbols, %sline tables): %s of code and data left "
                           "out; %s\n",
                           kept->slim, options.unwind_tables ? "unwind and " : "",
-                          mib(kept->left_out), kSlimAnnotate);
+                          mib(kept->left_out), slim_annotate(archive));
     if (!options.unwind_tables) {
       os << "  no unwind tables: the recording has no user stack copies to unwind\n";
     }

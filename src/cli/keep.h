@@ -54,8 +54,8 @@ extern const char* const kStrictExit;
 void add_no_debug_flag(CLI::App& cmd, bool& no_debug);
 
 // --with-code, for a bundle (archive, fix --archive), and --slim, for a cache (store, fix --store).
-void add_with_code_flag(CLI::App& cmd, bool& with_code);
-void add_slim_flag(CLI::App& cmd, bool& slim);
+CLI::Option* add_with_code_flag(CLI::App& cmd, bool& with_code);
+CLI::Option* add_slim_flag(CLI::App& cmd, bool& slim);
 
 // What a slim copy cannot do, said where one is made or unpacked.
 extern const char* const kSlimAnnotate;

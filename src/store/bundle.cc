@@ -255,6 +255,7 @@ std::string bundle_manifest_json(const BundleManifest& manifest) {
   os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                    {"format", 1},
                                    {"slim", std::move(slim)},
+                                   {"unwind_tables", manifest.unwind_tables},
                                    {"slim_means", "symbols, unwind tables, notes and debug "
                                                   "information; no code or data"}}))
      << "\n";
@@ -271,6 +272,7 @@ absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text) {
   const llvm::json::Array* slim = top != nullptr ? top->getArray("slim") : nullptr;
   if (slim == nullptr) return bad("no \"slim\" array");
   BundleManifest manifest;
+  manifest.unwind_tables = top->getBoolean("unwind_tables").value_or(true);
   for (const llvm::json::Value& v : *slim) {
     auto name = v.getAsString();
     if (!name || !is_inside(std::string_view(name->data(), name->size()))) return bad("a slim file's name is not a path in the bundle");
@@ -431,6 +433,7 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
     auto manifest = read_manifest(temp);
     if (manifest.ok()) {
       result.slim = std::move(manifest->slim);
+      result.unwind_tables = manifest->unwind_tables;
     } else {
       s = manifest.status();
     }

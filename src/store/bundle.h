@@ -55,6 +55,7 @@ class BundleWriter {
 inline constexpr char kBundleManifest[] = "pdfix-bundle.json";
 struct BundleManifest {
   std::vector<std::string> slim;
+  bool unwind_tables = true;  // whether the slim copies keep theirs
 };
 std::string bundle_manifest_json(const BundleManifest& manifest);
 absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text);
@@ -75,6 +76,7 @@ struct Unpacked {
   std::string kallsyms;
   // The slim copies among the binaries, by their names in the bundle: no code to annotate.
   std::vector<std::string> slim;
+  bool unwind_tables = true;  // whether they keep their unwind tables
 };
 
 // Unpacks `bundle` ("-": stdin) into `dir`, which must not exist or be empty; it appears only

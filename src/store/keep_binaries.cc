@@ -181,7 +181,7 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
   if (!w.ok()) return w.status();
   if (auto s = add_recording(**w, in); !s.ok()) return s;
   Kept kept;
-  BundleManifest manifest;
+  BundleManifest manifest{.unwind_tables = options.unwind_tables};
   auto s = for_each_proven(
       binaries, host, options,
       [&](size_t i, const CacheEntry& entry, const Prepared& p) -> absl::Status {

@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 
 constexpr char kLibLlvm[] = "/usr/lib/x86_64-linux-gnu/libLLVM.so.19.1";
 
+
 // A non-PIE program (perf places its symbols and source lines by section offsets) that spends
 // its time in its own code and in libc's (named, with source lines, from libc6-dbg's file).
 constexpr char kSortProgram[] = R"(#include <stdlib.h>
@@ -238,6 +239,39 @@ TEST_F(SlimProgramTest, DwarfStacksUnwindAsFromWholeFiles) {
   EXPECT_EQ(slim, whole);
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"),
             perf("w", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"));
+}
+
+// store keeps whole files by default (a local cache is where annotate runs), slim ones with
+// --slim, holes and all, which perf reports from as from the whole ones.
+TEST_F(SlimProgramTest, StoreKeepsWholeFilesUnlessSlim) {
+  record("-g", quote(dir_ + "/sort"));
+  const std::string program = dir_ + "/sort";
+  const std::string id = own_id(program);
+  ASSERT_EQ(id.size(), 40U);
+  RunResult whole = sh(env_ + "PERF_BUILDID_DIR=" + quote(dir_ + "/whole") + " " + pdfix() +
+                       " store --json " + quote(dir_ + "/fixed.data"));
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  EXPECT_EQ(int_of(parse_object(whole.out), "slim"), 0) << whole.out;
+  RunResult slim = sh(env_ + "PERF_BUILDID_DIR=" + quote(dir_ + "/slim") + " " + pdfix() +
+                      " store --slim --json " + quote(dir_ + "/fixed.data"));
+  ASSERT_EQ(slim.status, 0) << slim.err;
+  EXPECT_GT(int_of(parse_object(slim.out), "slim"), 2) << slim.out;
+  EXPECT_NE(slim.out.find("slim copies hold no code: perf annotate needs them stored without "
+                          "--slim"),
+            std::string::npos)
+      << slim.out;
+  const std::string in_whole = dir_ + "/whole" + program + "/" + id + "/elf";
+  const std::string in_slim = dir_ + "/slim" + program + "/" + id + "/elf";
+  EXPECT_TRUE(same_file(in_whole, program));
+  EXPECT_FALSE(same_file(in_slim, program));
+  EXPECT_EQ(fs::file_size(in_slim), fs::file_size(program));
+  fs::remove(program);
+  const std::string report = "report --stdio --sort dso,sym,srcline -g none -i " +
+                             quote(dir_ + "/fixed.data") + " 2>/dev/null | grep -v '^#'";
+  const std::string from_whole = hidden("perf --buildid-dir " + quote(dir_ + "/whole") + " " +
+                                        report);
+  ASSERT_GT(count(from_whole, "sort.c:"), 3U) << from_whole;
+  EXPECT_EQ(hidden("perf --buildid-dir " + quote(dir_ + "/slim") + " " + report), from_whole);
 }
 
 // elfutils' debuginfod serving a slim bundle: it answers /debuginfo for the program (its debug
