@@ -116,8 +116,8 @@ TEST(SlimElf, KeepsEveryOffsetAndNoCode) {
     EXPECT_EQ(0, std::memcmp(copy.data() + b.sh_offset, file.data() + b.sh_offset, b.sh_size))
         << name;
   }
-  for (const char* kept : {".dynsym", ".dynstr", ".eh_frame", ".eh_frame_hdr",
-                           ".note.gnu.build-id"}) {
+  for (const char* kept :
+       {".dynsym", ".dynstr", ".eh_frame", ".eh_frame_hdr", ".note.gnu.build-id"}) {
     ASSERT_TRUE(types.count(kept)) << kept;
     EXPECT_NE(types[kept], elf::SHT_NOBITS) << kept;
   }
@@ -162,9 +162,8 @@ TEST(SlimElf, RefusesWhatIsNotAWholeElfFile) {
                                             /*RequiresNullTerminator=*/false);
   ASSERT_TRUE(buffer);
   // Cut before its section headers (at the end of the file): refused, not read past.
-  const std::span<const uint8_t> cut(
-      reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
-      (*buffer)->getBufferSize() / 2);
+  const std::span<const uint8_t> cut(reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
+                                     (*buffer)->getBufferSize() / 2);
   EXPECT_FALSE(slim_elf(cut, {}).ok());
 }
 

@@ -35,8 +35,8 @@ struct Args {
   bool json = false;
   bool verbose = false;
   bool quiet = false;
-  bool strict = false;    // fix --archive/--store only
-  bool no_debug = false;  // fix --archive/--store only
+  bool strict = false;     // fix --archive/--store only
+  bool no_debug = false;   // fix --archive/--store only
   bool with_code = false;  // fix --archive only
   bool slim = false;       // fix --store only
   bool required_switch = false;

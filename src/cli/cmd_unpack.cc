@@ -147,8 +147,9 @@ annotate has no code to show. The note says how many; DIR/pdfix-bundle.json name
             say.out() << "; report it with:\n";
             if (!done->slim.empty()) {
               say.out() << "  " << done->slim.size() << " of them slim: " << kSlimAnnotate
-                        << (done->unwind_tables ? "" : "; no unwind tables (the recording has no "
-                                                       "user stack copies)")
+                        << (done->unwind_tables ? ""
+                                                : "; no unwind tables (the recording has no "
+                                                  "user stack copies)")
                         << "\n";
             }
             print_commands(*done, std::cout);

@@ -74,17 +74,19 @@ const char* const kSlimAnnotate =
     "slim copies hold no code: perf annotate needs a bundle made with --with-code";
 
 CLI::Option* add_with_code_flag(CLI::App& cmd, bool& with_code) {
-  return cmd.add_flag("--with-code", with_code,
-               "Keep whole binaries, code and data too, for perf annotate (default: slim copies, "
-               "with what perf report, perf script and hotspot read: symbol tables, unwind "
-               "tables, notes and debug information, at the offsets they had).");
+  return cmd.add_flag(
+      "--with-code", with_code,
+      "Keep whole binaries, code and data too, for perf annotate (default: slim copies, "
+      "with what perf report, perf script and hotspot read: symbol tables, unwind "
+      "tables, notes and debug information, at the offsets they had).");
 }
 
 CLI::Option* add_slim_flag(CLI::App& cmd, bool& slim) {
-  return cmd.add_flag("--slim", slim,
-               "Store slim copies (symbol tables, unwind tables, notes and debug information; "
-               "no code), as for a cache a fleet's debuginfod serves (default: whole binaries, "
-               "for perf annotate).");
+  return cmd.add_flag(
+      "--slim", slim,
+      "Store slim copies (symbol tables, unwind tables, notes and debug information; "
+      "no code), as for a cache a fleet's debuginfod serves (default: whole binaries, "
+      "for perf annotate).");
 }
 
 namespace {
@@ -153,15 +155,14 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
-  const store::KeepOptions options{
-      .slim = archive ? !args.with_code : args.slim,
-      // A cache serves any recording; a bundle the one it holds.
-      .unwind_tables = !archive || dsos->user_stacks,
-      .zstd_level = args.zstd_level,
-      .progress = say.quiet() ? nullptr : progress.callback()};
-  auto kept = archive ? store::archive_recording(*in, binaries, named->idless, host, target.bundle,
-                                                 options)
-                      : store::store_binaries(binaries, named->idless, host, target.cache, options);
+  const store::KeepOptions options{.slim = archive ? !args.with_code : args.slim,
+                                   // A cache serves any recording; a bundle the one it holds.
+                                   .unwind_tables = !archive || dsos->user_stacks,
+                                   .zstd_level = args.zstd_level,
+                                   .progress = say.quiet() ? nullptr : progress.callback()};
+  auto kept =
+      archive ? store::archive_recording(*in, binaries, named->idless, host, target.bundle, options)
+              : store::store_binaries(binaries, named->idless, host, target.cache, options);
   if (!kept.ok()) return fail(kept.status());
 
   const size_t missing = std::count_if(binaries.begin(), binaries.end(),
@@ -292,10 +293,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
         mib(kept->debug_cost.bytes), kept->debug_cost.files);
   }
   if (kept->slim > 0) {
-    os << absl::StrFormat("  %d slim copies (symbols, %sline tables): %s of code and data left "
-                          "out; %s\n",
-                          kept->slim, options.unwind_tables ? "unwind and " : "",
-                          mib(kept->left_out), slim_annotate(archive));
+    os << absl::StrFormat(
+        "  %d slim copies (symbols, %sline tables): %s of code and data left "
+        "out; %s\n",
+        kept->slim, options.unwind_tables ? "unwind and " : "", mib(kept->left_out),
+        slim_annotate(archive));
     if (!options.unwind_tables) {
       os << "  no unwind tables: the recording has no user stack copies to unwind\n";
     }

@@ -46,17 +46,17 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
     }
     hits.finish();
   }
-  BuildIdListing out{.samples = hits.total_samples(),
-                     .hostname = session->hostname(),
-                     .osrelease = session->osrelease(),
-                     .kernel_text = session->kernel_start(format::kHostMachine),
-                     .table = entries,
-                     .early_flushes = hits.early_flushes(),
-                     .user_stacks = std::any_of(session->attrs().begin(), session->attrs().end(),
-                                                [](const format::EventAttr& a) {
-                                                  return (a.sample_type &
-                                                          format::kSampleStackUser) != 0;
-                                                })};
+  BuildIdListing out{
+      .samples = hits.total_samples(),
+      .hostname = session->hostname(),
+      .osrelease = session->osrelease(),
+      .kernel_text = session->kernel_start(format::kHostMachine),
+      .table = entries,
+      .early_flushes = hits.early_flushes(),
+      .user_stacks = std::any_of(session->attrs().begin(), session->attrs().end(),
+                                 [](const format::EventAttr& a) {
+                                   return (a.sample_type & format::kSampleStackUser) != 0;
+                                 })};
   // perf lists its table by name: a later id for a file replaces an earlier one. Samples tell the
   // DSOs apart by id, and so does a listing of everything a recording can be analysed with.
   const bool by_name = !with_hits && !options.every_source;

@@ -252,12 +252,13 @@ std::string bundle_manifest_json(const BundleManifest& manifest) {
   for (const std::string& name : manifest.slim) slim.push_back(name);
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                   {"format", 1},
-                                   {"slim", std::move(slim)},
-                                   {"unwind_tables", manifest.unwind_tables},
-                                   {"slim_means", "symbols, unwind tables, notes and debug "
-                                                  "information; no code or data"}}))
+  os << llvm::formatv("{0:2}", llvm::json::Value(
+                                   llvm::json::Object{{"format", 1},
+                                                      {"slim", std::move(slim)},
+                                                      {"unwind_tables", manifest.unwind_tables},
+                                                      {"slim_means",
+                                                       "symbols, unwind tables, notes and debug "
+                                                       "information; no code or data"}}))
      << "\n";
   return text;
 }
@@ -275,7 +276,8 @@ absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text) {
   manifest.unwind_tables = top->getBoolean("unwind_tables").value_or(true);
   for (const llvm::json::Value& v : *slim) {
     auto name = v.getAsString();
-    if (!name || !is_inside(std::string_view(name->data(), name->size()))) return bad("a slim file's name is not a path in the bundle");
+    if (!name || !is_inside(std::string_view(name->data(), name->size())))
+      return bad("a slim file's name is not a path in the bundle");
     manifest.slim.emplace_back(*name);
   }
   return manifest;

@@ -17,13 +17,12 @@ namespace elf = llvm::ELF;
 // and Go's function table, which Go's tools and some profilers name functions from when .symtab
 // is stripped.
 constexpr std::array<std::string_view, 10> kKeptByName = {
-    ".gopclntab", ".go.buildinfo", ".gosymtab", ".plt",    ".plt.sec",
+    ".gopclntab", ".go.buildinfo", ".gosymtab", ".plt",     ".plt.sec",
     ".plt.got",   ".plt.bnd",      ".rela.plt", ".rel.plt", ".dynstr"};
 
 // Read to unwind: by name, as their types are processor-specific numbers other processors reuse.
-constexpr std::array<std::string_view, 5> kUnwindTables = {".eh_frame", ".eh_frame_hdr",
-                                                           ".debug_frame", ".ARM.exidx",
-                                                           ".ARM.extab"};
+constexpr std::array<std::string_view, 5> kUnwindTables = {
+    ".eh_frame", ".eh_frame_hdr", ".debug_frame", ".ARM.exidx", ".ARM.extab"};
 
 // Read by debuggers only: where variables live, and macros. Names, source lines and inline
 // frames come from .debug_info, .debug_line and the tables they point into.
@@ -42,7 +41,8 @@ struct Range {
 };
 
 absl::Status outside(const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat("not a whole ELF file: ", what, " lies outside it"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("not a whole ELF file: ", what, " lies outside it"));
 }
 
 template <class ELFT>
@@ -118,7 +118,8 @@ absl::StatusOr<std::unique_ptr<SlimElf>> slim(std::span<const uint8_t> file,
       return outside("a section kept over the section header table, or the table");
     }
   }
-  for (const Range& r : merged) slim->image.pieces.push_back({r.offset, file.subspan(r.offset, r.size)});
+  for (const Range& r : merged)
+    slim->image.pieces.push_back({r.offset, file.subspan(r.offset, r.size)});
   if (table_size > 0) slim->image.pieces.push_back({table_offset, slim->section_headers});
   std::sort(slim->image.pieces.begin(), slim->image.pieces.end(),
             [](const Piece& a, const Piece& b) { return a.offset < b.offset; });
@@ -149,7 +150,7 @@ bool slim_keeps(const SectionFacts& s, const SlimOptions& options) {
 }
 
 absl::StatusOr<std::unique_ptr<SlimElf>> slim_elf(std::span<const uint8_t> file,
-                                                   const SlimOptions& options) {
+                                                  const SlimOptions& options) {
   if (!resolve::is_elf(file)) return absl::InvalidArgumentError("not ELF: not an ELF file");
   return resolve::with_elf_type(file, [&]<class ELFT>() { return slim<ELFT>(file, options); });
 }

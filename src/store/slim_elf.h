@@ -39,15 +39,15 @@ struct SlimOptions {
 bool slim_keeps(const SectionFacts& s, const SlimOptions& options);
 
 struct SlimElf {
-  FileImage image;        // views the original file and `section_headers`
-  uint64_t kept = 0;      // bytes of data in `image`
-  uint64_t left_out = 0;  // bytes that became holes
+  FileImage image;                       // views the original file and `section_headers`
+  uint64_t kept = 0;                     // bytes of data in `image`
+  uint64_t left_out = 0;                 // bytes that became holes
   std::vector<uint8_t> section_headers;  // the table, with the left-out sections made NOBITS
 };
 
 // The slim copy of `file`, whose bytes must outlive it. An error for what is not an ELF file
 // of any class and byte order, or one whose headers or sections lie outside it.
 absl::StatusOr<std::unique_ptr<SlimElf>> slim_elf(std::span<const uint8_t> file,
-                                                   const SlimOptions& options);
+                                                  const SlimOptions& options);
 
 }  // namespace pdfix::store

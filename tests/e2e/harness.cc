@@ -316,8 +316,7 @@ bool Debuginfod::serves(const std::string& kind, const std::string& id,
   const std::string probe = quote(dir_ + "/probe");
   return sh("for i in $(seq 120); do rm -rf " + probe + "; f=$(DEBUGINFOD_CACHE_PATH=" + probe +
             " DEBUGINFOD_URLS=" + url_ + " debuginfod-find " + kind + " " + id +
-            " 2>/dev/null) && cp \"$f\" " + quote(got) +
-            " && exit 0; sleep 0.5; done; exit 1")
+            " 2>/dev/null) && cp \"$f\" " + quote(got) + " && exit 0; sleep 0.5; done; exit 1")
              .status == 0;
 }
 

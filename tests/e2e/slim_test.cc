@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 
 constexpr char kLibLlvm[] = "/usr/lib/x86_64-linux-gnu/libLLVM.so.19.1";
 
-
 // A non-PIE program (perf places its symbols and source lines by section offsets) that spends
 // its time in its own code and in libc's (named, with source lines, from libc6-dbg's file).
 constexpr char kSortProgram[] = R"(#include <stdlib.h>
@@ -59,8 +58,8 @@ class SlimTest : public ::testing::Test {
 
   // `command` recorded with `record_options`, then fixed: dir_/fixed.data.
   void record(const std::string& record_options, const std::string& command) {
-    RunResult r = sh(env_ + "perf record -q " + record_options + " -o " +
-                     quote(dir_ + "/in.data") + " -- " + command + " >/dev/null");
+    RunResult r = sh(env_ + "perf record -q " + record_options + " -o " + quote(dir_ + "/in.data") +
+                     " -- " + command + " >/dev/null");
     ASSERT_EQ(r.status, 0) << r.err;
     r = sh(env_ + pdfix() + " fix " + quote(dir_ + "/in.data") + " " + quote(dir_ + "/fixed.data"));
     ASSERT_EQ(r.status, 0) << r.err;
@@ -75,8 +74,8 @@ class SlimTest : public ::testing::Test {
                      quote(dir_ + "/whole.tar.zst"));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err.find("slim"), std::string::npos) << r.err;
-    unpacked_slim_ = sh(env_ + pdfix() + " unpack " + quote(dir_ + "/slim.tar.zst") + " " +
-                        quote(dir_ + "/s"));
+    unpacked_slim_ =
+        sh(env_ + pdfix() + " unpack " + quote(dir_ + "/slim.tar.zst") + " " + quote(dir_ + "/s"));
     ASSERT_EQ(unpacked_slim_.status, 0) << unpacked_slim_.err;
     r = sh(env_ + pdfix() + " unpack " + quote(dir_ + "/whole.tar.zst") + " " + quote(dir_ + "/w"));
     ASSERT_EQ(r.status, 0) << r.err;
@@ -124,8 +123,7 @@ TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
   record("-g", "llvm-objdump-19 -d /usr/bin/perf");
   archive_both();
   EXPECT_NE(slim_.err.find("slim copies"), std::string::npos) << slim_.err;
-  EXPECT_NE(slim_.err.find("perf annotate needs a bundle made with --with-code"),
-            std::string::npos)
+  EXPECT_NE(slim_.err.find("perf annotate needs a bundle made with --with-code"), std::string::npos)
       << slim_.err;
   EXPECT_NE(slim_.err.find("no unwind tables: the recording has no user stack copies"),
             std::string::npos)
@@ -138,9 +136,9 @@ TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
             << fs::file_size(dir_ + "/whole.tar.zst") << " (" << size_ratio() << ")\n";
   EXPECT_LE(size_ratio(), 0.10);
   // The slim libLLVM is a file of holes where the code was.
-  RunResult blocks = sh("du -k --apparent-size " + quote(dir_ + "/s/.debug" + kLibLlvm) +
-                        "/*/elf | cut -f1; du -k " + quote(dir_ + "/s/.debug" + kLibLlvm) +
-                        "/*/elf | cut -f1");
+  RunResult blocks =
+      sh("du -k --apparent-size " + quote(dir_ + "/s/.debug" + kLibLlvm) +
+         "/*/elf | cut -f1; du -k " + quote(dir_ + "/s/.debug" + kLibLlvm) + "/*/elf | cut -f1");
   ASSERT_EQ(blocks.status, 0) << blocks.err;
   std::istringstream sizes(blocks.out);
   uint64_t apparent = 0;
@@ -268,8 +266,8 @@ TEST_F(SlimProgramTest, StoreKeepsWholeFilesUnlessSlim) {
   fs::remove(program);
   const std::string report = "report --stdio --sort dso,sym,srcline -g none -i " +
                              quote(dir_ + "/fixed.data") + " 2>/dev/null | grep -v '^#'";
-  const std::string from_whole = hidden("perf --buildid-dir " + quote(dir_ + "/whole") + " " +
-                                        report);
+  const std::string from_whole =
+      hidden("perf --buildid-dir " + quote(dir_ + "/whole") + " " + report);
   ASSERT_GT(count(from_whole, "sort.c:"), 3U) << from_whole;
   EXPECT_EQ(hidden("perf --buildid-dir " + quote(dir_ + "/slim") + " " + report), from_whole);
 }
