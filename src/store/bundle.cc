@@ -276,8 +276,9 @@ absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text) {
   manifest.unwind_tables = top->getBoolean("unwind_tables").value_or(true);
   for (const llvm::json::Value& v : *slim) {
     auto name = v.getAsString();
-    if (!name || !is_inside(std::string_view(name->data(), name->size())))
+    if (!name || !is_inside(std::string_view(name->data(), name->size()))) {
       return bad("a slim file's name is not a path in the bundle");
+    }
     manifest.slim.emplace_back(*name);
   }
   return manifest;

@@ -118,8 +118,9 @@ absl::StatusOr<std::unique_ptr<SlimElf>> slim(std::span<const uint8_t> file,
       return outside("a section kept over the section header table, or the table");
     }
   }
-  for (const Range& r : merged)
+  for (const Range& r : merged) {
     slim->image.pieces.push_back({r.offset, file.subspan(r.offset, r.size)});
+  }
   if (table_size > 0) slim->image.pieces.push_back({table_offset, slim->section_headers});
   std::sort(slim->image.pieces.begin(), slim->image.pieces.end(),
             [](const Piece& a, const Piece& b) { return a.offset < b.offset; });
