@@ -131,9 +131,10 @@ absl::StatusOr<std::pair<size_t, size_t>> merge_into(const std::string& bundle_c
       return absl::InternalError(
           absl::StrCat("cannot read ", path, ": ", bytes.getError().message()));
     }
-    auto stored = store_in_cache(
-        cache, entry,
-        {reinterpret_cast<const uint8_t*>((*bytes)->getBufferStart()), (*bytes)->getBufferSize()});
+    auto stored =
+        store_in_cache(cache, entry,
+                       data_of(path, {reinterpret_cast<const uint8_t*>((*bytes)->getBufferStart()),
+                                      (*bytes)->getBufferSize()}));
     if (!stored.ok()) return stored.status();
     ++files;
     if (*stored == Stored::kAdded) ++added;

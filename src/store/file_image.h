@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace pdfix::store {
@@ -29,5 +30,10 @@ struct FileImage {
     return data != size;
   }
 };
+
+// The file at `path`, whose bytes `bytes` maps, as its pieces of data: an unpacked slim copy
+// keeps its holes when it is copied on. Where the file system does not say where its holes are,
+// the whole file.
+FileImage data_of(const std::string& path, std::span<const uint8_t> bytes);
 
 }  // namespace pdfix::store

@@ -135,17 +135,22 @@ TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
   std::cout << "slim bundle " << fs::file_size(dir_ + "/slim.tar.zst") << " bytes, with code "
             << fs::file_size(dir_ + "/whole.tar.zst") << " (" << size_ratio() << ")\n";
   EXPECT_LE(size_ratio(), 0.10);
-  // The slim libLLVM is a file of holes where the code was.
-  RunResult blocks =
-      sh("du -k --apparent-size " + quote(dir_ + "/s/.debug" + kLibLlvm) +
-         "/*/elf | cut -f1; du -k " + quote(dir_ + "/s/.debug" + kLibLlvm) + "/*/elf | cut -f1");
-  ASSERT_EQ(blocks.status, 0) << blocks.err;
-  std::istringstream sizes(blocks.out);
-  uint64_t apparent = 0;
-  uint64_t on_disk = 0;
-  sizes >> apparent >> on_disk;
-  EXPECT_GT(apparent, 100000U) << blocks.out;
-  EXPECT_LT(on_disk * 4, apparent) << blocks.out;
+  // The slim libLLVM is a file of holes where the code was, unpacked and merged into a cache.
+  RunResult merged = sh(env_ + pdfix() + " unpack -q --buildid-dir " + quote(dir_ + "/merged") +
+                        " " + quote(dir_ + "/slim.tar.zst") + " " + quote(dir_ + "/m"));
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  for (const std::string& cache : {dir_ + "/s/.debug", dir_ + "/merged"}) {
+    RunResult blocks = sh("f=$(ls " + quote(cache + kLibLlvm) +
+                          "/*/elf) && du -k --apparent-size \"$f\" | cut -f1 && du -k \"$f\" | "
+                          "cut -f1");
+    ASSERT_EQ(blocks.status, 0) << blocks.err;
+    std::istringstream sizes(blocks.out);
+    uint64_t apparent = 0;
+    uint64_t on_disk = 0;
+    sizes >> apparent >> on_disk;
+    EXPECT_GT(apparent, 100000U) << cache << ": " << blocks.out;
+    EXPECT_LT(on_disk * 4, apparent) << cache << ": " << blocks.out;
+  }
 
   const std::string report = "report --stdio --sort dso,sym -g none";
   const std::string slim = perf("s", report);
