@@ -72,12 +72,21 @@ std::vector<uint8_t> materialise(const FileImage& image) {
   return out;
 }
 
-TEST(SlimElf, KeepsEveryOffsetAndNoCode) {
+// This test program: a real ELF file, with symbols, unwind tables and, as built, debug information.
+std::unique_ptr<llvm::MemoryBuffer> this_program() {
   auto buffer = llvm::MemoryBuffer::getFile("/proc/self/exe", /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
-  ASSERT_TRUE(buffer);
-  const std::span<const uint8_t> file(reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
-                                      (*buffer)->getBufferSize());
+  EXPECT_TRUE(buffer);
+  return buffer ? std::move(*buffer) : llvm::MemoryBuffer::getMemBuffer("");
+}
+
+std::span<const uint8_t> bytes_of(const llvm::MemoryBuffer& b) {
+  return {reinterpret_cast<const uint8_t*>(b.getBufferStart()), b.getBufferSize()};
+}
+
+TEST(SlimElf, KeepsEveryOffsetAndNoCode) {
+  const auto program = this_program();
+  const std::span<const uint8_t> file = bytes_of(*program);
   auto slim = slim_elf(file, {.unwind_tables = true});
   ASSERT_TRUE(slim.ok()) << slim.status();
   const SlimElf& s = **slim;
@@ -144,11 +153,8 @@ TEST(SlimElf, KeepsEveryOffsetAndNoCode) {
 }
 
 TEST(SlimElf, LeavesOutUnwindTablesWhenAsked) {
-  auto buffer = llvm::MemoryBuffer::getFile("/proc/self/exe", /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  ASSERT_TRUE(buffer);
-  const std::span<const uint8_t> file(reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
-                                      (*buffer)->getBufferSize());
+  const auto program = this_program();
+  const std::span<const uint8_t> file = bytes_of(*program);
   auto with = slim_elf(file, {.unwind_tables = true});
   auto without = slim_elf(file, {.unwind_tables = false});
   ASSERT_TRUE(with.ok() && without.ok());
@@ -158,12 +164,9 @@ TEST(SlimElf, LeavesOutUnwindTablesWhenAsked) {
 TEST(SlimElf, RefusesWhatIsNotAWholeElfFile) {
   const std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o'};
   EXPECT_FALSE(slim_elf(text, {}).ok());
-  auto buffer = llvm::MemoryBuffer::getFile("/proc/self/exe", /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  ASSERT_TRUE(buffer);
+  const auto program = this_program();
   // Cut before its section headers (at the end of the file): refused, not read past.
-  const std::span<const uint8_t> cut(reinterpret_cast<const uint8_t*>((*buffer)->getBufferStart()),
-                                     (*buffer)->getBufferSize() / 2);
+  const std::span<const uint8_t> cut = bytes_of(*program).first(program->getBufferSize() / 2);
   EXPECT_FALSE(slim_elf(cut, {}).ok());
 }
 
