@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "e2e/harness.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
@@ -220,6 +221,35 @@ TEST_F(SlimProgramTest, NonPieProgramAndLibcSourceLines) {
             perf("w", "report --stdio --sort srcline -g none"));
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym -g none"),
             perf("w", "report --stdio --sort dso,sym -g none"));
+
+  // addr2line and llvm-symbolizer, with inline frames, at 300 addresses across libc's .text: the
+  // slim debug file (location lists and macros left out) answers as the whole one.
+  const auto libc_debug = [&](const std::string& which) {
+    return sh("ls " + quote(dir_ + "/" + which + "/.debug/usr/lib/x86_64-linux-gnu/libc.so.6") +
+              "/*/debug | tr -d '\\n'")
+        .out;
+  };
+  std::string addresses;
+  std::istringstream sections(sh("readelf -SW " + quote(libc_debug("w"))).out);
+  for (std::string line; std::getline(sections, line);) {
+    std::istringstream fields(line.substr(line.find(']') + 1));
+    std::string name, type, address, offset, size;
+    fields >> name >> type >> address >> offset >> size;
+    if (name != ".text") continue;
+    const uint64_t start = std::stoull(address, nullptr, 16);
+    const uint64_t length = std::stoull(size, nullptr, 16);
+    for (uint64_t i = 0; i < 300; ++i)
+      addresses += " 0x" + llvm::utohexstr(start + i * length / 300);
+  }
+  ASSERT_GT(addresses.size(), 300U) << addresses;
+  for (const char* tool : {"addr2line -f -i -e", "llvm-symbolizer-19 --inlines --obj"}) {
+    const auto lines = [&](const std::string& which) {
+      return sh(std::string(tool) + " " + quote(libc_debug(which)) + addresses).out;
+    };
+    const std::string from_whole = lines("w");
+    EXPECT_GT(count(from_whole, ".c:"), 200U) << tool << "\n" << from_whole.substr(0, 2000);
+    EXPECT_EQ(lines("s"), from_whole) << tool;
+  }
 
   // Code is what annotate reads: there with --with-code, missing (not wrong) from a slim copy.
   const std::string annotate = "annotate --stdio -s mix";
