@@ -298,6 +298,14 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::exists(a) && fs::exists(b) && slurp(a) == slurp(b);
 }
 
+std::string perf_sid_root() {
+  const std::string dir = "/var/tmp/pdfix-perf-sid";
+  RunResult r = sh("sh " + quote(std::string(PDFIX_SOURCE_DIR) + "/tests/e2e/perf_sid_root.sh") +
+                   " " + quote(dir));
+  EXPECT_EQ(r.status, 0) << "cannot make a root with Debian sid's perf: " << r.err;
+  return r.status == 0 ? dir + "/root" : "";
+}
+
 Debuginfod::Debuginfod(const std::string& dir, const std::string& sources) : dir_(dir) {
   RunResult port =
       sh("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "

@@ -105,6 +105,11 @@ struct MapRecord {
 // Every map record of `recording`, in file order.
 std::vector<MapRecord> maps_of(const std::string& recording);
 
+// A root holding Debian sid's perf (7.2 today), made once (tests/e2e/perf_sid_root.sh) and kept in
+// /var/tmp/pdfix-perf-sid/root: perf's newer reader, run by chroot. A test failure, and "", when it
+// cannot be made.
+std::string perf_sid_root();
+
 // elfutils' debuginfod on a free port of 127.0.0.1, serving what `sources` names ("-F DIR",
 // "-Z .tar.zst=zstdcat DIR"), its database and log under `dir`; stopped by its pid, and waited
 // for (a server still writing its WAL races the removal of `dir`), by stop() or when it goes.

@@ -105,6 +105,21 @@ class SlimTest : public ::testing::Test {
                   quote(d + "/perf.data") + " 2>/dev/null | grep -v '^#' | grep -v '^$'");
   }
 
+  // The same by Debian sid's perf (7.2 today), in its own root: none of this host's files in sight.
+  std::string newer_perf(const std::string& which, const std::string& verb_and_options) const {
+    const std::string root = perf_sid_root();
+    if (root.empty()) return "";
+    const std::string d = "/b/" + which;
+    RunResult r =
+        sh("unshare -m sh -c " +
+           quote("mount --bind " + quote(dir_) + " " + quote(root + "/b") + " && chroot " +
+                 quote(root) + " sh -c " +
+                 quote("HOME=/b/home perf --buildid-dir " + d + "/.debug " + verb_and_options +
+                       " -i " + d + "/perf.data 2>/dev/null | grep -v '^#' | grep -v '^$'")));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  }
+
   std::string dir_;
   std::string env_;
   RunResult slim_;
@@ -160,6 +175,10 @@ TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
   ASSERT_GT(count(whole, "llvm::"), 20U) << whole;
   ASSERT_GT(count(whole, "@plt"), 0U) << whole;
   EXPECT_EQ(slim, whole);
+  const std::string newer = newer_perf("w", report);
+  ASSERT_GT(count(newer, "llvm::"), 20U) << newer;
+  ASSERT_GT(count(newer, "@plt"), 0U) << newer;
+  EXPECT_EQ(newer_perf("s", report), newer);
 
   const std::string script = "script -F ip,sym,dso";
   const std::string slim_frames = perf("s", script);
@@ -217,6 +236,9 @@ TEST_F(SlimProgramTest, NonPieProgramAndLibcSourceLines) {
                         "mv \"$f.new\" \"$f\"");
   ASSERT_EQ(relaid.status, 0) << relaid.err;
   EXPECT_NE(perf("o", script), whole);
+  const std::string newer = newer_perf("w", script);
+  ASSERT_GT(count(newer, "sort.c:"), 10U) << newer.substr(0, 4000);
+  EXPECT_EQ(newer_perf("s", script), newer);
   EXPECT_EQ(perf("s", "report --stdio --sort srcline -g none"),
             perf("w", "report --stdio --sort srcline -g none"));
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym -g none"),
@@ -272,6 +294,9 @@ TEST_F(SlimProgramTest, DwarfStacksUnwindAsFromWholeFiles) {
   EXPECT_EQ(slim, whole);
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"),
             perf("w", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"));
+  const std::string newer = newer_perf("w", script);
+  ASSERT_GT(count(newer, "compare"), 10U) << newer.substr(0, 4000);
+  EXPECT_EQ(newer_perf("s", script), newer);
 }
 
 // store keeps whole files by default (a local cache is where annotate runs), slim ones with
