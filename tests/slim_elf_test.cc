@@ -168,6 +168,13 @@ TEST(SlimElf, RefusesWhatIsNotAWholeElfFile) {
   // Cut before its section headers (at the end of the file): refused, not read past.
   const std::span<const uint8_t> cut = bytes_of(*program).first(program->getBufferSize() / 2);
   EXPECT_FALSE(slim_elf(cut, {}).ok());
+  // Without section headers (as sstrip leaves a program): refused, so it is kept whole.
+  std::vector<uint8_t> headless(program->getBufferStart(), program->getBufferEnd());
+  auto* header = reinterpret_cast<llvm::object::ELF64LE::Ehdr*>(headless.data());
+  header->e_shoff = 0;
+  header->e_shnum = 0;
+  header->e_shstrndx = 0;
+  EXPECT_FALSE(slim_elf(headless, {}).ok());
 }
 
 }  // namespace

@@ -58,6 +58,8 @@ absl::StatusOr<std::unique_ptr<SlimElf>> slim(std::span<const uint8_t> file,
   if (!sections) {
     return absl::InvalidArgumentError("not ELF: " + llvm::toString(sections.takeError()));
   }
+  // Without section headers nothing tells a reader's tables from code: the file is kept whole.
+  if (sections->empty()) return absl::InvalidArgumentError("no section headers");
   const auto& header = obj.getHeader();
   std::vector<Range> ranges = {{0, header.e_ehsize}};
   if (header.e_phnum > 0) {
