@@ -122,8 +122,8 @@ TEST_F(UnwindTest, OwnProgramShowsPerfsFramesAndShrinks) {
 // that adds a frame after the last.
 TEST_F(UnwindTest, AForkAndExecLoop) {
   std::set<uint32_t> early;
-  // On a quiet machine the CPUs' buffers are rarely flushed out of order, and on one busy with a
-  // build the children are sampled late: up to twelve tries.
+  // The CPUs' buffers are rarely flushed out of order: up to twelve tries (six once gave none, on
+  // a machine busy with the sanitizer build).
   for (int attempt = 0; attempt < 12 && early.empty(); ++attempt) {
     record(dir_ + "/in.data",
            "bash -c 'for i in 1 2 3 4 5 6; do python3 -c \"sum(range(200000))\"; "
