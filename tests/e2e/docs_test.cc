@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -147,6 +148,40 @@ TEST(Docs, EveryLinkReachesAPageAndItsHeading) {
     }
   }
   EXPECT_GE(checked, 20u);
+}
+
+// A page a person reads whole: a script's broken edit (one paragraph pasted between every
+// character of a 22 KB page made it 10.5 MB) shows as a page over any sane size, or as a paragraph
+// said twice. No page names a directory of the machine it was written on.
+TEST(Docs, EveryPageIsOfSaneSizeAndSaysEachParagraphOnce) {
+  constexpr uintmax_t kMaxPage = 64 << 10;
+  size_t paragraphs = 0;
+  for (const std::string& page : pages()) {
+    EXPECT_LE(fs::file_size(page), kMaxPage) << page;
+    if (fs::file_size(page) > kMaxPage) continue;
+    std::set<std::string> seen;
+    std::string paragraph;
+    auto close = [&] {
+      // Short ones (a table's separator, "Measured:") may well repeat.
+      if (paragraph.size() >= 120) {
+        EXPECT_TRUE(seen.insert(paragraph).second)
+            << page << " says this paragraph twice:\n" << paragraph;
+        ++paragraphs;
+      }
+      paragraph.clear();
+    };
+    for (const std::string& line : lines_of(page)) {
+      EXPECT_EQ(line.find("/work/"), std::string::npos) << page << ": " << line;
+      EXPECT_EQ(line.find("`/work`"), std::string::npos) << page << ": " << line;
+      if (line.empty()) {
+        close();
+      } else {
+        paragraph += line + "\n";
+      }
+    }
+    close();
+  }
+  EXPECT_GE(paragraphs, 100u);
 }
 
 }  // namespace
