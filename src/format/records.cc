@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "format/attr.h"
 #include "format/error.h"
@@ -12,9 +13,6 @@ namespace {
 
 constexpr uint32_t kMmap2BuildIdSizeOffset = 40;
 constexpr uint32_t kMmap2BuildIdOffset = 44;
-constexpr uint32_t kProtRead = 1;
-constexpr uint32_t kProtExec = 4;
-constexpr uint32_t kMapPrivate = 2;
 
 // The NUL-terminated string between `from` and the trailer.
 absl::StatusOr<std::string_view> string_field(std::span<const uint8_t> record, uint32_t from,
@@ -272,6 +270,23 @@ std::optional<uint64_t> header_feature_id(std::span<const uint8_t> record, const
 
 void set_header_feature_id(std::span<uint8_t> record, const Endian& e, uint64_t id) {
   if (record.size() >= kRecordHeaderSize + 8) e.put_u64(record.data() + kRecordHeaderSize, id);
+}
+
+std::optional<std::span<const uint8_t>> header_feature_payload(std::span<const uint8_t> record) {
+  if (record.size() <= kHeaderFeatureBody) return std::nullopt;
+  return record.subspan(kHeaderFeatureBody);
+}
+
+std::optional<std::vector<uint8_t>> encode_header_feature(const Endian& e, uint16_t misc,
+                                                          uint64_t id,
+                                                          std::span<const uint8_t> payload) {
+  const size_t size = kHeaderFeatureBody + payload.size();
+  if (size > std::numeric_limits<uint16_t>::max()) return std::nullopt;
+  std::vector<uint8_t> out(kHeaderFeatureBody);
+  out.insert(out.end(), payload.begin(), payload.end());
+  write_record_header(e, out.data(), {kHeaderFeature, misc, static_cast<uint16_t>(size)});
+  e.put_u64(out.data() + kRecordHeaderSize, id);
+  return out;
 }
 
 }  // namespace pdfix::format

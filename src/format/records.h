@@ -61,6 +61,12 @@ struct MmapRecord {
 absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const Endian& e,
                                        uint32_t trailer_size, uint64_t file_offset);
 
+// An MMAP2's prot and flags are the mmap(2) ABI's bits as the recording's kernel gave them: the
+// values of the kernel's uapi, the same on every architecture Linux runs, not this host's headers.
+inline constexpr uint32_t kProtRead = 1;
+inline constexpr uint32_t kProtExec = 4;
+inline constexpr uint32_t kMapPrivate = 2;
+
 // The prot and flags of the mapping `m` describes. An MMAP record has none: those an MMAP2 gives it
 // (MMAP_DATA is the kernel's mark for a non-executable one).
 struct ProtFlags {
@@ -174,5 +180,14 @@ absl::StatusOr<CallchainDeferred> decode_callchain_deferred(std::span<const uint
 // the writer's last feature; nullopt for a record too short to say.
 std::optional<uint64_t> header_feature_id(std::span<const uint8_t> record, const Endian& e);
 void set_header_feature_id(std::span<uint8_t> record, const Endian& e, uint64_t id);
+// Where a HEADER_FEATURE record's feature bytes begin: after the record header and the id.
+inline constexpr uint32_t kHeaderFeatureBody = kRecordHeaderSize + 8;
+// The feature bytes a HEADER_FEATURE record carries; nullopt for one that carries none (the record
+// ending a stream's features, numbered as the writer's HEADER_LAST_FEATURE, is one).
+std::optional<std::span<const uint8_t>> header_feature_payload(std::span<const uint8_t> record);
+// A HEADER_FEATURE record carrying feature `id`'s bytes; nullopt when they do not fit a record.
+std::optional<std::vector<uint8_t>> encode_header_feature(const Endian& e, uint16_t misc,
+                                                          uint64_t id,
+                                                          std::span<const uint8_t> payload);
 
 }  // namespace pdfix::format

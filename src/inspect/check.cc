@@ -15,6 +15,7 @@
 #include "format/record_type.h"
 #include "inspect/dso_hits.h"
 #include "resolve/resolver.h"
+#include "transform/agreement.h"
 #include "transform/pipeline.h"
 
 namespace pdfix::inspect {
@@ -78,6 +79,11 @@ class Checker : public transform::DryRunObserver {
     session_ = &s;
     hits_.add_entries(s.build_id_table().entries);
     if (s.pipe()) return;
+    if (auto desc = s.feature(format::kFeatEventDesc)) {
+      for (const std::string& d : transform::event_desc_disagreements(s)) {
+        disagrees(0, desc->offset, d);
+      }
+    }
     for (size_t i = 0; i < s.attrs().size(); ++i) {
       attr_size(s.attrs()[i].size, s.header().attrs.offset + i * s.header().attr_size);
     }
@@ -91,6 +97,14 @@ class Checker : public transform::DryRunObserver {
     if (!r.inner) {
       read_to_ = r.offset + r.bytes.size();
       read_part_ = r.part;
+    }
+    if (session_->pipe() && r.header.type == format::kHeaderAttr) {
+      stream_.attr_out(r.bytes, session_->endian());
+    }
+    if (session_->pipe() && r.header.type == format::kHeaderFeature) {
+      for (const std::string& d : stream_.disagreements(r.bytes, session_->endian())) {
+        disagrees(r.part, r.offset, d);
+      }
     }
     if (r.trailing) {
       add(r.part, {Severity::kError, r.offset, "",
@@ -171,6 +185,14 @@ class Checker : public transform::DryRunObserver {
     if (feature != format::kFeatBuildId) return;
     auto entries = format::decode_build_id_table({bytes, session_->endian(), 0});
     if (entries.ok()) tables_.push_back({names_[pass], *std::move(entries)});
+  }
+
+  // A reader that takes the attrs from EVENT_DESC parses the samples with a layout they do not
+  // have; every pass of fix writes EVENT_DESC from the attrs.
+  void disagrees(uint32_t part, uint64_t offset, const std::string& what) {
+    add(part, {Severity::kError, offset, "EVENT_DESC feature",
+               absl::StrCat(what, ": readers that take the attrs from EVENT_DESC misread samples"),
+               "fix"});
   }
 
   void end(const absl::Status& reading) override {
@@ -443,6 +465,7 @@ class Checker : public transform::DryRunObserver {
   std::vector<std::string> names_;
   std::vector<std::string> files_;  // data.N of a directory recording
   const transform::Session* session_ = nullptr;
+  transform::StreamAgreement stream_;
   uint64_t read_to_ = 0;
   uint32_t read_part_ = 0;
   uint64_t table_offset_ = 0;

@@ -119,7 +119,7 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
     case format::kHeaderFeature: {
       const std::optional<uint64_t> id = format::header_feature_id(r.bytes, e);
       if (!id) return absl::OkStatus();
-      o["data"] = r.bytes.size() == format::kRecordHeaderSize + 8
+      o["data"] = !format::header_feature_payload(r.bytes)
                       ? absl::StrCat("end of features (", *id, ")")
                       : format::feature_name(
                             static_cast<int>(std::min<uint64_t>(*id, format::kFeatureBits)));

@@ -121,7 +121,7 @@ absl::Status Compat::feature_record(const transform::RecordRef& r, const transfo
   const std::optional<uint64_t> id = format::header_feature_id(r.bytes, s.endian());
   if (!id) return out.emit(r);
   const format::Endian& e = s.endian();
-  if (r.bytes.size() == format::kRecordHeaderSize + 8) {
+  if (!format::header_feature_payload(r.bytes)) {
     // The end of the stream's features, numbered as the writer's HEADER_LAST_FEATURE; perf report
     // refuses a number past its own.
     if (*id == static_cast<uint64_t>(target_->features_end)) return out.emit(r);

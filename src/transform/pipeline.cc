@@ -12,9 +12,11 @@
 #include "format/feature.h"
 #include "format/record_type.h"
 #include "io/output_directory.h"
+#include "transform/agreement.h"
 #include "transform/open_session.h"
 #include "transform/owned_record.h"
 #include "transform/reader.h"
+#include "transform/rebuilt.h"
 #include "transform/writer.h"
 
 namespace pdfix::transform {
@@ -44,6 +46,34 @@ class WriterTail : public Tail {
 
  private:
   std::vector<Writer*> by_part_;
+};
+
+// A stream's last stage: its EVENT_DESC record is written anew from the ATTR records that went out
+// before it (perf writes the attrs first), when a pass changed them (agreement.h).
+class AgreeingTail : public Tail {
+ public:
+  AgreeingTail(Tail& next, const format::Endian& e) : next_(next), endian_(e) {}
+  absl::Status emit(const RecordRef& r) override { return agreed(r, false); }
+  absl::Status bypass(const RecordRef& r) override { return agreed(r, true); }
+  absl::Status untouched(uint64_t offset, uint64_t size, uint32_t part) override {
+    return next_.untouched(offset, size, part);
+  }
+
+ private:
+  absl::Status agreed(const RecordRef& r, bool bypassing) {
+    if (r.header.type == format::kHeaderAttr) agreement_.attr_out(r.bytes, endian_);
+    if (r.header.type == format::kHeaderFeature) {
+      if (auto anew = agreement_.event_desc(r.bytes, endian_)) {
+        return next_.emit(rebuilt_.inserted(*std::move(anew), r, endian_));
+      }
+    }
+    return bypassing ? next_.bypass(r) : next_.emit(r);
+  }
+
+  Tail& next_;
+  format::Endian endian_;
+  StreamAgreement agreement_;
+  Rebuilt rebuilt_;
 };
 
 // The dry run's end: notes whether the passes changed anything among the records they were given.
@@ -145,6 +175,8 @@ class Sweep {
   // With an observer, every pass's output is watched, and no record is skipped unseen.
   Sweep(Session& session, PassChain& chain, Tail& tail, DryRunObserver* observer = nullptr)
       : session_(session), chain_(chain), observer_(observer) {
+    // What the tail keeps in agreement must reach it as records, not as runs of untouched bytes.
+    agreeing_ = session.pipe() && !chain.empty();
     sinks_.resize(chain.size() + 1);
     outs_.resize(chain.size());
     sinks_[chain.size()] = &tail;
@@ -168,7 +200,10 @@ class Sweep {
   absl::Status run(RecordReader& reader, Tail& tail, const PipelineOptions& options) {
     uint64_t reported = 0;
     std::bitset<128> stop_at;
-    for (uint32_t t = 0; t < stop_at.size(); ++t) stop_at[t] = wanted_[t] || observer_ != nullptr;
+    for (uint32_t t = 0; t < stop_at.size(); ++t) {
+      stop_at[t] = wanted_[t] || observer_ != nullptr ||
+                   (agreeing_ && (t == format::kHeaderAttr || t == format::kHeaderFeature));
+    }
     while (true) {
       if (auto span = reader.skip_unwanted(stop_at); span.size > 0) {
         if (auto s = release_held(); !s.ok()) return s;
@@ -203,6 +238,7 @@ class Sweep {
       }
     }
     for (auto& w : watches_) w->end();
+    if (!chain_.empty()) agree_event_desc(session_, edits);
     return absl::OkStatus();
   }
 
@@ -252,6 +288,7 @@ class Sweep {
   std::vector<RecordSink*> sinks_;  // sinks_[i] feeds pass i; the last is the tail
   std::vector<RecordSink*> outs_;   // where pass i emits: sinks_[i + 1], or its watch
   std::bitset<128> wanted_;
+  bool agreeing_ = false;
   Map map_;
   uint64_t given_ = 0;
 };
@@ -384,7 +421,9 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
   for (size_t p = 0; p <= parts.size(); ++p) {
     by_part.push_back(as_directory ? writers[p].get() : writers.front().get());
   }
-  WriterTail tail(by_part);
+  WriterTail writing(by_part);
+  AgreeingTail agreeing(writing, session->endian());
+  Tail& tail = session->pipe() && !chain.empty() ? static_cast<Tail&>(agreeing) : writing;
   Sweep sweep(*session, chain, tail);
   auto reader = make_reader(in, *session, {.expand_compressed = !chain.empty() || merging});
   if (auto s = sweep.run(*reader, tail, options); !s.ok()) return s;

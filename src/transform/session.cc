@@ -84,9 +84,10 @@ absl::Status Session::observe(const RecordRef& r) {
   }
   // A feature record with nothing in it is no feature: perf ends a stream's features with one
   // numbered HEADER_LAST_FEATURE, which is a feature's number for a newer perf.
-  if (r.header.type == format::kHeaderFeature && r.bytes.size() > 16) {
+  const auto payload = format::header_feature_payload(r.bytes);
+  if (r.header.type == format::kHeaderFeature && payload) {
     const int id = static_cast<int>(*format::header_feature_id(r.bytes, e));
-    pipe_features_[id].assign(r.bytes.begin() + 16, r.bytes.end());
+    pipe_features_[id].assign(payload->begin(), payload->end());
     if (id == format::kFeatEventDesc) learn_event_names();
     if (id == format::kFeatBuildId) {
       if (auto entries = format::decode_build_id_table(*feature(id)); entries.ok()) {
