@@ -41,6 +41,9 @@ enum SampleType : uint64_t {
   kSampleIdentifier = 1ULL << 16,
 };
 
+// An attr's clockid (perf record -k) is a clockid_t of the recording's kernel's uapi.
+inline constexpr int32_t kClockMonotonic = 1;
+
 enum AttrFlag : uint64_t {
   kAttrFreq = 1ULL << 10,
   kAttrSampleIdAll = 1ULL << 18,

@@ -49,11 +49,11 @@ absl::StatusOr<FileHeader> parse_file_header(std::span<const uint8_t> bytes, boo
     return malformed_at(0, "file too short for a perf.data header (", bytes.size(), " bytes)");
   }
   FileHeader h;
-  uint64_t magic = Endian::host().u64(bytes.data());
-  if (magic == kMagic2) {
-    h.endian = Endian::of(std::endian::little);
-  } else if (__builtin_bswap64(magic) == kMagic2) {
-    h.endian = Endian::of(std::endian::big);
+  // perf writes the magic as a u64 in its host's order: read in ours or swapped, it tells which.
+  if (Endian::host().u64(bytes.data()) == kMagic2) {
+    h.endian = Endian::host();
+  } else if (Endian::swapped().u64(bytes.data()) == kMagic2) {
+    h.endian = Endian::swapped();
   } else if (std::memcmp(bytes.data(), kMagic1, 8) == 0) {
     h.legacy_magic = true;
     if (bytes.size() < kLegacyFileHeaderSize) {

@@ -23,15 +23,18 @@ inline uint64_t machine_of(uint16_t misc, uint32_t pid) {
   return is_guest_mode(misc) ? (uint64_t{1} << 32) | pid : kHostMachine;
 }
 
+// A guest machine's pid (the key's low half); 0 for the host.
+inline int32_t machine_pid(uint64_t machine) { return static_cast<int32_t>(machine & 0xffffffff); }
+
 inline std::string machine_label(uint64_t machine) {
   if (machine == kHostMachine) return "host";
-  return absl::StrCat("guest ", static_cast<int32_t>(machine & 0xffffffff));
+  return absl::StrCat("guest ", machine_pid(machine));
 }
 
 // perf's name for a machine's kernel (machine->mmap_name): the DSO of its kernel map.
 inline std::string kernel_name(uint64_t machine) {
   if (machine == kHostMachine) return "[kernel.kallsyms]";
-  const auto pid = static_cast<int32_t>(machine & 0xffffffff);
+  const int32_t pid = machine_pid(machine);
   return pid == 0 ? "[guest.kernel.kallsyms]" : absl::StrCat("[guest.kernel.kallsyms.", pid, "]");
 }
 

@@ -2,6 +2,7 @@
 // replace a callchain or drop the user registers and stack while copying every other byte.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -41,6 +42,23 @@ struct UserStack {
   std::span<const uint8_t> stack;  // the dyn_size bytes copied from the user stack pointer up
 };
 UserStack user_stack(std::span<const uint8_t> record, const Endian& e, const SampleFields& f);
+
+// PERF_SAMPLE_REGS_ABI_64: the registers are a 64-bit task's.
+inline constexpr uint64_t kRegsAbi64 = 2;
+// A 64-bit task's user registers, by perf's register number: `f(number, value)` for each bit of
+// `mask` (the attr's sample_regs_user), lowest first. False, and nothing called, when the sample
+// took none, took a 32-bit task's, or holds other than one u64 a bit.
+template <typename F>
+bool for_each_user_reg(const UserStack& u, uint64_t mask, const Endian& e, F&& f) {
+  if (u.abi != kRegsAbi64 || u.regs.size() != 8 * static_cast<size_t>(std::popcount(mask))) {
+    return false;
+  }
+  size_t i = 0;
+  for (uint32_t bit = 0; bit < 64; ++bit) {
+    if ((mask & (uint64_t{1} << bit)) != 0) f(bit, e.u64(u.regs.data() + 8 * i++));
+  }
+  return true;
+}
 
 // The callchain's entries, context markers included; empty without CALLCHAIN.
 std::vector<uint64_t> callchain_entries(std::span<const uint8_t> record, const Endian& e,

@@ -20,17 +20,11 @@ constexpr uint64_t kAbsurdLen = uint64_t{2} << 30;
 std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
 // The recording's architecture, or what the kernel map's address tells of it where perf wrote no
-// ARCH feature (pipe mode before perf 4.x). Only x86_64 is told unambiguously: its kernel text
-// lies in [-2 GiB, -1 GiB) with the modules above it, from 0xffffffffa0000000; riscv64 puts its
-// kernel there too, but its modules below it.
+// ARCH feature.
 std::string arch_of(const transform::Session& s, const transform::Map& m) {
   if (!s.arch().empty()) return s.arch();
   const auto kernel = s.kernel_start(m.machine);
-  if (kernel && *kernel >= 0xffffffff80000000ULL && *kernel < 0xffffffffc0000000ULL &&
-      m.fields.start >= 0xffffffffa0000000ULL && m.fields.start > *kernel) {
-    return "x86_64";
-  }
-  return "";
+  return kernel ? std::string(resolve::arch_by_layout(*kernel, m.fields.start)) : "";
 }
 
 // The nearest address a module map may not run past, and what is there.

@@ -24,16 +24,12 @@
 namespace pdfix::passes {
 namespace {
 
-constexpr int32_t kClockMonotonic = 1;
-constexpr uint32_t kProtReadExec = 5;
-constexpr uint32_t kMapPrivate = 2;
-
 // Whether every event's times are CLOCK_MONOTONIC's (perf record -k mono), the clock the runtimes
 // write into their dumps.
 bool monotonic_times(const transform::Session& s) {
   const auto& attrs = s.attrs();
   return !attrs.empty() && std::all_of(attrs.begin(), attrs.end(), [](const format::EventAttr& a) {
-    return (a.flags & format::kAttrUseClockid) != 0 && a.clockid == kClockMonotonic;
+    return (a.flags & format::kAttrUseClockid) != 0 && a.clockid == format::kClockMonotonic;
   });
 }
 
@@ -216,8 +212,8 @@ absl::StatusOr<uint64_t> InjectJit::emit_code_maps(
                               .start = p.start,
                               .len = p.len,
                               .pgoff = p.pgoff,
-                              .prot = kProtReadExec,
-                              .flags = kMapPrivate,
+                              .prot = format::kProtRead | format::kProtExec,
+                              .flags = format::kMapPrivate,
                               .filename = elf_name};
     // Never before the marker: what perf has applied by then, it does not take again.
     const uint64_t time = marker_time ? std::max(p.time, *marker_time) : p.time;
@@ -329,8 +325,8 @@ absl::Status InjectJit::anonymous(const transform::RecordRef& r, const transform
   fields.filename = image->elf_name;
   fields.pgoff = jit::SymbolImage{.base = image->base}.offset_of(m.fields.start);
   if (!fields.is_mmap2) {
-    fields.prot = kProtReadExec;
-    fields.flags = kMapPrivate;
+    fields.prot = format::kProtRead | format::kProtExec;
+    fields.flags = format::kMapPrivate;
   }
   fields.is_mmap2 = true;
   ++report_.sources[image->source].maps;

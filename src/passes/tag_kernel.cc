@@ -94,7 +94,7 @@ void TagKernel::decide(const transform::Session& s) {
     choices_[machine] = {std::nullopt,
                          id,
                          guest ? format::kCpuModeGuestKernel : format::kCpuModeKernel,
-                         guest ? static_cast<int32_t>(machine & 0xffffffff) : kHostPid,
+                         guest ? format::machine_pid(machine) : kHostPid,
                          format::kernel_name(machine),
                          false};
   }

@@ -1,9 +1,6 @@
 #include "passes/unwind_stacks.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <bit>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -16,7 +13,6 @@
 namespace pdfix::passes {
 namespace {
 
-constexpr uint64_t kRegsAbi64 = 2;
 // A map's handle on the timeline when nothing mapped there is a binary to unwind in.
 constexpr uint32_t kNoBinary = UINT32_MAX;
 
@@ -91,7 +87,7 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
                                          .file = kNoBinary};
   // Every map goes on the timeline, as every map replaces what it covers; only executable maps of
   // files are binaries to unwind in.
-  const bool exec = f.is_mmap2 ? (f.prot & PROT_EXEC) != 0 : (f.misc & format::kMiscMmapData) == 0;
+  const bool exec = (format::mmap2_prot_flags(f).prot & format::kProtExec) != 0;
   if ((m.kind == format::MapKind::kFile || m.kind == format::MapKind::kVdso) && exec &&
       !format::is_kernel_mode(f.misc)) {
     placed.file = binaries_.binary_of(m, s);
@@ -240,22 +236,19 @@ absl::StatusOr<bool> UnwindStacks::sample(const transform::RecordRef& r,
   std::vector<uint64_t>& chain = chain_;
   format::callchain_entries(r.bytes, e, *fields, chain);
   format::keep_kernel_part(chain);
-  if (user.abi != kRegsAbi64 ||
-      user.regs.size() != 8 * static_cast<size_t>(std::popcount(attr->sample_regs_user))) {
+  unwind::Registers regs;
+  uint64_t pc = 0;
+  const bool taken =
+      format::for_each_user_reg(user, attr->sample_regs_user, e, [&](uint32_t bit, uint64_t v) {
+        if (bit == regs_->perf_ip) pc = v;
+        if (auto dwarf = regs_->dwarf_of_perf(bit); dwarf && *dwarf < unwind::kMaxRegisters) {
+          regs.set(*dwarf, v);
+        }
+      });
+  if (!taken) {
     ++report_.kernel_only;
   } else {
-    unwind::Registers regs;
-    uint64_t pc = 0;
-    size_t i = 0;
-    for (uint32_t bit = 0; bit < 64; ++bit) {
-      if (!(attr->sample_regs_user & (uint64_t{1} << bit))) continue;
-      const uint64_t v = e.u64(user.regs.data() + 8 * i++);
-      if (bit == regs_->perf_ip) pc = v;
-      if (auto dwarf = regs_->dwarf_of_perf(bit); dwarf && *dwarf < unwind::kMaxRegisters) {
-        regs.set(*dwarf, v);
-      }
-    }
-    const unwind::StackCopy stack{regs.value[regs_->sp], user.stack, !e.is_big()};
+    const unwind::StackCopy stack{regs.value[regs_->sp], user.stack, e};
     Lookup lookup(*this, fields->head.pid);
     unwind::Unwound& u = unwound_;
     unwind::unwind(*regs_, regs, pc, stack, lookup, config_.max_frames, u);
@@ -411,7 +404,7 @@ and aarch64 recordings are unwound.)";
   }
   void declare(Options& o) override {
     o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
-                config_.resolver.buildid_dir);
+                config_.buildid_dir);
     o.value("--debuginfod", "URLS",
             "Fetch a binary that no copy here has from these debuginfod servers (space-separated; "
             "default: $DEBUGINFOD_URLS), into the build-id cache, and use it when its build-id is "
@@ -422,21 +415,11 @@ and aarch64 recordings are unwound.)";
             });
   }
   void add_to(resolve::ResolverConfig& config) const override {
-    if (config.buildid_dir.empty()) config.buildid_dir = config_.resolver.buildid_dir;
+    if (config.buildid_dir.empty()) config.buildid_dir = config_.buildid_dir;
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
     UnwindConfig config = config_;
-    config.resolver.sysroot = common.sysroot;
-    config.resolver.search = common.search;
-    if (config.resolver.buildid_dir.empty()) {
-      config.resolver.buildid_dir = common.host->buildid_cache();
-    }
     if (config.debuginfod_urls.empty()) config.debuginfod_urls = common.host->debuginfod_urls();
-    // Where perf would keep its cache, though it is not there yet: inject-jit makes it in the same
-    // run for the JIT code's ELF files, and what a server sends goes there.
-    if (config.resolver.buildid_dir.empty()) {
-      config.resolver.buildid_dir = common.host->buildid_cache_path();
-    }
     config.debuginfod_client_cache = common.host->debuginfod_client_cache();
     return std::make_unique<UnwindStacks>(std::move(config), common);
   }

@@ -43,4 +43,12 @@ std::optional<uint64_t> module_area_end(std::string_view arch, uint64_t module_s
   return std::nullopt;
 }
 
+std::string_view arch_by_layout(uint64_t kernel_start, uint64_t module_start) {
+  if (kernel_start >= 0xffffffff80000000ULL && kernel_start < 0xffffffffc0000000ULL &&
+      module_start >= 0xffffffffa0000000ULL && module_start > kernel_start) {
+    return "x86_64";
+  }
+  return {};
+}
+
 }  // namespace pdfix::resolve

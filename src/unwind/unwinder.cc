@@ -1,6 +1,5 @@
 #include "unwind/unwinder.h"
 
-#include <cstring>
 #include <optional>
 
 #include "llvm/BinaryFormat/Dwarf.h"
@@ -13,9 +12,7 @@ std::optional<uint64_t> read_stack(const StackCopy& stack, uint64_t addr) {
       stack.bytes.size() - (addr - stack.base) < 8) {
     return std::nullopt;
   }
-  uint64_t v;
-  std::memcpy(&v, stack.bytes.data() + (addr - stack.base), 8);
-  return stack.little_endian ? v : __builtin_bswap64(v);
+  return stack.endian.u64(stack.bytes.data() + (addr - stack.base));
 }
 
 // Evaluates one frame's rules over the registers of the frame below and the stack copy.

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format/byte_order.h"
 #include "unwind/arch.h"
 #include "unwind/cfi_table.h"
 
@@ -29,7 +30,7 @@ struct Registers {
 struct StackCopy {
   uint64_t base = 0;
   std::span<const uint8_t> bytes;
-  bool little_endian = true;
+  format::Endian endian;  // the recording's: the stack holds the recorded machine's words
 };
 
 // Where a pc's code is: the CFI row that covers it (found once: the unwinder asks nothing else).

@@ -3,6 +3,7 @@
 // then.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +22,11 @@
 
 namespace pdfix::e2e {
 namespace {
+
 namespace fs = std::filesystem;
+
+// The stacks these tests build are x86-64's: little-endian words.
+const format::Endian kLittle = format::Endian::of(std::endian::little);
 
 // The object a test built, at its link-time addresses (below 1 MiB), and code without CFI at
 // 0x900000 for its functions' callers.
@@ -84,13 +89,13 @@ TEST(UnwindAarch64, PrologueAndLeafRows) {
   regs.set(30, 0x900100);  // LR: stale once f has saved it
   regs.set(19, 0x5555);
   // After the prologue (stp x30, x19, [sp, #-16]!): CFA = sp + 16.
-  auto u = unwind::unwind(*set, regs, f + 8, {sp, stack, true}, code, 16);
+  auto u = unwind::unwind(*set, regs, f + 8, {sp, stack, kLittle}, code, 16);
   ASSERT_EQ(u.frames.size(), 2U);
   EXPECT_EQ(u.frames[1], ret - 1);
   EXPECT_EQ(u.stop, unwind::Unwound::Stop::kNoCfi);
   EXPECT_EQ(u.stopped_in, "caller");
   // At f's first instruction nothing is saved yet: the return address is LR.
-  u = unwind::unwind(*set, regs, f, {sp, stack, true}, code, 16);
+  u = unwind::unwind(*set, regs, f, {sp, stack, kLittle}, code, 16);
   ASSERT_EQ(u.frames.size(), 2U);
   EXPECT_EQ(u.frames[1], 0x900100U - 1);
   fs::remove_all(dir);
@@ -173,7 +178,7 @@ TEST(UnwindX86, AnEpiloguesPoppedRegistersAreTheCallers) {
   regs.set(6, frame);  // rbp: outer's frame pointer, restored by the pop
 
   const auto leaf_stack = stack_returning_to(at["outer_after"]);
-  auto u = unwind::unwind(*set, regs, at["leaf_ret"], {sp, leaf_stack, true}, code, 16);
+  auto u = unwind::unwind(*set, regs, at["leaf_ret"], {sp, leaf_stack, kLittle}, code, 16);
   ASSERT_EQ(u.frames.size(), 3U);
   EXPECT_EQ(u.frames[1], at["outer_after"] - 1);
   EXPECT_EQ(u.frames[2], caller - 1);
@@ -182,7 +187,7 @@ TEST(UnwindX86, AnEpiloguesPoppedRegistersAreTheCallers) {
   // The red zone's slot: rbp is unknown in outer, whose CFA needs it. The register holds outer's
   // frame pointer here, but nothing says that zone left it so (its code did not).
   const auto zone_stack = stack_returning_to(at["outer_zone_after"]);
-  u = unwind::unwind(*set, regs, at["zone_ret"], {sp, zone_stack, true}, code, 16);
+  u = unwind::unwind(*set, regs, at["zone_ret"], {sp, zone_stack, kLittle}, code, 16);
   ASSERT_EQ(u.frames.size(), 2U);
   EXPECT_EQ(u.frames[1], at["outer_zone_after"] - 1);
   EXPECT_EQ(u.stop, unwind::Unwound::Stop::kBadRule);
