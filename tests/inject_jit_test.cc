@@ -114,6 +114,7 @@ class InjectJitTest : public ::testing::Test {
     auto in = io::open_input(in_path);
     EXPECT_TRUE(in.ok());
     common_.host = &host_;
+    common_.resolver = passes::common_for(nullptr, "", {}, host_, {}).resolver;
     common_.survey = survey_ ? std::make_shared<passes::OnDemandSurvey>(*in) : nullptr;
     auto chain =
         transform::run_pipeline(*in, in_path + ".out",
@@ -405,6 +406,33 @@ TEST_F(InjectPerfMapTest, AnExitedProcesssIsReadOnTheOverlayItsFilesAreOn) {
   survey_ = false;
   maps(run(code_first.build()));
   EXPECT_TRUE(pass_report_.sources.empty());
+}
+
+// A recording of this host's previous boot: an overlay mounted in this boot has the device
+// number the recording's overlay had (anonymous devices are numbered anew each boot), and a
+// process of this boot with the recorded pid wrote its map file there. The hostname is the same;
+// the boot is not (the resolver's rule), and nothing here is read. The same files, the recording
+// made in this boot, are read: the test tells the two apart.
+TEST_F(InjectPerfMapTest, OfThisHostsPreviousBootNoMapFileOfAReusedPidIsRead) {
+  host_.processes.erase(kPid);
+  std::filesystem::create_directories(dir_ + "/usr/bin");
+  write(dir_ + "/usr/bin/node", Bytes(64, 1));
+  const resolve::Inode node = file_of(dir_ + "/usr/bin/node");
+  host_.mounts[{node.maj, node.min}] = {.type = "overlay", .point = dir_, .root = "/"};
+  std::filesystem::rename(map_file_, dir_ + "/tmp/perf-" + std::to_string(kPid) + ".map");
+  survey_ = true;
+  PerfDataBuilder b = builder(false);
+  b.mmap2(kPid, 0x400000, 0x1000, 0, "/usr/bin/node", node.maj, node.min, node.ino)
+      .mmap(kPid, 0x7000, 0x1000, 0x7000, "//anon");
+  const Bytes input = b.build();
+  common_.recording_started_at = seconds_from_now(-120);
+  common_.recording_ended_at = seconds_from_now(-100);
+  host_.booted_at = seconds_from_now(-30);
+  maps(run(input));
+  EXPECT_TRUE(pass_report_.sources.empty());
+  host_.booted_at = seconds_from_now(-3600);
+  maps(run(input));
+  EXPECT_EQ(pass_report_.sources.size(), 1u);
 }
 
 TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssBegunBeforeItsMap) {

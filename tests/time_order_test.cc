@@ -224,11 +224,12 @@ std::unique_ptr<transform::Pass> unwound(const std::string& recording,
   EXPECT_TRUE(in.ok()) << in.status();
   if (!in.ok()) return nullptr;
   testing::FakeHost host;
-  const passes::Common common{.host = &host, .look_ahead_bytes = look_ahead_bytes};
   std::unique_ptr<passes::RepairKind> kind;
   for (auto& k : passes::repair_kinds()) {
     if (k->verb() == "unwind") kind = std::move(k);
   }
+  passes::Common common = passes::common_for(nullptr, "", {}, host, {kind.get()});
+  common.look_ahead_bytes = look_ahead_bytes;
   auto chain = transform::run_pipeline(*in, recording + ".out",
                                        [&] {
                                          transform::PassChain c;

@@ -72,7 +72,8 @@ refuse do not count against it (see pdfix compat). -q prints nothing: the status
               const std::string sw = k->required_switch();
               fixers.push_back(sw.empty() ? k->verb() : k->verb() + " " + sw);
             }
-            const passes::Common common = common_for(*in, a->sysroot, a->search, host, kinds);
+            const passes::Common common =
+                passes::common_for(&*in, a->sysroot, a->search, host, kinds);
             auto report = inspect::check(*in, chain_of(kinds, common)(), fixers);
             if (!report.ok()) return fail(report.status());
             if (a->json) {

@@ -68,7 +68,7 @@ int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, 
   if (!a.archive.empty()) {
     if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
   }
-  const passes::Common common = common_for(*in, a.sysroot, a.search, host, kinds);
+  const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds);
   const transform::MakeChain make = chain_of(kinds, common);
   Summary say(a.quiet);
   Progress progress(verb);

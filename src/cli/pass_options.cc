@@ -1,11 +1,5 @@
 #include "cli/pass_options.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include "absl/strings/strip.h"
-#include "passes/map_survey.h"
-
 namespace pdfix::cli {
 
 void CliOptions::value(const std::string& name, const std::string& value_name,
@@ -60,28 +54,6 @@ void add_search_option(CLI::App& cmd, std::vector<std::string>& search) {
       ->type_name("DIR")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-}
-
-passes::Common common_for(io::Input& in, const std::string& sysroot,
-                          const std::vector<std::string>& search, const resolve::Host& host,
-                          const std::vector<passes::RepairKind*>& kinds) {
-  passes::Common common{.sysroot = std::string(absl::StripSuffix(sysroot, "/")), .host = &host};
-  for (const std::string& root : search) {
-    common.search.emplace_back(absl::StripSuffix(root, "/"));
-  }
-  if (in.mapped != nullptr) {
-    common.survey = std::make_shared<passes::OnDemandSurvey>(in);
-    const io::RecordingSpan span = io::recording_span(in);
-    common.recording_started_at = span.started_at;
-    common.recording_ended_at = span.ended_at;
-  }
-  resolve::ResolverConfig config{.sysroot = common.sysroot, .search = common.search};
-  for (const passes::RepairKind* k : kinds) k->add_to(config);
-  // Where perf keeps its cache, though it may not be there yet: inject-jit makes it in the same run
-  // for the JIT code's ELF files, which unwind and archive then find there.
-  if (config.buildid_dir.empty()) config.buildid_dir = host.buildid_cache_path();
-  common.resolver = std::make_shared<resolve::Resolver>(std::move(config), host);
-  return common;
 }
 
 transform::MakeChain chain_of(const std::vector<passes::RepairKind*>& kinds,

@@ -27,13 +27,6 @@ class CliOptions : public passes::Options {
   CLI::App& cmd_;
 };
 
-// The settings for a run of `kinds` over `in`: the sysroot, the --search roots, the recording's
-// time span, which the trust rules compare file and cache times with, the survey of the whole
-// recording, and the run's one resolver, made with what each pass's options add to it.
-passes::Common common_for(io::Input& in, const std::string& sysroot,
-                          const std::vector<std::string>& search, const resolve::Host& host,
-                          const std::vector<passes::RepairKind*>& kinds);
-
 // --search DIR, repeatable, onto a verb's command line.
 void add_search_option(CLI::App& cmd, std::vector<std::string>& search);
 

@@ -23,8 +23,8 @@ uint64_t machine_of(const format::BuildIdEntry& e) {
 
 }  // namespace
 
-InjectBuildIds::InjectBuildIds(InjectBuildIdsConfig config, const Common& common)
-    : common_(common), resolver_(resolver_of(common, std::move(config.resolver))) {}
+InjectBuildIds::InjectBuildIds(const Common& common)
+    : common_(common), resolver_(common.resolver) {}
 
 bool InjectBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2 || type == format::kHeaderBuildId;
@@ -272,7 +272,7 @@ void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
 
 namespace {
 
-absl::Status parse_known(const std::string& value, resolve::ResolverConfig& config) {
+absl::Status parse_known(const std::string& value, std::map<std::string, format::BuildId>& known) {
   std::string text = value;
   if (value.starts_with("@")) {
     std::ifstream f(value.substr(1));
@@ -295,7 +295,7 @@ absl::Status parse_known(const std::string& value, resolve::ResolverConfig& conf
     std::string name(pair.substr(0, eq));
     // A module's [name] as the kernel spells it: "nf-tables.ko" loads as nf_tables.
     if (name.starts_with("[")) std::replace(name.begin(), name.end(), '-', '_');
-    config.known[name] = *id;
+    known[name] = *id;
   }
   return absl::OkStatus();
 }
@@ -332,22 +332,16 @@ build-id is worse than none: in doubt a map is left alone and the summary says w
     o.value("--known-build-ids", "LIST",
             "PATH=ID pairs, comma-separated, or @FILE with one pair a line. Use "
             "[kernel.kallsyms] for the kernel and [name] for a module.",
-            [this](const std::string& v) { return parse_known(v, config_.resolver); });
+            [this](const std::string& v) { return parse_known(v, config_.known); });
     o.directory("--buildid-dir", "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug).",
-                config_.resolver.buildid_dir);
+                config_.buildid_dir);
   }
   void add_to(resolve::ResolverConfig& config) const override {
-    config.known.insert(config_.resolver.known.begin(), config_.resolver.known.end());
-    if (config.buildid_dir.empty()) config.buildid_dir = config_.resolver.buildid_dir;
+    config.known.insert(config_.known.begin(), config_.known.end());
+    if (config.buildid_dir.empty()) config.buildid_dir = config_.buildid_dir;
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
-    InjectBuildIdsConfig config = config_;
-    config.resolver.sysroot = common.sysroot;
-    config.resolver.search = common.search;
-    if (config.resolver.buildid_dir.empty()) {
-      config.resolver.buildid_dir = common.host->buildid_cache();
-    }
-    return std::make_unique<InjectBuildIds>(std::move(config), common);
+    return std::make_unique<InjectBuildIds>(common);
   }
 
  private:

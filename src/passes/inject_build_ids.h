@@ -19,9 +19,10 @@
 
 namespace pdfix::passes {
 
+// What inject's options add to the run's one resolver (passes::common_for assembles it).
 struct InjectBuildIdsConfig {
-  // `known` and `buildid_dir`; the sysroot comes from Common.
-  resolve::ResolverConfig resolver;
+  std::map<std::string, format::BuildId> known;  // --known-build-ids
+  std::string buildid_dir;                       // --buildid-dir
 };
 
 // What became of a map, or of the id its record carried.
@@ -56,7 +57,7 @@ struct InjectReport {
 
 class InjectBuildIds : public Repair {
  public:
-  InjectBuildIds(InjectBuildIdsConfig config, const Common& common);
+  explicit InjectBuildIds(const Common& common);
 
   std::string_view name() const override { return "inject-build-ids"; }
   std::vector<transform::PassFinding> findings() const override;

@@ -122,6 +122,7 @@ class InjectJit : public Repair {
   // Where `pid`'s map file may be read here: under --sysroot; on the recording's host, /tmp and
   // the living process's /tmp; each --jit-dir.
   std::vector<jit::FileCandidate> map_candidates(uint32_t pid, const transform::Session& s) const;
+  bool recorded_here(const transform::Session& s) const;
 
   InjectJitConfig config_;
   const Common& common_;

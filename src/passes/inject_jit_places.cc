@@ -16,6 +16,14 @@ std::string base_of(std::string_view path) { return std::string(path.substr(path
 
 }  // namespace
 
+// A process's files, its /tmp and its pid are this host's only for a recording of this host in
+// this boot: the resolver's one rule (hostname, kernel release and build-id, KASLR base, boot).
+// A recording of the previous boot would otherwise read the map file of an unrelated process of
+// this boot that has the same pid.
+bool InjectJit::recorded_here(const transform::Session& s) const {
+  return !common_.resolver->elsewhere(recording_facts(s, common_));
+}
+
 std::vector<jit::FileCandidate> InjectJit::dump_candidates(
     const JitMarker& marker, uint32_t pid, const transform::Session& s,
     std::vector<std::string>& problems) const {
@@ -23,7 +31,7 @@ std::vector<jit::FileCandidate> InjectJit::dump_candidates(
   std::vector<jit::FileCandidate> where;
   if (!common_.sysroot.empty()) {
     where.push_back({common_.sysroot + path, false});
-  } else if (s.hostname() == common_.host->hostname()) {
+  } else if (recorded_here(s)) {
     const resolve::Inode& inode = marker.inode;
     for (const resolve::Place& place :
          resolve::places(*common_.host, inode, pid, common_.search, common_.recording_ended_at)) {
@@ -63,7 +71,7 @@ std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
   // else taken to be the host's (a process of the host's pid namespace).
   if (!common_.sysroot.empty()) {
     where.push_back({common_.sysroot + path, true});
-  } else if (s.hostname() == common_.host->hostname()) {
+  } else if (recorded_here(s)) {
     const auto process = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at);
     std::optional<resolve::Inode> file;
     if (const auto* m = timeline_.lowest(pid)) file = mapped_files_[m->file];

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "format/machine.h"
+#include "io/input.h"
 #include "llvm/Support/JSON.h"
 #include "passes/map_survey.h"
 #include "resolve/host.h"
@@ -62,13 +63,6 @@ inline resolve::RecordingFacts recording_facts(const transform::Session& s, cons
           common.recording_ended_at,
           s.build_id_table().entries,
           survey_inodes(common)};
-}
-
-// The run's resolver, or one made of `config` where the run has none.
-inline std::shared_ptr<resolve::Resolver> resolver_of(const Common& common,
-                                                      resolve::ResolverConfig config) {
-  if (common.resolver) return common.resolver;
-  return std::make_shared<resolve::Resolver>(std::move(config), *common.host);
 }
 
 class Repair : public transform::Pass {
@@ -127,5 +121,13 @@ class RepairKind {
 
 // Every repair pass, in the order `pdfix fix` runs them: each sees what the ones before did.
 std::vector<std::unique_ptr<RepairKind>> repair_kinds();
+
+// The settings for a run of `kinds` over `in` (nullptr: a stream, or a test without a file): the
+// sysroot, the --search roots, the recording's time span, which the trust rules compare file and
+// cache times with, the survey of the whole recording, and the run's one resolver. Its config is
+// assembled here and nowhere else: --sysroot, --search, what each pass's options add (add_to), and
+// perf's cache where this host keeps it (made in the same run by inject-jit for JIT code).
+Common common_for(io::Input* in, const std::string& sysroot, const std::vector<std::string>& search,
+                  const resolve::Host& host, const std::vector<RepairKind*>& kinds);
 
 }  // namespace pdfix::passes

@@ -18,10 +18,8 @@ bool kernel_side(const transform::Map& m) {
 
 }  // namespace
 
-RepairBuildIds::RepairBuildIds(resolve::ResolverConfig config, const Common& common)
-    : common_(common),
-      resolver_(resolver_of(common, std::move(config))),
-      held_(common.look_ahead_bytes) {}
+RepairBuildIds::RepairBuildIds(const Common& common)
+    : common_(common), resolver_(common.resolver), held_(common.look_ahead_bytes) {}
 
 bool RepairBuildIds::wants(uint32_t type) const {
   return type == format::kMmap || type == format::kMmap2;
@@ -167,11 +165,7 @@ very boot), or removed, leaving an MMAP2 without build-id, when nothing proves o
 build-id is worse than none: a suspect id is never left.)";
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
-    resolve::ResolverConfig config;
-    config.sysroot = common.sysroot;
-    config.search = common.search;
-    config.buildid_dir = common.host->buildid_cache();
-    return std::make_unique<RepairBuildIds>(std::move(config), common);
+    return std::make_unique<RepairBuildIds>(common);
   }
 };
 

@@ -38,7 +38,7 @@ struct RepairBuildIdsReport {
 
 class RepairBuildIds : public Repair {
  public:
-  RepairBuildIds(resolve::ResolverConfig config, const Common& common);
+  explicit RepairBuildIds(const Common& common);
 
   std::string_view name() const override { return "repair-build-ids"; }
   bool wants(uint32_t type) const override;

@@ -10,10 +10,7 @@ namespace pdfix::passes {
 
 UnwindBinaries::UnwindBinaries(const UnwindConfig& config, const Common& common,
                                UnwindReport& report)
-    : config_(config),
-      common_(common),
-      report_(report),
-      resolver_(resolver_of(common, config.resolver)) {}
+    : config_(config), common_(common), report_(report), resolver_(common.resolver) {}
 
 uint32_t UnwindBinaries::binary_of(const transform::Map& m, const transform::Session& s) {
   const format::MmapRecord& f = m.fields;
@@ -100,12 +97,12 @@ unwind::CfiTable* UnwindBinaries::cfi_of(Binary& b, const unwind::RegisterSet& r
 
 std::string UnwindBinaries::fetch(const Binary& b) {
   // A server that could not be reached once is not asked again for every other binary.
-  if (config_.debuginfod_urls.empty() || config_.resolver.buildid_dir.empty() ||
-      !report_.unreachable.empty()) {
+  const std::string& cache = resolver_->buildid_dir();
+  if (config_.debuginfod_urls.empty() || cache.empty() || !report_.unreachable.empty()) {
     return "";
   }
   auto got = store::fetch_binaries({{.id = *b.id, .name = b.name}},
-                                   {.cache = config_.resolver.buildid_dir,
+                                   {.cache = cache,
                                     .client_cache = config_.debuginfod_client_cache,
                                     .urls = config_.debuginfod_urls});
   if (!got.ok()) {
@@ -118,7 +115,7 @@ std::string UnwindBinaries::fetch(const Binary& b) {
   report_.fetched[b.name] = f.detail.empty() ? outcome : absl::StrCat(outcome, ": ", f.detail);
   if (f.outcome == store::Outcome::kUnreachable) report_.unreachable = f.detail;
   if (!store::in_cache_now(f.outcome)) return "";
-  return resolve::cached_file(config_.resolver.buildid_dir, *b.id, resolve::EntryKind::kElf);
+  return resolve::cached_file(cache, *b.id, resolve::EntryKind::kElf);
 }
 
 std::unique_ptr<llvm::MemoryBuffer> UnwindBinaries::read_copy(const std::string& path) {

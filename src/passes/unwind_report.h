@@ -12,7 +12,7 @@ namespace pdfix::passes {
 
 struct UnwindConfig {
   size_t max_frames = 127;  // user frames kept per sample, as perf's default --max-stack
-  resolve::ResolverConfig resolver;
+  std::string buildid_dir;  // --buildid-dir, for the run's one resolver (passes::common_for)
   // Servers a binary missing here is fetched from (space-separated URLs); empty: none.
   std::string debuginfod_urls;
   std::string debuginfod_client_cache;

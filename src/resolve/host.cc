@@ -62,11 +62,6 @@ std::span<const uint8_t> read_vdso() {
   return {};
 }
 
-bool is_dir(const std::string& path) {
-  struct stat st{};
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 template <typename T, typename Fn>
 const T& once(std::optional<T>& slot, Fn&& read) {
   if (!slot) slot = read();
@@ -107,19 +102,6 @@ std::optional<format::BuildId> LiveHost::module_build_id(const std::string& name
 }
 
 std::span<const uint8_t> LiveHost::vdso() const { return once(vdso_, read_vdso); }
-
-std::string LiveHost::buildid_cache() const {
-  return once(cache_, []() -> std::string {
-    if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir != nullptr && is_dir(dir)) {
-      return dir;
-    }
-    if (const char* home = std::getenv("HOME")) {
-      std::string dir = std::string(home) + "/.debug";
-      if (is_dir(dir)) return dir;
-    }
-    return "";
-  });
-}
 
 std::string LiveHost::buildid_cache_path() const {
   if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir != nullptr && *dir != '\0') {

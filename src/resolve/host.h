@@ -28,9 +28,8 @@ class Host {
   virtual std::optional<format::BuildId> module_build_id(const std::string& name) const = 0;
   // The vdso the kernel maps into this process, as mapped; empty when there is none.
   virtual std::span<const uint8_t> vdso() const = 0;
-  // perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug; empty when neither exists.
-  virtual std::string buildid_cache() const = 0;
-  // Where perf would create its build-id cache, whether or not it exists yet; empty without HOME.
+  // perf's build-id cache, $PERF_BUILDID_DIR else ~/.debug, whether or not it exists yet (a run
+  // may make it: inject-jit does for JIT code); empty without either.
   virtual std::string buildid_cache_path() const = 0;
   // The running kernel's symbol table (/proc/kallsyms); empty when unreadable.
   virtual std::string kallsyms() const = 0;
@@ -72,7 +71,6 @@ class LiveHost : public Host {
   std::optional<format::BuildId> kernel_build_id() const override;
   std::optional<format::BuildId> module_build_id(const std::string& name) const override;
   std::span<const uint8_t> vdso() const override;
-  std::string buildid_cache() const override;
   std::string buildid_cache_path() const override;
   std::string kallsyms() const override;
   std::string debuginfod_client_cache() const override;
@@ -90,7 +88,6 @@ class LiveHost : public Host {
   mutable std::optional<std::optional<format::BuildId>> kernel_id_;
   mutable std::map<std::string, std::optional<format::BuildId>> module_ids_;
   mutable std::optional<std::span<const uint8_t>> vdso_;
-  mutable std::optional<std::string> cache_;
   mutable std::optional<std::string> mountinfo_;
 };
 

@@ -107,6 +107,9 @@ class Resolver {
   // (resolve::copy_of, find_debug_file): the sysroot, search roots and build-id cache the maps
   // are resolved from, and libdebuginfod's client cache.
   CopyPlaces copy_places(std::optional<int64_t> ended_at) const;
+  // perf's build-id cache this run resolves from, and where what a server sends is kept; empty:
+  // none.
+  const std::string& buildid_dir() const { return config_.buildid_dir; }
 
  private:
   Resolution resolve_uncached(const MapQuery& q);

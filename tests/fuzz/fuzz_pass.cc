@@ -15,8 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t choice = size % (kinds.size() + 2);
   pdfix::fuzz::FuzzInput f(data, size, (size / (kinds.size() + 2)) % 2 != 0);
   if (!f.ok()) return 0;
-  const pdfix::passes::Common common{
-      .host = &host, .survey = std::make_shared<pdfix::passes::OnDemandSurvey>(f.input())};
+  std::vector<pdfix::passes::RepairKind*> all;
+  for (const auto& k : kinds) all.push_back(k.get());
+  const pdfix::passes::Common common = pdfix::passes::common_for(&f.input(), "", {}, host, all);
   auto chain = [&] {
     pdfix::transform::PassChain c;
     for (size_t i = 0; i < kinds.size(); ++i) {
