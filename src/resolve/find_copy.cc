@@ -23,6 +23,11 @@ bool has_addresses(std::string_view kallsyms) {
 
 }  // namespace
 
+bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind kind) {
+  const std::string path = cached_file(cache, id, kind);
+  return kind == EntryKind::kKallsyms ? is_regular(path) : carries_build_id(path, id);
+}
+
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   std::optional<FoundCopy> found;
   const auto at = [&](std::string path, std::string where) {
@@ -57,7 +62,9 @@ std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const C
     }
   }
   for (const std::string& cache : places.caches) {
-    if (at(cached_file(cache, q.id, EntryKind::kElf), "perf's build-id cache")) return found;
+    if (cache_holds(cache, q.id, EntryKind::kElf)) {
+      return FoundCopy{cached_file(cache, q.id, EntryKind::kElf), "perf's build-id cache"};
+    }
   }
   return found;
 }
@@ -65,12 +72,8 @@ std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const C
 Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   const auto from_cache = [&](Copy& c) {
     for (const std::string& cache : places.caches) {
-      const std::string path = cached_file(cache, q.id, q.kind);
-      // kallsyms is text: a cache's is taken by the id its directory names.
-      if (q.kind == EntryKind::kKallsyms ? !is_regular(path) : !carries_build_id(path, q.id)) {
-        continue;
-      }
-      c = {Copy::From::kFile, path, "perf's build-id cache", ""};
+      if (!cache_holds(cache, q.id, q.kind)) continue;
+      c = {Copy::From::kFile, cached_file(cache, q.id, q.kind), "perf's build-id cache", ""};
       return true;
     }
     return false;

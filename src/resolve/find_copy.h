@@ -44,6 +44,10 @@ struct FoundCopy {
   std::string where;  // for people: "the mapped path", "/proc/42/root", "perf's build-id cache"
 };
 
+// Whether `cache` holds `id`'s file of `kind` where perf report reads it, proven by carrying the
+// id; kallsyms, which is text, by the id its directory names. The one rule for a cache entry.
+bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind kind);
+
 // The first place that holds a file (a module: compressed or not) whose build-id is `q.id`.
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places);
 

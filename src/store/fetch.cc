@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/find_copy.h"
 #include "store/cache_store.h"
 #include "store/loaded_library.h"
 
@@ -46,10 +47,7 @@ absl::StatusOr<Debuginfod> load_debuginfod() {
 }
 
 bool in_cache(const std::string& cache, const Binary& b, EntryKind kind) {
-  const std::string path = cached_file(cache, b.id, kind);
-  if (kind != EntryKind::kKallsyms) return resolve::carries_build_id(path, b.id);
-  struct stat st{};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return resolve::cache_holds(cache, b.id, kind);
 }
 
 // The errors with which libdebuginfod says that no server could be asked, as opposed to -ENOENT,
