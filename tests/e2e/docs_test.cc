@@ -164,8 +164,8 @@ TEST(Docs, EveryPageIsOfSaneSizeAndSaysEachParagraphOnce) {
     auto close = [&] {
       // Short ones (a table's separator, "Measured:") may well repeat.
       if (paragraph.size() >= 120) {
-        EXPECT_TRUE(seen.insert(paragraph).second)
-            << page << " says this paragraph twice:\n" << paragraph;
+        EXPECT_TRUE(seen.insert(paragraph).second) << page << " says this paragraph twice:\n"
+                                                   << paragraph;
         ++paragraphs;
       }
       paragraph.clear();
