@@ -45,8 +45,7 @@ bool FixModuleSizes::wants(uint32_t type) const {
 
 std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const transform::Map& m,
                                                                     const transform::Session& s) {
-  if (config_.sysroot.empty() && config_.modules_dir.empty()) return std::nullopt;
-  if (!files_) files_.emplace(config_.sysroot, config_.modules_dir, s.osrelease());
+  if (!files_) files_.emplace(config_.places, config_.modules_dir, s.osrelease());
   // What the recording says the module's build-id is: its map's, its table entries'.
   std::vector<format::BuildId> ids;
   if (m.build_id) ids.push_back(*m.build_id);
@@ -272,10 +271,11 @@ The new length comes from the best evidence at hand, and the report says which:
      that looked sane: each named module ends at address + size (on s390, where maps start
      at .text, len = address + size - start). A listing that does not place the map inside
      the module is of another boot and is not used.
-  2. the module's ELF file (.ko, .ko.gz, .ko.xz, .ko.zst), by the map's path under --sysroot
-     or by module name under --modules-dir or the sysroot's /lib/modules/<osrelease>: its
-     allocated sections laid out as the kernel loads them. Not used if the recording names
-     another build-id for the module.
+  2. the module's ELF file (.ko, .ko.gz, .ko.xz, .ko.zst), by the map's path under --sysroot,
+     by its build-id in perf's build-id cache, or by module name under --modules-dir or the
+     sysroot's /lib/modules/<osrelease>; under a --search root (by path or by name) only when
+     the recording names the module's build-id: its allocated sections laid out as the kernel
+     loads them. Not used if the recording names another build-id for the module.
   3. the next module's start (or the kernel image's), clamped to the module area's end.
 Then no module map is left overlapping the next one. Maps judged wrong with no evidence are
 left as they were and listed. Only the len field of changed records is written.)";
@@ -289,7 +289,7 @@ left as they were and listed. Only the len field of changed records is written.)
   }
   std::unique_ptr<Repair> make(const Common& common) const override {
     FixModuleSizesConfig config = config_;
-    config.sysroot = common.sysroot;
+    config.places = common.resolver->copy_places(common.recording_ended_at);
     return std::make_unique<FixModuleSizes>(std::move(config), common.look_ahead_bytes);
   }
 

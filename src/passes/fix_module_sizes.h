@@ -19,7 +19,8 @@ namespace pdfix::passes {
 
 struct FixModuleSizesConfig {
   std::optional<resolve::ProcModules> proc_modules;  // the recording host's /proc/modules
-  std::string sysroot;
+  // Where module files are looked for: the run's resolver's places (sysroot, --search, caches).
+  resolve::CopyPlaces places;
   std::string modules_dir;
 };
 

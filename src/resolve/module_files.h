@@ -1,5 +1,7 @@
-// Finding a kernel module's file for a module map: by the map's path under a copy of the
-// recording host's root, or by module name in a directory of modules; proven, where the
+// Finding a kernel module's file for a module map, among the finder's candidates for a file named
+// by build-id (resolve::CopyPlaces, the run's resolver's): by the map's path under a copy of the
+// recording host's root or under each --search root; by build-id in the build-id caches; by module
+// name in a directory of modules and in each root's /lib/modules/<release>. Proven, where the
 // recording names the module's build-ids, by carrying one of them (resolve::carries_build_id).
 #pragma once
 
@@ -12,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "format/build_id.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "resolve/find_copy.h"
 
 namespace pdfix::resolve {
 
@@ -19,10 +22,10 @@ using format::BuildId;
 
 class ModuleFiles {
  public:
-  // `sysroot`: a copy of the recording host's root, or empty; `modules_dir`: a directory searched
-  // recursively for NAME.ko[.gz|.xz|.zst], or empty. `osrelease` names the recording's
-  // /lib/modules/<release> under the sysroot.
-  ModuleFiles(std::string sysroot, std::string modules_dir, std::string osrelease);
+  // `places`: the sysroot (a copy of the recording host's root, or empty), the --search roots and
+  // the build-id caches; `modules_dir`: a directory searched recursively for NAME.ko[.gz|.xz|.zst],
+  // or empty. `osrelease` names the recording's /lib/modules/<release> under each root.
+  ModuleFiles(CopyPlaces places, std::string modules_dir, std::string osrelease);
 
   struct Found {
     std::string path;
@@ -35,13 +38,19 @@ class ModuleFiles {
   std::optional<Found> find(std::string_view map_filename, std::span<const BuildId> ids);
 
  private:
-  void index(const std::string& dir);
+  // A module file by name, and whether it counts only by carrying an id the recording names (one
+  // under a --search root, which may be a container's or a chroot's).
+  struct Named {
+    std::string path;  // "" when ambiguous
+    bool needs_id = false;
+  };
+  void index(const std::string& dir, bool needs_id);
 
-  std::string sysroot_;
+  CopyPlaces places_;
   std::string modules_dir_;
   std::string osrelease_;
   bool indexed_ = false;
-  absl::flat_hash_map<std::string, std::string> by_name_;  // "" when ambiguous
+  absl::flat_hash_map<std::string, Named> by_name_;
 };
 
 }  // namespace pdfix::resolve

@@ -328,6 +328,66 @@ TEST_F(FixModuleSizesTest, ModuleFilesGiveTheirSizeCompressedOrNot) {
   }
 }
 
+// Module files among the finder's other candidates: under a --search root (a container's or a
+// chroot's, so only by carrying the id the recording names) and in perf's build-id cache.
+TEST_F(FixModuleSizesTest, ModuleFilesUnderASearchRootOrInTheCacheCountByTheirBuildId) {
+  const std::string root = dir_ + "/root";
+  const std::string ko = root + "/lib/modules/6.1.0-test/kernel/drivers/foo.ko";
+  make_module(ko + ".o");
+  ASSERT_EQ(sh("ld -r --build-id=sha1 -o " + quote(ko) + " " + quote(ko + ".o")).status, 0);
+  fs::remove(ko + ".o");
+  const std::string hex = own_id(ko);
+  ASSERT_EQ(hex.size(), 40u);
+  testing::Bytes id;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    id.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  const std::string cache = dir_ + "/cache";
+  const std::string entry = cache + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+  fs::create_directories(entry);
+  fs::copy_file(ko, entry + "/elf");
+  struct Case {
+    std::string map_name;
+    bool names_id;
+    std::string env;
+    std::string flags;
+    bool found;
+  };
+  const std::string empty_cache = "PERF_BUILDID_DIR=" + quote(dir_ + "/none") + " ";
+  const std::vector<Case> cases = {
+      {"/lib/modules/6.1.0-test/kernel/drivers/foo.ko", true, empty_cache,
+       "--search " + quote(root), true},
+      {"[foo]", true, empty_cache, "--search " + quote(root), true},
+      // A module under a search root that the recording names no id for: no evidence.
+      {"/lib/modules/6.1.0-test/kernel/drivers/foo.ko", false, empty_cache,
+       "--search " + quote(root), false},
+      {"[foo]", false, empty_cache, "--search " + quote(root), false},
+      // By its id in the cache, whatever its path.
+      {"/elsewhere/foo.ko", true, "PERF_BUILDID_DIR=" + quote(cache) + " ", "", true},
+      {"/elsewhere/foo.ko", true, empty_cache, "", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.map_name + " " + c.env + c.flags + (c.names_id ? " (id named)" : ""));
+    auto b = recording_with_last_module(c.map_name);
+    if (c.names_id) b.build_id_entry(kKernel | 0x8000, -1, id, c.map_name);
+    const std::string in = testing::write_temp(b.build());
+    const std::string out = dir_ + "/out.data";
+    RunResult r =
+        sh(c.env + pdfix() + " fix-module-sizes " + c.flags + " " + quote(in) + " " + quote(out));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto maps = perf_module_maps(out);
+    ASSERT_EQ(maps.size(), 2u);
+    if (c.found) {
+      EXPECT_EQ(maps[1].len, kModuleLoaded);
+      EXPECT_NE(r.err.find("module file"), std::string::npos) << r.err;
+    } else {
+      EXPECT_EQ(maps[1].start + maps[1].len, 0xffffffffff000000);
+      EXPECT_EQ(r.err.find("module file"), std::string::npos) << r.err;
+    }
+    fs::remove_all(fs::path(in).parent_path());
+  }
+}
+
 TEST_F(FixModuleSizesTest, ModuleFileOfAnotherBuildIsNoEvidence) {
   const std::string root = dir_ + "/root";
   make_module(root + "/lib/modules/6.1.0-test/kernel/foo.ko");
