@@ -10,7 +10,7 @@ packages=(
   llvm-19-dev libzstd-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblzma-dev zlib1g-dev libdebuginfod-dev libcli11-dev libarchive-dev
   linux-perf debuginfod hotspot xfsprogs zstd xz-utils gzip python3 hyperfine time
-  nodejs openjdk-17-jdk-headless podman runc mmdebstrap golang-go libc6-dbg
+  nodejs openjdk-17-jdk-headless podman runc mmdebstrap golang-go libc6-dbg stress-ng
   man-db bsdextrautils
   clang-format-19 clang-tidy-19 clang-19 lld-19 libfuzzer-19-dev libclang-rt-19-dev
 )

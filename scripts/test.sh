@@ -1,46 +1,88 @@
 #!/usr/bin/env bash
-# Sets pdfix up, checks formatting and lint, runs every test (unit and end-to-end), the mutation
-# check, then the unit, corpus and hostile-input tests again under AddressSanitizer and UBSan, and
-# every fuzz target briefly.
-set -euo pipefail
+# Sets pdfix up, checks formatting and lint, runs every test (unit and end-to-end), the speed gate,
+# the mutation check, then the unit, corpus and hostile-input tests again under AddressSanitizer and
+# UBSan, and every fuzz target briefly.
+#
+# Every phase runs even when one before it failed (a red lint says nothing about the tests, and a
+# run that stops at its first red phase hides the others); only a phase whose input is missing (no
+# build) is not run. At the end a table gives each phase's status and time; the exit status is 1
+# when any phase failed or could not run.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-# Each phase is announced with the minutes and seconds since the start, so that a slow one shows.
-phase() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
-# A background build left running by a failed phase is stopped with the run.
-trap 'rc=$?; jobs -p | xargs -r kill 2>/dev/null; phase "done (exit $rc)"; exit $rc' EXIT
-phase "setup and build"
-PDFIX_WERROR=ON bash scripts/setup.sh
-phase "lint"
-bash scripts/lint.sh
+names=() states=() times=()
+# run NAME COMMAND...: one phase, announced with the minutes and seconds since the start.
+run() {
+  local name=$1 start=$SECONDS
+  shift
+  printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$name" >&2
+  if "$@"; then states+=(passed); else states+=(FAILED); fi
+  names+=("$name")
+  times+=($((SECONDS - start)))
+}
+skip() {
+  names+=("$1")
+  states+=("NOT RUN: $2")
+  times+=(0)
+}
+report() {
+  local rc=0 i passed=0
+  # A background build left running by an interrupted phase is stopped with the run.
+  jobs -p | xargs -r kill 2>/dev/null
+  printf '\n| phase | status | time |\n|---|---|---|\n' >&2
+  for i in "${!names[@]}"; do
+    printf '| %s | %s | %d:%02d |\n' "${names[$i]}" "${states[$i]}" \
+      $((times[i] / 60)) $((times[i] % 60)) >&2
+    if [ "${states[$i]}" = passed ]; then passed=$((passed + 1)); else rc=1; fi
+  done
+  printf '| whole run | %s | %d:%02d |\n\n' "$([ $rc = 0 ] && echo passed || echo FAILED)" \
+    $((SECONDS / 60)) $((SECONDS % 60)) >&2
+  echo "phases: $passed passed, $((${#names[@]} - passed)) failed"
+  exit "$rc"
+}
+trap report EXIT
+trap 'skip "the rest" "interrupted"; exit 130' INT TERM
+
+run "setup and build" env PDFIX_WERROR=ON bash scripts/setup.sh
+built=${states[0]}
+run "lint" bash scripts/lint.sh
+
 # This machine kind records with perf as root: a test that would skip for want of perf fails.
 # (Unset it to run the suite where perf_event_open is refused; those tests then skip, loudly.)
 export PDFIX_REQUIRE_PERF=${PDFIX_REQUIRE_PERF:-1}
-phase "tests"
-(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
-
+tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600); }
 # Before anything runs beside it: each verb against its floor (cp, the header walk, perf script,
-# perf archive) on recordings of >= 50 MB, kept in /var/tmp/pdfix-bench between runs.
-phase "benchmark gate, short form (bench/gate.sh --short)"
-bash bench/gate.sh --short
+# perf archive) and the build before, interleaved, on recordings of >= 50 MB kept in
+# /var/tmp/pdfix-bench between runs.
+if [ "$built" = passed ]; then
+  run "tests" tests
+  run "benchmark gate (bench/gate.sh --short)" bash bench/gate.sh --short
+else
+  skip "tests" "no build"
+  skip "benchmark gate (bench/gate.sh --short)" "no build"
+fi
 
 # The mutants rebuild and test one at a time, mostly on one core: the sanitizer build (ASan+UBSan,
 # Debug, clang-19) takes the other, at the lowest priority so that it never holds a mutant up.
-phase "mutation check (scripts/mutants.list): every mutant of a trust rule must be killed;" \
-  "the sanitizer build alongside"
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
+mkdir -p build-asan
 nice -n 19 cmake --build build-asan >build-asan/build.log 2>&1 &
 asan_build=$!
-bash scripts/mutants.sh
-phase "sanitizer build: the rest of it"
-if ! wait "$asan_build"; then
+run "mutation check (scripts/mutants.list)" bash scripts/mutants.sh
+asan_rest() {
+  wait "$asan_build" && return 0
   tail -n 60 build-asan/build.log >&2
-  exit 1
+  return 1
+}
+run "sanitizer build: the rest of it" asan_rest
+sanitizer_tests() {
+  build-asan/tests/pdfix_unit_tests --gtest_brief=1 || return 1
+  (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
+    -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
+}
+if [ "${states[-1]}" = passed ]; then
+  run "sanitizer tests" sanitizer_tests
+else
+  skip "sanitizer tests" "no sanitizer build"
 fi
-phase "sanitizer tests"
-build-asan/tests/pdfix_unit_tests --gtest_brief=1
-(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
-  -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
-
-phase "fuzzing, 25 seconds a target"
-PDFIX_WERROR=ON bash scripts/fuzz.sh 25
+run "fuzzing, 25 seconds a target" env PDFIX_WERROR=ON bash scripts/fuzz.sh 25

@@ -145,8 +145,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
       *in, {.hits = args.hits_only, .every_source = true, .count_samples = true});
   if (!dsos.ok()) return fail(dsos.status());
   std::optional<passes::Common> own;
-  if (run == nullptr)
+  if (run == nullptr) {
     run = &own.emplace(passes::common_for(&*in, args.sysroot, args.search, host, {}));
+  }
   auto named = store::find_binaries(*in, *dsos, host,
                                     {.resolver = run->resolver.get(),
                                      .inodes = passes::survey_inodes(*run),
