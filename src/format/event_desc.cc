@@ -157,7 +157,7 @@ std::vector<std::string> event_desc_disagreements(
       out.push_back(absl::StrCat(who, ": an attr cannot be read"));
       continue;
     }
-    auto differ = [&](const char* field, std::string mine, std::string theirs) {
+    auto differ = [&](const char* field, const std::string& mine, const std::string& theirs) {
       if (mine != theirs) {
         out.push_back(
             absl::StrCat(who, ": ", field, " ", mine, " differs from the attrs' ", theirs));
