@@ -17,10 +17,10 @@
 # mutant, bench/gate_mutant.sh, uses it). --short (CI): 10 rounds a job instead of 20.
 #
 # bench/gate_rounds.py measures and judges: each round runs a job's commands once each, in rotating
-# order; ratios are medians of per-round ratios; a job whose floors moved (the walk over cp, the
-# floor's spread over 25%) is "too noisy to judge" and measured again later; a job fails only when
-# it is over its limit against the floor and slower than BASE beyond the noise of the same rounds.
-# Exits 1 when one fails. bench/README.md keeps the last table, with the commit it was measured at.
+# order; ratios are medians of per-round ratios; a job whose floors moved (the floor's spread, or
+# that of the walk/cp ratio, over 25%) is "too noisy to judge" and measured again later; a job
+# fails only when it is over its limit against the floor and slower than BASE beyond the noise of
+# the same rounds. Exits 1 when one fails. bench/README.md keeps the last tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 short=0
