@@ -80,15 +80,17 @@ done
 rev=$(git rev-parse --short "$base")
 tree=$work/base-$rev
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt)
+werror=$(sed -n 's/^PDFIX_WERROR:[A-Z]*=//p' build/CMakeCache.txt)
 built=$work/base-$rev-build-$type
 if [ ! -x "$built/pdfix" ]; then
   echo "gate: building the base, $rev, into $built" >&2
   rm -rf "$tree" "$built"
   git worktree prune
   git worktree add -f --detach "$tree" "$rev" >/dev/null 2>&1
-  # Built as build/ is, so that only the commits differ.
+  # Built as build/ is, so that only the commits differ, and with its flags: ccache then compiles
+  # only what the commits change.
   cmake -S "$tree" -B "$built" -G Ninja -DCMAKE_BUILD_TYPE="${type:-RelWithDebInfo}" \
-    -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
+    -DPDFIX_WERROR="$werror" -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$built" --target pdfix >/dev/null
   git worktree remove --force "$tree"
 fi
