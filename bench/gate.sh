@@ -78,21 +78,22 @@ for r in dense sysdwarf compile; do
 done
 
 rev=$(git rev-parse --short "$base")
-tree=$work/base-$rev
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt)
 werror=$(sed -n 's/^PDFIX_WERROR:[A-Z]*=//p' build/CMakeCache.txt)
-built=$work/base-$rev-build-$type
+# A worktree of BASE with its build inside it, as build/ is inside this tree: ccache takes paths
+# relative to the source tree, and from the build directory, so only what the commits change is
+# compiled. Kept for the next run.
+tree=$work/base-$rev-${type:-RelWithDebInfo}
+built=$tree/build
 if [ ! -x "$built/pdfix" ]; then
   echo "gate: building the base, $rev, into $built" >&2
-  rm -rf "$tree" "$built"
+  rm -rf "$tree"
   git worktree prune
   git worktree add -f --detach "$tree" "$rev" >/dev/null 2>&1
-  # Built as build/ is, so that only the commits differ, and with its flags: ccache then compiles
-  # only what the commits change.
+  # Built as build/ is, with its flags, so that only the commits differ.
   cmake -S "$tree" -B "$built" -G Ninja -DCMAKE_BUILD_TYPE="${type:-RelWithDebInfo}" \
     -DPDFIX_WERROR="$werror" -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$built" --target pdfix >/dev/null
-  git worktree remove --force "$tree"
 fi
 
 # A job a line for bench/gate_rounds.py: name | limit | floor | its command | walk | this | base |

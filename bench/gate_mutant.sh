@@ -14,15 +14,17 @@ cd "$(dirname "$0")/.."
 base=${1:-HEAD~1}
 export PDFIX_BENCH_DIR=${PDFIX_BENCH_DIR:-/var/tmp/pdfix-bench}
 spin=${PDFIX_GATE_MUTANT_SPIN:-40}
-tree=$PDFIX_BENCH_DIR/gate-mutant-src
-built=$PDFIX_BENCH_DIR/gate-mutant-build
+# The mutant's worktree, with its build inside it as build/ is inside this tree (ccache then
+# compiles only reader.cc anew), kept for the next run.
+tree=$PDFIX_BENCH_DIR/gate-mutant
+built=$tree/build
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt)
 command -v stress-ng >/dev/null || {
   echo "gate_mutant: stress-ng is missing (apt-get install stress-ng)" >&2
   exit 2
 }
 
-# Built once for a commit and spin (a fresh worktree's files are all new to ninja: minutes).
+# Built once for a commit and spin.
 stamp="$(git rev-parse HEAD) $spin"
 if [ "$(cat "$built/.stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$tree"
@@ -38,7 +40,6 @@ if [ "$(cat "$built/.stamp" 2>/dev/null)" != "$stamp" ]; then
   cmake -S "$tree" -B "$built" -G Ninja -DCMAKE_BUILD_TYPE="${type:-RelWithDebInfo}" \
     -DPDFIX_WERROR=OFF -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$built" --target pdfix >/dev/null
-  git worktree remove --force "$tree"
   echo "$stamp" >"$built/.stamp"
 fi
 
