@@ -19,6 +19,7 @@ spin=${PDFIX_GATE_MUTANT_SPIN:-40}
 tree=$PDFIX_BENCH_DIR/gate-mutant
 built=$tree/build
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt)
+werror=$(sed -n 's/^PDFIX_WERROR:[A-Z]*=//p' build/CMakeCache.txt)
 command -v stress-ng >/dev/null || {
   echo "gate_mutant: stress-ng is missing (apt-get install stress-ng)" >&2
   exit 2
@@ -38,7 +39,7 @@ if [ "$(cat "$built/.stamp" 2>/dev/null)" != "$stamp" ]; then
     exit 2
   }
   cmake -S "$tree" -B "$built" -G Ninja -DCMAKE_BUILD_TYPE="${type:-RelWithDebInfo}" \
-    -DPDFIX_WERROR=OFF -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
+    -DPDFIX_WERROR="$werror" -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
   cmake --build "$built" --target pdfix >/dev/null
   echo "$stamp" >"$built/.stamp"
 fi
