@@ -31,7 +31,7 @@ if [ "$(cat "$built/.stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$tree"
   git worktree prune
   git worktree add -f --detach "$tree" HEAD >/dev/null 2>&1
-  slow="{ for (volatile int spin = 0; spin < $spin; spin = spin + 1) {} }"
+  slow="{ volatile int spin = 0; while (spin < $spin) { spin = spin + 1; } }"
   sed -i -e "s|^    (\*r)->part = part_;\$|    (*r)->part = part_; $slow|" \
     -e "s|^    pos += hdr.size;\$|    pos += hdr.size; $slow|" "$tree/src/transform/reader.cc"
   [ "$(grep -c 'volatile int spin' "$tree/src/transform/reader.cc")" = 2 ] || {
@@ -40,7 +40,10 @@ if [ "$(cat "$built/.stamp" 2>/dev/null)" != "$stamp" ]; then
   }
   cmake -S "$tree" -B "$built" -G Ninja -DCMAKE_BUILD_TYPE="${type:-RelWithDebInfo}" \
     -DPDFIX_WERROR="$werror" -DPDFIX_BUILD_BENCH=OFF -DPDFIX_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$built" --target pdfix >/dev/null
+  cmake --build "$built" --target pdfix >"$tree/build.log" 2>&1 || {
+    tail -n 30 "$tree/build.log" >&2
+    exit 2
+  }
   echo "$stamp" >"$built/.stamp"
 fi
 
