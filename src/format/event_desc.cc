@@ -78,7 +78,7 @@ std::string sample_type_text(uint64_t t) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<EventDescEntry>> decode_event_desc_raw(const FeatureBytes& f) {
+absl::StatusOr<std::vector<EventDescEntry>> decode_event_desc(const FeatureBytes& f) {
   Reader r(f);
   auto nr = r.u32();
   if (!nr.ok()) return nr.status();
@@ -111,7 +111,7 @@ absl::StatusOr<std::vector<EventDescEntry>> decode_event_desc_raw(const FeatureB
 absl::StatusOr<std::vector<uint8_t>> event_desc_with_attrs(
     const FeatureBytes& desc, const std::vector<std::span<const uint8_t>>& attrs,
     const std::vector<std::vector<uint64_t>>& ids) {
-  auto events = decode_event_desc_raw(desc);
+  auto events = decode_event_desc(desc);
   if (!events.ok()) return events.status();
   if (events->size() != attrs.size() || ids.size() != attrs.size() || attrs.empty()) {
     return malformed_at(desc.offset, "event_desc lists ", events->size(), " events, the attrs ",
@@ -141,7 +141,7 @@ absl::StatusOr<std::vector<uint8_t>> event_desc_with_attrs(
 std::vector<std::string> event_desc_disagreements(
     const FeatureBytes& desc, const std::vector<std::span<const uint8_t>>& attrs,
     const std::vector<std::vector<uint64_t>>& ids) {
-  auto events = decode_event_desc_raw(desc);
+  auto events = decode_event_desc(desc);
   if (!events.ok()) return {absl::StrCat("event_desc cannot be read: ", events.status().message())};
   if (events->size() != attrs.size()) {
     return {absl::StrCat("event_desc lists ", events->size(), " events, the attrs ", attrs.size())};

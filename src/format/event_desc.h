@@ -21,7 +21,7 @@ struct EventDescEntry {
   std::string name;
   std::vector<uint64_t> ids;
 };
-absl::StatusOr<std::vector<EventDescEntry>> decode_event_desc_raw(const FeatureBytes& f);
+absl::StatusOr<std::vector<EventDescEntry>> decode_event_desc(const FeatureBytes& f);
 
 // EVENT_DESC anew: each event's attr replaced by attrs[i] (all of one size, the attrs section's
 // entries or a stream's ATTR records' attrs), its ids by ids[i]; names kept from `desc`. Fails when

@@ -109,33 +109,6 @@ absl::StatusOr<std::vector<std::string>> decode_cmdline(const FeatureBytes& f) {
   return args;
 }
 
-absl::StatusOr<std::vector<EventDesc>> decode_event_desc(const FeatureBytes& f) {
-  Cursor c(f);
-  auto nr = c.u32();
-  if (!nr.ok()) return nr.status();
-  auto attr_size = c.u32();
-  if (!attr_size.ok()) return attr_size.status();
-  std::vector<EventDesc> events;
-  for (uint32_t i = 0; i < *nr; ++i) {
-    uint64_t at = c.offset();
-    auto raw = c.take(*attr_size);
-    if (!raw.ok()) return raw.status();
-    auto attr = parse_attr(*raw, *attr_size, f.endian, at);
-    if (!attr.ok()) return attr.status();
-    auto nr_ids = c.u32();
-    if (!nr_ids.ok()) return nr_ids.status();
-    auto name = c.string();
-    if (!name.ok()) return name.status();
-    for (uint32_t k = 0; k < *nr_ids; ++k) {
-      auto id = c.u64();
-      if (!id.ok()) return id.status();
-      attr->ids.push_back(*id);
-    }
-    events.push_back({*std::move(attr), *std::move(name)});
-  }
-  return events;
-}
-
 namespace {
 
 BuildIdEntry decode_build_id_entry(const Endian& e, const uint8_t* p, uint64_t offset,

@@ -62,12 +62,6 @@ absl::StatusOr<NrCpus> decode_nrcpus(const FeatureBytes& f);
 
 absl::StatusOr<std::vector<std::string>> decode_cmdline(const FeatureBytes& f);
 
-struct EventDesc {
-  EventAttr attr;
-  std::string name;
-};
-absl::StatusOr<std::vector<EventDesc>> decode_event_desc(const FeatureBytes& f);
-
 inline constexpr size_t kBuildIdMax = 20;
 inline constexpr uint32_t kBuildIdEntryFixedSize = 36;  // header, pid, build_id[24]
 

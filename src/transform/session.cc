@@ -1,5 +1,6 @@
 #include "transform/session.h"
 
+#include "format/event_desc.h"
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
