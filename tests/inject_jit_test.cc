@@ -341,6 +341,15 @@ class InjectPerfMapTest : public InjectJitTest {
     common_.recording_ended_at = seconds_from_now(60);
     host_.processes[kPid] = {.root = dir_, .started_at = seconds_from_now(-3600), .ns_pid = 7};
   }
+  // The process gone, its program (/usr/bin/node) on an overlay mounted at dir_: its inode.
+  resolve::Inode exited_on_overlay() {
+    host_.processes.erase(kPid);
+    std::filesystem::create_directories(dir_ + "/usr/bin");
+    write(dir_ + "/usr/bin/node", Bytes(64, 1));
+    const resolve::Inode node = file_of(dir_ + "/usr/bin/node");
+    host_.mounts[{node.maj, node.min}] = {.type = "overlay", .point = dir_, .root = "/"};
+    return node;
+  }
   // Where the pass read the process's map file; "" when it read none.
   std::string found_at() {
     PerfDataBuilder b = builder(false);
@@ -375,11 +384,7 @@ TEST_F(InjectPerfMapTest, OneLastWrittenBeforeTheRecordingBeganIsAnEarlierProces
 // (a container of the host's pid namespace); the pid of its own namespace (7) nothing tells once
 // the process is gone, and no other file is taken for it.
 TEST_F(InjectPerfMapTest, AnExitedProcesssIsReadOnTheOverlayItsFilesAreOn) {
-  host_.processes.erase(kPid);
-  std::filesystem::create_directories(dir_ + "/usr/bin");
-  write(dir_ + "/usr/bin/node", Bytes(64, 1));
-  const resolve::Inode node = file_of(dir_ + "/usr/bin/node");
-  host_.mounts[{node.maj, node.min}] = {.type = "overlay", .point = dir_, .root = "/"};
+  const resolve::Inode node = exited_on_overlay();
   survey_ = true;
   PerfDataBuilder b = builder(false);
   b.mmap2(kPid, 0x400000, 0x1000, 0, "/usr/bin/node", node.maj, node.min, node.ino)
@@ -414,11 +419,7 @@ TEST_F(InjectPerfMapTest, AnExitedProcesssIsReadOnTheOverlayItsFilesAreOn) {
 // the boot is not (the resolver's rule), and nothing here is read. The same files, the recording
 // made in this boot, are read: the test tells the two apart.
 TEST_F(InjectPerfMapTest, OfThisHostsPreviousBootNoMapFileOfAReusedPidIsRead) {
-  host_.processes.erase(kPid);
-  std::filesystem::create_directories(dir_ + "/usr/bin");
-  write(dir_ + "/usr/bin/node", Bytes(64, 1));
-  const resolve::Inode node = file_of(dir_ + "/usr/bin/node");
-  host_.mounts[{node.maj, node.min}] = {.type = "overlay", .point = dir_, .root = "/"};
+  const resolve::Inode node = exited_on_overlay();
   std::filesystem::rename(map_file_, dir_ + "/tmp/perf-" + std::to_string(kPid) + ".map");
   survey_ = true;
   PerfDataBuilder b = builder(false);
