@@ -2,6 +2,7 @@
 // length).
 #include <span>
 
+#include "format/event_desc.h"
 #include "format/feature.h"
 #include "format/file_header.h"
 
