@@ -7,14 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/fix_run.h"
 #include "cli/keep.h"
 #include "cli/man_page.h"
 #include "cli/pass_options.h"
-#include "cli/progress.h"
 #include "cli/verb.h"
-#include "io/input.h"
 #include "passes/repair.h"
-#include "transform/pipeline.h"
 
 namespace pdfix::cli {
 namespace {
@@ -26,110 +24,28 @@ when a record inside it changes). IN and OUT may be '-' for stdin and stdout. A 
 recording (perf record --threads: `data` and data.N files) is read whole and written back as a
 directory, or as one perf.data with --single-file; its `data` file alone is refused.)";
 
-// What every repair verb is given on its command line besides the passes' own options.
-struct Args {
-  std::string in;
-  std::string out;
-  std::string sysroot;
-  std::vector<std::string> search;
-  bool json = false;
-  bool verbose = false;
-  bool quiet = false;
-  bool strict = false;     // fix --archive/--store only
-  bool no_debug = false;   // fix --archive/--store only
-  bool with_code = false;  // fix --archive only
-  bool slim = false;       // fix --store only
-  bool required_switch = false;
-  OutputArgs output;
-  // fix only: keep the binaries OUT names.
-  std::string archive;
-  bool store = false;
-};
-
-void add_common(CLI::App& cmd, Args& a) {
+// IN and OUT: a repair verb's positional arguments.
+void add_in_out(CLI::App& cmd, FixArgs& a) {
   cmd.add_option("IN", a.in, "The recording to read ('-': stdin).")->required();
   cmd.add_option("OUT", a.out, "Where to write the result ('-': stdout).")->required();
-  cmd.add_option("--sysroot", a.sysroot,
-                 "A copy of the recording host's root: files and modules are looked up there.")
-      ->check(CLI::ExistingDirectory)
-      ->type_name("DIR");
-  add_search_option(cmd, a.search);
-  cmd.add_flag("--json", a.json,
-               "The summary as one JSON object on stdout (on stderr when OUT is '-').");
-  cmd.add_flag("-v,--verbose", a.verbose, "List every map in the summary, with its evidence.");
-  add_quiet_flag(cmd, a.quiet);
-  add_output_options(cmd, a.output);
 }
 
-int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, const Args& a,
-        const resolve::Host& host) {
-  auto in = io::open_input(a.in);
-  if (!in.ok()) return fail(in.status());
-  if (!a.archive.empty()) {
-    if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
-  }
-  const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds);
-  const transform::MakeChain make = chain_of(kinds, common);
-  Summary say(a.quiet);
-  Progress progress(verb);
-  auto chain = transform::run_pipeline(*in, a.out, make,
-                                       {.progress = a.quiet ? nullptr : progress.callback(),
-                                        .single_file = a.output.single_file,
-                                        .zstd_level = a.output.zstd_level});
-  if (!chain.ok()) return fail(chain.status());
-  std::vector<const passes::Repair*> repairs;
-  for (const auto& pass : *chain) {
-    repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
-  }
-  std::optional<KeepTarget> target;
-  if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
-  if (a.store) target = KeepTarget{.cache = default_cache(host)};
-  KeepArgs keep_args{.sysroot = a.sysroot,
-                     .search = a.search,
-                     .verbose = a.verbose,
-                     .quiet = a.quiet,
-                     .strict = a.strict,
-                     .no_debug = a.no_debug,
-                     .with_code = a.with_code,
-                     .slim = a.slim};
-  for (const passes::Repair* r : repairs) {
-    if (const std::string cache = r->cache_written(); !cache.empty()) {
-      keep_args.more_caches.push_back(cache);
-    }
-  }
-  const int passes_status =
-      std::any_of(repairs.begin(), repairs.end(), [](const auto* r) { return r->incomplete(); })
-          ? kExitIncomplete
-          : kExitOk;
-  if (!a.json) {
-    for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
-    const int kept = target ? keep(a.out, *target, keep_args, host, &common, nullptr) : kExitOk;
-    return kept != kExitOk ? kept : passes_status;
-  }
-  std::ostream& json = json_stream(a.out);
-  if (repairs.size() == 1) {
-    print_json(repairs.front()->report_json(), json);
-    return passes_status;
-  }
+// A verb's run: its reports as text, or as one JSON object.
+int run(const std::string& verb, const std::vector<passes::RepairKind*>& kinds, const FixArgs& a,
+        const resolve::Host& host, bool single) {
+  if (!a.json) return run_fix(verb, kinds, a, host, nullptr, single);
   llvm::json::Object reports;
-  for (size_t i = 0; i < repairs.size(); ++i) {
-    reports[kinds[i]->report_key()] = repairs[i]->report_json();
-  }
-  int status = passes_status;
-  if (target) {
-    llvm::json::Object kept;
-    const int kept_status = keep(a.out, *target, keep_args, host, &common, &kept);
-    if (kept_status == kExitError) return kept_status;
-    if (kept_status != kExitOk) status = kept_status;
-    reports[a.store ? "store" : "archive"] = std::move(kept);
-  }
-  print_json(std::move(reports), json);
+  const int status = run_fix(verb, kinds, a, host, &reports, single);
+  if (status != kExitError) print_json(std::move(reports), json_stream(a.out));
   return status;
 }
 
 Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& host) {
   const std::string verb = kind.verb();
   const std::string sw = kind.required_switch();
+  struct Args : FixArgs {
+    bool required_switch = false;
+  };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = add_command(
       app, verb,
@@ -138,14 +54,13 @@ Verb add_single(CLI::App& app, passes::RepairKind& kind, const resolve::Host& ho
        absl::StrCat(kind.description(), kShapes),
        kind.incomplete_exit().empty() ? exit_status()
                                       : exit_status({{kExitIncomplete, kind.incomplete_exit()}})});
-  if (!sw.empty()) {
-    cmd->add_flag(sw, args->required_switch, "What to do (required).")->required();
-  }
-  add_common(*cmd, *args);
+  if (!sw.empty()) cmd->add_flag(sw, args->required_switch, "What to do (required).")->required();
+  add_in_out(*cmd, *args);
+  add_fix_common(*cmd, *args);
   CliOptions options(*cmd);
   kind.declare(options);
   if (const std::string o = kind.required_option(); !o.empty()) cmd->get_option(o)->required();
-  return {cmd, [verb, &kind, args, &host] { return run(verb, {&kind}, *args, host); }};
+  return {cmd, [verb, &kind, args, &host] { return run(verb, {&kind}, *args, host, true); }};
 }
 
 // Each pass's own word on when it is done but incomplete, as fix says it.
@@ -173,7 +88,6 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                      skip.empty() ? "" : absl::StrCat(" (not with ", skip, ")")),
         6, 96);
   }
-  auto args = std::make_shared<Args>();
   CLI::App* cmd = add_command(
       app, "fix",
       {"pdfix fix", "every repair pass in one read: the step before a recording is archived",
@@ -190,53 +104,11 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
            {{kExitIncomplete, absl::StrCat("(with --archive or --store) ", kStrictExit,
                                            " Also when a pass could not do all it was asked:",
                                            incomplete_exits(kinds))}})});
-  add_common(*cmd, *args);
-  auto* archive = cmd->add_option("--archive", args->archive,
-                                  "Then bundle OUT with the binaries it names, as `pdfix archive "
-                                  "OUT BUNDLE` does.")
-                      ->type_name("BUNDLE");
-  auto* store = cmd->add_flag("--store", args->store,
-                              "Then store the binaries OUT names in perf's build-id cache, as "
-                              "`pdfix store OUT` does.")
-                    ->excludes(archive);
-  cmd->add_flag("--strict", args->strict,
-                "With --archive or --store: exit 3 when a binary that samples hit will not "
-                "resolve from what was kept.");
-  add_no_debug_flag(*cmd, args->no_debug);
-  add_with_code_flag(*cmd, args->with_code)->needs(archive);
-  add_slim_flag(*cmd, args->slim)->needs(store);
-  // Passes fix runs only when asked: their switches, each set or not.
-  auto asked = std::make_shared<std::map<passes::RepairKind*, bool>>();
-  for (passes::RepairKind* k : kinds) {
-    if (const std::string sw = k->fix_switch(); !sw.empty()) {
-      cmd->add_flag(sw, (*asked)[k],
-                    absl::StrCat("Also ", k->summary(), " (pdfix ", k->verb(), ")."));
-    }
-  }
-  auto skipped = std::make_shared<std::map<passes::RepairKind*, bool>>();
-  for (passes::RepairKind* k : kinds) {
-    if (const std::string sw = k->fix_skip_switch(); !sw.empty()) {
-      cmd->add_flag(sw, (*skipped)[k],
-                    absl::StrCat("Do not ", k->summary(), " (pdfix ", k->verb(), ")."));
-    }
-  }
-  CliOptions options(*cmd);
-  for (passes::RepairKind* k : kinds) k->declare(options);
-  return {cmd, [kinds, args, asked, skipped, &host] {
-            if ((args->store || !args->archive.empty()) && args->out == "-") {
-              return fail(absl::InvalidArgumentError(
-                  "--archive and --store read OUT again: give OUT as a file, not '-'"));
-            }
-            if (args->store && default_cache(host).empty()) {
-              return fail(absl::InvalidArgumentError("--store: no HOME and no PERF_BUILDID_DIR"));
-            }
-            std::vector<passes::RepairKind*> chosen;
-            for (passes::RepairKind* k : kinds) {
-              if (!k->fix_switch().empty() && !asked->at(k)) continue;
-              if (!k->fix_skip_switch().empty() && skipped->at(k)) continue;
-              chosen.push_back(k);
-            }
-            return run("fix", chosen, *args, host);
+  auto options = add_fix_options(*cmd, kinds);
+  add_in_out(*cmd, options->args);
+  return {cmd, [options, &host] {
+            if (auto s = check_fix_args(options->args, host); !s.ok()) return fail(s);
+            return run("fix", options->chosen(), options->args, host, false);
           }};
 }
 
