@@ -1,0 +1,122 @@
+// `pdfix follow`: fix every chunk of an always-on recording as perf finishes it (follow/follow.h),
+// each with the same run and options as `pdfix fix`.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "cli/fix_run.h"
+#include "cli/verb.h"
+#include "follow/follow.h"
+#include "llvm/Support/raw_os_ostream.h"
+#include "passes/repair.h"
+
+namespace pdfix::cli {
+namespace {
+
+constexpr const char* kDescription = R"(Watches DIR, where `perf record --switch-output` (or a `perf daemon` session) writes,
+and fixes each chunk as soon as perf has finished it: perf writes BASE (perf.data, or its
+-o name) and at each switch renames it BASE.<timestamp>; a chunk is taken by that name only,
+so a chunk perf is still writing is never read. Each is fixed as `pdfix fix` would fix it, with
+the same options (--unwind, --store, --search, ...), into OUTDIR under its own name, while the
+processes it maps still live: the maps their files and /proc/PID/root prove are the ones lost
+when chunks are fixed later. perf turns build-ids off under --switch-output; pdfix puts them in.
+
+Chunks already in DIR are fixed first, oldest first. What is finished is written, after the
+fixed chunk is on disk, to OUTDIR/.pdfix-follow-journal: pdfix stopped at any point (even by
+SIGKILL) and started again fixes no chunk twice and skips none. A chunk that cannot be read
+(perf killed while writing it) is reported and left as it was, and the run goes on; one that
+perf removed first (--switch-max-files) is reported as gone. The raw chunk is removed only
+with --remove-raw, and only after its fixed copy is complete and synced to disk.
+
+SIGINT or SIGTERM stops the run after the chunk under way, with a summary. With --once, the
+chunks present are fixed and pdfix exits: a backlog in one run. --json prints a line of JSON a
+chunk on stdout (its name, exit status, bytes, seconds and fix's report), then the summary's.)";
+
+}  // namespace
+
+Verb add_follow(CLI::App& app, const resolve::Host& host) {
+  struct Args {
+    follow::FollowConfig config;
+    std::vector<std::unique_ptr<passes::RepairKind>> kinds = passes::repair_kinds();
+    std::shared_ptr<FixOptions> fix;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = add_command(
+      app, "follow",
+      {"pdfix follow", "fix each chunk of perf record --switch-output as perf finishes it",
+       "pdfix follow [OPTIONS] DIR OUTDIR", kDescription,
+       exit_status({{kExitIncomplete, "a chunk could not be fixed, or was fixed with something "
+                                      "missing (see fix's EXIT STATUS)."}})});
+  cmd->add_option("DIR", a->config.dir, "Where perf writes its chunks.")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("OUTDIR", a->config.out_dir, "Where the fixed chunks go (not DIR).")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--base", a->config.base, "perf record's -o name (default perf.data).")
+      ->type_name("NAME");
+  cmd->add_flag("--remove-raw", a->config.remove_raw,
+                "Remove each chunk once its fixed copy is on disk.");
+  cmd->add_flag("--once", a->config.once, "Fix the chunks present, then exit.");
+  std::vector<passes::RepairKind*> kinds;
+  for (const auto& k : a->kinds) kinds.push_back(k.get());
+  a->fix = add_fix_options(*cmd, kinds);
+  return {cmd, [a, &host] {
+            const FixArgs& options = a->fix->args;
+            if (!options.archive.empty()) {
+              return fail(absl::InvalidArgumentError(
+                  "follow keeps binaries with --store; --archive makes one bundle a recording"));
+            }
+            if (std::filesystem::equivalent(a->config.dir, a->config.out_dir)) {
+              return fail(absl::InvalidArgumentError("OUTDIR must not be DIR"));
+            }
+            if (auto s = check_fix_args(options, host); !s.ok()) return fail(s);
+            const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
+            const auto fix = [&](const std::string& in, const std::string& out,
+                                 llvm::json::Object& report) {
+              FixArgs args = options;
+              args.in = in;
+              args.out = out;
+              // Each chunk's own report is its JSON line's, or else fix's text.
+              return run_fix("follow", chosen, args, host, options.json ? &report : nullptr,
+                             false);
+            };
+            llvm::raw_os_ostream out(std::cout);
+            Summary say(options.quiet);
+            const auto each = [&](llvm::json::Object chunk) {
+              if (options.json) {
+                out << llvm::json::Value(std::move(chunk)) << "\n";
+                out.flush();
+              } else {
+                say.out() << "follow: " << chunk.getString("chunk").value_or("").str() << ": "
+                          << chunk.getString("note").value_or("fixed").str() << "\n";
+              }
+            };
+            auto summary = follow::follow(a->config, fix, each);
+            if (!summary.ok()) return fail(summary.status());
+            // The run's summary: on stderr, and as the last JSON line.
+            llvm::json::Object total{{"fixed", summary->fixed},
+                                     {"incomplete", summary->incomplete},
+                                     {"not_fixed", summary->failed},
+                                     {"gone", summary->gone},
+                                     {"earlier", summary->earlier},
+                                     {"bytes_in", summary->bytes_in},
+                                     {"bytes_out", summary->bytes_out},
+                                     {"seconds", summary->seconds}};
+            if (summary->stop_signal != 0) {
+              total["stopped_by"] = summary->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+            }
+            say.out() << absl::StrCat("follow: ", summary->fixed, " fixed, ",
+                                      summary->incomplete, " with something missing, ",
+                                      summary->failed, " not fixed (left as they were), ",
+                                      summary->gone, " gone before they could be, ",
+                                      summary->earlier, " done by an earlier run\n");
+            if (options.json) out << llvm::json::Value(llvm::json::Object{{"summary", std::move(total)}}) << "\n";
+            return summary->incomplete + summary->failed + summary->gone > 0 ? kExitIncomplete
+                                                                             : kExitOk;
+          }};
+}
+
+}  // namespace pdfix::cli

@@ -1,0 +1,51 @@
+// The finished chunks of an always-on recording. `perf record --switch-output` (and `perf daemon`)
+// writes BASE, and at each switch finishes its header and renames it BASE.<timestamp>
+// (perf_data__switch), then starts a new BASE; with --threads BASE is a directory, renamed the
+// same way. A chunk is taken by that final name only: the file perf is still writing never has it.
+// Watched with inotify; SIGINT and SIGTERM are read here too (signalfd), so that a stop request
+// ends a wait rather than the process, and the chunk under way is finished first.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace pdfix::follow {
+
+// BASE.<digits>: what perf names a finished chunk of BASE.
+bool is_chunk_name(std::string_view name, std::string_view base);
+
+class ChunkWatch {
+ public:
+  // Blocks SIGINT and SIGTERM for this thread and the threads it starts (they are read from the
+  // watch) and starts watching `dir` before anything in it is listed, so no chunk falls between.
+  static absl::StatusOr<std::unique_ptr<ChunkWatch>> open(const std::string& dir,
+                                                          const std::string& base);
+  ~ChunkWatch();
+  ChunkWatch(const ChunkWatch&) = delete;
+  ChunkWatch& operator=(const ChunkWatch&) = delete;
+
+  // The chunks in the directory now, oldest first (perf's timestamps sort as text).
+  absl::StatusOr<std::vector<std::string>> present() const;
+  // Waits until chunks arrive, and returns their names in the order they came; returns none once
+  // a stop signal came (stop_signal() then names it).
+  absl::StatusOr<std::vector<std::string>> wait();
+  // Whether a stop signal is waiting, without blocking: checked between chunks.
+  bool stop_requested();
+  int stop_signal() const { return stop_signal_; }
+
+ private:
+  ChunkWatch(std::string dir, std::string base, int inotify, int signals);
+  bool read_signal();
+
+  std::string dir_;
+  std::string base_;
+  int inotify_;
+  int signals_;
+  int stop_signal_ = 0;
+};
+
+}  // namespace pdfix::follow

@@ -1,0 +1,141 @@
+#include "follow/follow.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "follow/chunk_watch.h"
+#include "follow/journal.h"
+
+namespace pdfix::follow {
+namespace {
+
+// A chunk's size: a file's, or the sum of a directory recording's files.
+uint64_t size_of(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    const auto n = std::filesystem::file_size(path, ec);
+    return ec ? 0 : n;
+  }
+  uint64_t total = 0;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    const auto n = std::filesystem::file_size(e.path(), ec);
+    if (!ec) total += n;
+  }
+  return total;
+}
+
+absl::Status remove_chunk(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot remove ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+class Run {
+ public:
+  Run(const FollowConfig& config, const FixChunk& fix,
+      const std::function<void(llvm::json::Object)>& each, Journal journal)
+      : config_(config), fix_(fix), each_(each), journal_(std::move(journal)) {}
+
+  absl::Status take(const std::string& name);
+  FollowSummary& summary() { return summary_; }
+
+ private:
+  const FollowConfig& config_;
+  const FixChunk& fix_;
+  const std::function<void(llvm::json::Object)>& each_;
+  Journal journal_;
+  // Chunks taken in this run: one listed at the start may also come as an event.
+  std::set<std::string> taken_;
+  FollowSummary summary_;
+};
+
+absl::Status Run::take(const std::string& name) {
+  if (!taken_.insert(name).second) return absl::OkStatus();
+  const std::string in = absl::StrCat(config_.dir, "/", name);
+  const std::string out = absl::StrCat(config_.out_dir, "/", name);
+  if (const std::optional<int> done = journal_.finished(name)) {
+    ++summary_.earlier;
+    // Killed after the journal's line and before the removal: the fixed copy is on disk.
+    if (config_.remove_raw && *done != 2 && access(in.c_str(), F_OK) == 0) return remove_chunk(in);
+    return absl::OkStatus();
+  }
+  llvm::json::Object report{{"chunk", name}, {"input", in}};
+  int status = 0;
+  struct stat st;
+  if (lstat(out.c_str(), &st) == 0) {
+    // Written completely (outputs appear only so) by a run killed before its journal line.
+    report["output"] = out;
+    report["note"] = "fixed by an earlier run that was stopped before it said so";
+    ++summary_.earlier;
+  } else if (lstat(in.c_str(), &st) != 0 && errno == ENOENT) {
+    report["note"] = "removed before it could be fixed (perf record --switch-max-files?)";
+    status = 2;
+    ++summary_.gone;
+  } else {
+    const uint64_t bytes_in = size_of(in);
+    const auto start = std::chrono::steady_clock::now();
+    llvm::json::Object fixed;
+    status = fix_(in, out, fixed);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report["status"] = status;
+    report["seconds"] = seconds;
+    report["bytes_in"] = bytes_in;
+    summary_.seconds += seconds;
+    summary_.bytes_in += bytes_in;
+    if (status == 2) {
+      report["note"] = "not fixed: kept as it was";
+      ++summary_.failed;
+    } else {
+      if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
+      const uint64_t bytes_out = size_of(out);
+      report["output"] = out;
+      report["bytes_out"] = bytes_out;
+      report["fix"] = std::move(fixed);
+      summary_.bytes_out += bytes_out;
+      ++(status == 0 ? summary_.fixed : summary_.incomplete);
+    }
+  }
+  if (absl::Status s = journal_.record(name, status); !s.ok()) return s;
+  if (config_.remove_raw && status != 2) {
+    if (absl::Status s = remove_chunk(in); !s.ok()) return s;
+    report["raw_removed"] = true;
+  }
+  each_(std::move(report));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk& fix,
+                                     const std::function<void(llvm::json::Object)>& each) {
+  auto journal = Journal::open(config.out_dir);
+  if (!journal.ok()) return journal.status();
+  auto watch = ChunkWatch::open(config.dir, config.base);
+  if (!watch.ok()) return watch.status();
+  Run run(config, fix, each, std::move(*journal));
+  auto names = (*watch)->present();
+  while (names.ok()) {
+    for (const std::string& name : *names) {
+      if ((*watch)->stop_requested()) break;
+      if (absl::Status s = run.take(name); !s.ok()) return s;
+    }
+    if (config.once || (*watch)->stop_requested()) break;
+    names = (*watch)->wait();
+  }
+  if (!names.ok()) return names.status();
+  run.summary().stop_signal = (*watch)->stop_signal();
+  return run.summary();
+}
+
+}  // namespace pdfix::follow

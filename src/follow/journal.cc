@@ -1,0 +1,88 @@
+#include "follow/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace pdfix::follow {
+namespace {
+
+absl::Status sync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
+  const int rc = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (rc != 0) return absl::ErrnoToStatus(err, absl::StrCat("cannot sync ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status sync_to_disk(const std::string& path) {
+  // A directory recording's files are synced with it: each is named in it.
+  if (absl::Status s = sync_path(path, O_RDONLY); !s.ok()) return s;
+  const size_t slash = path.rfind('/');
+  return sync_path(slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1)),
+                   O_RDONLY | O_DIRECTORY);
+}
+
+absl::StatusOr<Journal> Journal::open(const std::string& dir) {
+  const std::string path = absl::StrCat(dir, "/", kName);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open the journal ", path));
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; (n = pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) > 0;) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  std::map<std::string, int> finished;
+  // A line cut short by a crash has no status and is not taken: its chunk is looked at again.
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    const std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
+    int status = 0;
+    if (fields.size() == 2 && absl::SimpleAtoi(fields[1], &status)) {
+      finished[std::string(fields[0])] = status;
+    }
+  }
+  if (!text.empty() && text.back() != '\n' && write(fd, "\n", 1) != 1) {
+    const int err = errno;
+    close(fd);
+    return absl::ErrnoToStatus(err, absl::StrCat("cannot write the journal ", path));
+  }
+  return Journal(fd, std::move(finished));
+}
+
+Journal::Journal(int fd, std::map<std::string, int> finished)
+    : fd_(fd), finished_(std::move(finished)) {}
+
+Journal::Journal(Journal&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), finished_(std::move(other.finished_)) {}
+
+Journal::~Journal() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::optional<int> Journal::finished(const std::string& chunk) const {
+  const auto it = finished_.find(chunk);
+  if (it == finished_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status Journal::record(const std::string& chunk, int status) {
+  const std::string line = absl::StrCat(chunk, " ", status, "\n");
+  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) || fsync(fd_) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write the journal entry for ", chunk));
+  }
+  finished_[chunk] = status;
+  return absl::OkStatus();
+}
+
+}  // namespace pdfix::follow

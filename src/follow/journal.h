@@ -1,0 +1,43 @@
+// What a follow run has finished, kept in its output directory so that pdfix killed at any point
+// and started again fixes no chunk twice and skips none. A chunk is written to the journal only
+// once its fixed copy is complete and on disk; a restart that finds a chunk's fixed copy but no
+// line for it (killed between the two) takes it as done. One line a chunk: its name and the exit
+// status its fix had.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace pdfix::follow {
+
+class Journal {
+ public:
+  // The journal of output directory `dir` (made if there is none yet).
+  static absl::StatusOr<Journal> open(const std::string& dir);
+  Journal(Journal&&) noexcept;
+  Journal& operator=(Journal&&) = delete;
+  ~Journal();
+
+  // The exit status the chunk's fix had; nullopt when it has not been finished.
+  std::optional<int> finished(const std::string& chunk) const;
+  // Appends the chunk and syncs the journal to disk.
+  absl::Status record(const std::string& chunk, int status);
+  size_t size() const { return finished_.size(); }
+
+  static constexpr char kName[] = ".pdfix-follow-journal";
+
+ private:
+  Journal(int fd, std::map<std::string, int> finished);
+  int fd_;
+  std::map<std::string, int> finished_;
+};
+
+// Syncs a finished file and the directory entry that names it, so that a crash after this leaves
+// it whole at its name: what must hold before the raw chunk it was made from is removed.
+absl::Status sync_to_disk(const std::string& path);
+
+}  // namespace pdfix::follow
