@@ -61,28 +61,44 @@ TEST(FilePlaces, AFileIsTheMappedOnlyWithItsInodeAndDevice) {
   const Inode mapped{major(st.st_dev), minor(st.st_dev), st.st_ino};
   testing::FakeHost host;
   const Place at_path{"", PlaceKind::kPath, "file"};
-  EXPECT_EQ(match(host, path, at_path, mapped, std::nullopt), Match::kTheMapped);
-  EXPECT_EQ(match(host, path + ".none", at_path, mapped, std::nullopt), Match::kMissing);
+  EXPECT_EQ(match(host, path, at_path, mapped, std::nullopt, std::nullopt), Match::kTheMapped);
+  EXPECT_EQ(match(host, path + ".none", at_path, mapped, std::nullopt, std::nullopt),
+            Match::kMissing);
   Inode other_ino = mapped;
   other_ino.ino += 1;
-  EXPECT_EQ(match(host, path, at_path, other_ino, std::nullopt), Match::kAnotherInode);
+  EXPECT_EQ(match(host, path, at_path, other_ino, std::nullopt, std::nullopt),
+            Match::kAnotherInode);
   // The same number on another device, and a searched layer for a map of a real device.
   Inode other_dev = mapped;
   other_dev.min += 1;
-  EXPECT_EQ(match(host, path, at_path, other_dev, std::nullopt), Match::kAnotherInode);
+  EXPECT_EQ(match(host, path, at_path, other_dev, std::nullopt, std::nullopt),
+            Match::kAnotherInode);
   const Place searched{"", PlaceKind::kSearch, "--search /"};
-  EXPECT_EQ(match(host, path, searched, other_dev, std::nullopt), Match::kAnotherInode);
+  EXPECT_EQ(match(host, path, searched, other_dev, std::nullopt, std::nullopt),
+            Match::kAnotherInode);
   // Written after the recording ended.
-  EXPECT_EQ(match(host, path, at_path, mapped, seconds_from_now(-3600)), Match::kStale);
+  EXPECT_EQ(match(host, path, at_path, mapped, std::nullopt, seconds_from_now(-3600)),
+            Match::kStale);
+  // Written while it was being made (rewritten in place, as ld does): the inode is the mapped
+  // one, but what a process mapped before may have been other bytes.
+  EXPECT_EQ(match(host, path, at_path, mapped, seconds_from_now(-3600), seconds_from_now(3600)),
+            Match::kStale);
+  EXPECT_EQ(match(host, path, at_path, std::nullopt, seconds_from_now(-3600), std::nullopt),
+            Match::kStale);
+  EXPECT_EQ(match(host, path, at_path, mapped, seconds_from_now(60), seconds_from_now(3600)),
+            Match::kTheMapped);
   // An MMAP record gives no inode: a file is there, unchanged or not, and nothing more is known.
-  EXPECT_EQ(match(host, path, at_path, std::nullopt, seconds_from_now(3600)), Match::kNoInode);
-  EXPECT_EQ(match(host, path, at_path, std::nullopt, seconds_from_now(-3600)), Match::kStale);
-  EXPECT_EQ(match(host, path + ".none", at_path, std::nullopt, std::nullopt), Match::kMissing);
+  EXPECT_EQ(match(host, path, at_path, std::nullopt, std::nullopt, seconds_from_now(3600)),
+            Match::kNoInode);
+  EXPECT_EQ(match(host, path, at_path, std::nullopt, std::nullopt, seconds_from_now(-3600)),
+            Match::kStale);
+  EXPECT_EQ(match(host, path + ".none", at_path, std::nullopt, std::nullopt, std::nullopt),
+            Match::kMissing);
   // What tells a replaced file from a chroot's: another inode on the map's own device.
-  const Sighting replaced = match(host, path, at_path, other_ino, std::nullopt);
+  const Sighting replaced = match(host, path, at_path, other_ino, std::nullopt, std::nullopt);
   EXPECT_TRUE(replaced.same_device);
   EXPECT_EQ(replaced.changed_at, st.st_ctim.tv_sec * int64_t{1'000'000'000} + st.st_ctim.tv_nsec);
-  EXPECT_FALSE(match(host, path, at_path, other_dev, std::nullopt).same_device);
+  EXPECT_FALSE(match(host, path, at_path, other_dev, std::nullopt, std::nullopt).same_device);
 }
 
 // A binary's copy by its build-id: each place in its order, another file with another id passed

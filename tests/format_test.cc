@@ -213,6 +213,27 @@ TEST(Records, Mmap2WithBuildIdKeepsEverythingElse) {
   EXPECT_EQ(back->prot, 1U);  // a data mapping: readable, not executable
 }
 
+TEST(Header, AFileWhosePerfWasKilledIsSaidToBeUnfinished) {
+  // perf record killed: the header still says data size 0, records follow, and the feature
+  // table perf would have written after them is not there.
+  PerfDataBuilder b;
+  b.attr({}).string_feature(3, "host");
+  for (int i = 0; i < 100; ++i) b.comm(1, 1, "a-process-name");
+  Bytes file = b.build();
+  const format::Endian e = format::Endian::host();
+  const uint64_t data_offset = e.u64(file.data() + 40);
+  const uint64_t data_size = e.u64(file.data() + 48);
+  e.put_u64(file.data() + 48, 0);
+  file.resize(data_offset + data_size);
+  auto h = format::parse_file_header(file);
+  ASSERT_TRUE(h.ok()) << h.status();
+  auto table = format::parse_feature_table(file, *h);
+  ASSERT_FALSE(table.ok());
+  EXPECT_NE(table.status().message().find("header was never finished"), std::string::npos)
+      << table.status();
+  EXPECT_NE(table.status().message().find("perf record was killed"), std::string::npos);
+}
+
 TEST(Records, ShortRecordIsAnErrorNotARead) {
   const format::Endian e = format::Endian::host();
   Bytes rec(24, 0);

@@ -15,7 +15,8 @@
 namespace pdfix::cli {
 namespace {
 
-constexpr const char* kDescription = R"(Watches DIR, where `perf record --switch-output` (or a `perf daemon` session) writes,
+constexpr const char* kDescription =
+    R"(Watches DIR, where `perf record --switch-output` (or a `perf daemon` session) writes,
 and fixes each chunk as soon as perf has finished it: perf writes BASE (perf.data, or its
 -o name) and at each switch renames it BASE.<timestamp>; a chunk is taken by that name only,
 so a chunk perf is still writing is never read. Each is fixed as `pdfix fix` would fix it, with
@@ -47,8 +48,9 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
       app, "follow",
       {"pdfix follow", "fix each chunk of perf record --switch-output as perf finishes it",
        "pdfix follow [OPTIONS] DIR OUTDIR", kDescription,
-       exit_status({{kExitIncomplete, "a chunk could not be fixed, or was fixed with something "
-                                      "missing (see fix's EXIT STATUS)."}})});
+       exit_status({{kExitIncomplete,
+                     "a chunk could not be fixed, or was fixed with something "
+                     "missing (see fix's EXIT STATUS)."}})});
   cmd->add_option("DIR", a->config.dir, "Where perf writes its chunks.")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -80,40 +82,42 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               args.in = in;
               args.out = out;
               // Each chunk's own report is its JSON line's, or else fix's text.
-              return run_fix("follow", chosen, args, host, options.json ? &report : nullptr,
-                             false);
+              return run_fix("follow", chosen, args, host, options.json ? &report : nullptr, false);
             };
             llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);
             const auto each = [&](llvm::json::Object chunk) {
-              if (options.json) {
-                out << llvm::json::Value(std::move(chunk)) << "\n";
-                out.flush();
-              } else {
+              // A chunk not fixed is named on stderr in any case: the error above it names an
+              // offset, not the file.
+              if (!options.json || chunk.getInteger("status").value_or(0) == kExitError) {
                 say.out() << "follow: " << chunk.getString("chunk").value_or("").str() << ": "
                           << chunk.getString("note").value_or("fixed").str() << "\n";
+              }
+              if (options.json) {
+                // A line a chunk, whole at once: the service reading it may be killed any time.
+                out << llvm::json::Value(std::move(chunk)) << "\n";
+                out.flush();
+                std::cout.flush();
               }
             };
             auto summary = follow::follow(a->config, fix, each);
             if (!summary.ok()) return fail(summary.status());
             // The run's summary: on stderr, and as the last JSON line.
-            llvm::json::Object total{{"fixed", summary->fixed},
-                                     {"incomplete", summary->incomplete},
-                                     {"not_fixed", summary->failed},
-                                     {"gone", summary->gone},
-                                     {"earlier", summary->earlier},
-                                     {"bytes_in", summary->bytes_in},
-                                     {"bytes_out", summary->bytes_out},
-                                     {"seconds", summary->seconds}};
+            llvm::json::Object total{
+                {"fixed", summary->fixed},         {"incomplete", summary->incomplete},
+                {"not_fixed", summary->failed},    {"gone", summary->gone},
+                {"earlier", summary->earlier},     {"bytes_in", summary->bytes_in},
+                {"bytes_out", summary->bytes_out}, {"seconds", summary->seconds}};
             if (summary->stop_signal != 0) {
               total["stopped_by"] = summary->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
             }
-            say.out() << absl::StrCat("follow: ", summary->fixed, " fixed, ",
-                                      summary->incomplete, " with something missing, ",
-                                      summary->failed, " not fixed (left as they were), ",
-                                      summary->gone, " gone before they could be, ",
-                                      summary->earlier, " done by an earlier run\n");
-            if (options.json) out << llvm::json::Value(llvm::json::Object{{"summary", std::move(total)}}) << "\n";
+            say.out() << absl::StrCat("follow: ", summary->fixed, " fixed, ", summary->incomplete,
+                                      " with something missing, ", summary->failed,
+                                      " not fixed (left as they were), ", summary->gone,
+                                      " gone before they could be, ", summary->earlier,
+                                      " done by an earlier run\n");
+            if (options.json)
+              out << llvm::json::Value(llvm::json::Object{{"summary", std::move(total)}}) << "\n";
             return summary->incomplete + summary->failed + summary->gone > 0 ? kExitIncomplete
                                                                              : kExitOk;
           }};

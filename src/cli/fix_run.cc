@@ -59,7 +59,8 @@ std::shared_ptr<FixOptions> add_fix_options(CLI::App& cmd,
   // Passes fix runs only when asked: their switches, each set or not.
   for (passes::RepairKind* k : kinds) {
     if (const std::string sw = k->fix_switch(); !sw.empty()) {
-      cmd.add_flag(sw, o->asked[k], absl::StrCat("Also ", k->summary(), " (pdfix ", k->verb(), ")."));
+      cmd.add_flag(sw, o->asked[k],
+                   absl::StrCat("Also ", k->summary(), " (pdfix ", k->verb(), ")."));
     }
   }
   for (passes::RepairKind* k : kinds) {

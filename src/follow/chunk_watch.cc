@@ -18,9 +18,7 @@
 namespace pdfix::follow {
 namespace {
 
-absl::Status errno_error(const std::string& what) {
-  return absl::ErrnoToStatus(errno, what);
-}
+absl::Status errno_error(const std::string& what) { return absl::ErrnoToStatus(errno, what); }
 
 }  // namespace
 

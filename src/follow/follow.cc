@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "follow/chunk_watch.h"
 #include "follow/journal.h"
+#include "io/output.h"
 
 namespace pdfix::follow {
 namespace {
@@ -38,6 +39,21 @@ absl::Status remove_chunk(const std::string& path) {
   std::filesystem::remove_all(path, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot remove ", path, ": ", ec.message()));
   return absl::OkStatus();
+}
+
+// What a run killed by SIGKILL left in OUTDIR: a chunk's temporary output (io/output.h),
+// unfinished. The journal's lock says no other run is writing there.
+void remove_unfinished(const std::string& out_dir, const std::string& base) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(out_dir, ec)) {
+    const std::string name = e.path().filename();
+    const size_t cut = name.rfind(".pdfix-");
+    if (cut == std::string::npos) continue;
+    const std::string chunk = name.substr(1, cut - 1);
+    if (is_chunk_name(chunk, base) && name.starts_with(io::temp_prefix(chunk))) {
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
 }
 
 class Run {
@@ -121,6 +137,7 @@ absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk&
                                      const std::function<void(llvm::json::Object)>& each) {
   auto journal = Journal::open(config.out_dir);
   if (!journal.ok()) return journal.status();
+  remove_unfinished(config.out_dir, config.base);
   auto watch = ChunkWatch::open(config.dir, config.base);
   if (!watch.ok()) return watch.status();
   Run run(config, fix, each, std::move(*journal));

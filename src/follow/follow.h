@@ -14,11 +14,11 @@
 namespace pdfix::follow {
 
 struct FollowConfig {
-  std::string dir;                // where perf writes its chunks
+  std::string dir;                 // where perf writes its chunks
   std::string base = "perf.data";  // perf's -o name: chunks are BASE.<timestamp>
-  std::string out_dir;            // where each fixed chunk goes, under the chunk's name
-  bool remove_raw = false;        // remove a chunk once its fixed copy is on disk
-  bool once = false;              // the chunks there now, then stop: a backlog
+  std::string out_dir;             // where each fixed chunk goes, under the chunk's name
+  bool remove_raw = false;         // remove a chunk once its fixed copy is on disk
+  bool once = false;               // the chunks there now, then stop: a backlog
 };
 
 // Fixes the recording at `in` into `out`, filling `report`; returns the exit status (0 done, 3 done
@@ -34,8 +34,8 @@ struct FollowSummary {
   uint64_t earlier = 0;     // finished by an earlier run (the journal)
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
-  double seconds = 0;       // spent fixing
-  int stop_signal = 0;      // what ended the run, when a signal did
+  double seconds = 0;   // spent fixing
+  int stop_signal = 0;  // what ended the run, when a signal did
 };
 
 // Runs until a stop signal (or, with `once`, until the chunks present are done). `each` is told

@@ -1,6 +1,7 @@
 #include "follow/journal.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,6 +39,16 @@ absl::StatusOr<Journal> Journal::open(const std::string& dir) {
   const std::string path = absl::StrCat(dir, "/", kName);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open the journal ", path));
+  // One run an output directory: a second would fix the same chunks and take the first's
+  // temporary files for a killed run's.
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(fd);
+    return err == EWOULDBLOCK
+               ? absl::FailedPreconditionError(
+                     absl::StrCat("another pdfix follow is writing into ", dir, " (", path, ")"))
+               : absl::ErrnoToStatus(err, absl::StrCat("cannot lock the journal ", path));
+  }
   std::string text;
   char buffer[65536];
   for (ssize_t n; (n = pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) > 0;) {
@@ -78,7 +89,8 @@ std::optional<int> Journal::finished(const std::string& chunk) const {
 
 absl::Status Journal::record(const std::string& chunk, int status) {
   const std::string line = absl::StrCat(chunk, " ", status, "\n");
-  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) || fsync(fd_) != 0) {
+  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+      fsync(fd_) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat("cannot write the journal entry for ", chunk));
   }
   finished_[chunk] = status;

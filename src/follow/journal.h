@@ -16,7 +16,8 @@ namespace pdfix::follow {
 
 class Journal {
  public:
-  // The journal of output directory `dir` (made if there is none yet).
+  // The journal of output directory `dir` (made if there is none yet), held locked: one run an
+  // output directory.
   static absl::StatusOr<Journal> open(const std::string& dir);
   Journal(Journal&&) noexcept;
   Journal& operator=(Journal&&) = delete;

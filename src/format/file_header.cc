@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "format/error.h"
@@ -171,13 +172,24 @@ absl::StatusOr<std::vector<FeatureSection>> parse_feature_table(std::span<const 
                                                                 const FileHeader& h) {
   std::vector<FeatureSection> table;
   uint64_t at = h.feature_table_offset();
+  // perf record writes the data size and the feature sections when it ends the file: records
+  // after a header that still says 0, and no table there, are a recording whose perf was killed.
+  const auto unfinished = [&]() -> std::optional<absl::Status> {
+    if (h.data.size != 0 || file.size() <= h.data.offset) return std::nullopt;
+    return malformed_at(40, "the header was never finished (data size 0, with 0x",
+                        absl::Hex(file.size() - h.data.offset),
+                        " bytes after it): perf record was killed or crashed before it ended "
+                        "this file");
+  };
   for (size_t id = 0; id < kFeatureBits; ++id) {
     if (!h.features[id]) continue;
     if (at > file.size() || file.size() - at < kFileSectionSize) {
+      if (auto why = unfinished()) return *why;
       return malformed_at(at, "feature table entry for feature ", id, " runs past the end");
     }
     Section s = read_section(h.endian, file.data() + at);
     if (s.offset > file.size() || s.size > file.size() - s.offset) {
+      if (auto why = unfinished()) return *why;
       return malformed_at(at, "feature ", id, " section [0x", absl::Hex(s.offset), ", +0x",
                           absl::Hex(s.size), ") runs past the end of the file");
     }

@@ -49,6 +49,8 @@ bool is_seekable_regular(int fd) {
 
 }  // namespace
 
+std::string temp_prefix(const std::string& name) { return absl::StrCat(".", name, ".pdfix-"); }
+
 // Where the bytes for `fd` (stdout, a device, a FIFO) go: straight there when they can be written
 // in order, or through an anonymous temporary file when the header is completed last and `fd`
 // cannot be written back into.
@@ -92,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Output>> Output::create(const std::string& path, 
         "file"));
   }
   std::string temp =
-      absl::StrCat(dir_of(path), "/.", path.substr(path.rfind('/') + 1), ".pdfix-XXXXXX");
+      absl::StrCat(dir_of(path), "/", temp_prefix(path.substr(path.rfind('/') + 1)), "XXXXXX");
   const int slot = remember_temp(temp);
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) {

@@ -33,6 +33,10 @@
 
 namespace pdfix::io {
 
+// The name of the temporary file (or directory) an output named `name` is written under until it
+// is complete, less its random suffix: ".NAME.pdfix-". Left behind only by a SIGKILL.
+std::string temp_prefix(const std::string& name);
+
 // The file a mapping views, and where in it some mapped bytes start.
 struct Origin {
   int fd = -1;

@@ -58,8 +58,8 @@ absl::StatusOr<std::unique_ptr<OutputDirectory>> OutputDirectory::create(const s
   const std::string trimmed = path.ends_with('/') ? path.substr(0, path.size() - 1) : path;
   const auto slash = trimmed.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : trimmed.substr(0, slash + 1);
-  std::string temp = absl::StrCat(dir, slash == std::string::npos ? "/." : ".",
-                                  trimmed.substr(slash + 1), ".pdfix-XXXXXX");
+  std::string temp = absl::StrCat(dir, slash == std::string::npos ? "/" : "",
+                                  temp_prefix(trimmed.substr(slash + 1)), "XXXXXX");
   if (mkdtemp(temp.data()) == nullptr) {
     return errno_status(absl::StrCat("cannot create a temporary directory beside ", path));
   }

@@ -43,7 +43,7 @@ std::vector<jit::FileCandidate> InjectJit::dump_candidates(
       // The runtime appends to its dump while it runs, after the recording too: written since
       // is no sign of another file.
       const resolve::Match match =
-          resolve::match(*common_.host, file, place, inode, /*ended_at=*/std::nullopt).verdict;
+          resolve::match(*common_.host, file, place, inode, std::nullopt, std::nullopt).verdict;
       if (match == resolve::Match::kTheMapped) {
         where.push_back({file, true});
       } else if (match != resolve::Match::kMissing) {

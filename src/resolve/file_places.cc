@@ -42,7 +42,7 @@ std::string_view name(Match m) {
     case Match::kAnotherInode:
       return "another inode";
     case Match::kStale:
-      return "stale (modified after the recording)";
+      return "stale (modified after the recording began)";
     case Match::kNoInode:
       return "a file, with no inode to prove it the one mapped";
   }
@@ -50,10 +50,13 @@ std::string_view name(Match m) {
 }
 
 Sighting match(const Host& host, const std::string& file, const Place& place,
-               const std::optional<Inode>& inode, std::optional<int64_t> ended_at) {
+               const std::optional<Inode>& inode, std::optional<int64_t> started_at,
+               std::optional<int64_t> ended_at) {
   struct stat st{};
   if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
-  const bool stale = ended_at && st.st_mtim.tv_sec > *ended_at / 1'000'000'000;
+  const int64_t written = st.st_mtim.tv_sec * int64_t{1'000'000'000} + st.st_mtim.tv_nsec;
+  const bool stale = (ended_at && st.st_mtim.tv_sec > *ended_at / 1'000'000'000) ||
+                     (started_at && written > *started_at);
   if (!inode) return {stale ? Match::kStale : Match::kNoInode};
   const bool same_device = major(st.st_dev) == inode->maj && minor(st.st_dev) == inode->min;
   bool device_may_differ = false;

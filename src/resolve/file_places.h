@@ -63,11 +63,15 @@ struct Sighting {
 };
 
 // Whether `file`, seen at `place`, is the inode mapped: the one comparison of device and inode,
-// and the one rule of "unchanged since the recording ended" (`ended_at`; nullopt: not asked). The
+// and the one rule of "not written since the recording began": a file written after
+// `started_at`, or after `ended_at` (the second of it), is kStale (nullopt: not asked), for a
+// process may have mapped it before it was rewritten in place (a linker writes its output so, as
+// do cp and install into an existing file): one inode, two contents. The
 // device must agree too, except where overlayfs stands between: a map of an overlay's file
 // carries the layer file's inode number with the overlay's device (6.x kernels) or the layer's
 // (older ones). Without `inode` (an MMAP record) only whether a file is there, and unchanged.
 Sighting match(const Host& host, const std::string& file, const Place& place,
-               const std::optional<Inode>& inode, std::optional<int64_t> ended_at);
+               const std::optional<Inode>& inode, std::optional<int64_t> started_at,
+               std::optional<int64_t> ended_at);
 
 }  // namespace pdfix::resolve

@@ -386,8 +386,9 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   // On this machine a path proves nothing by itself: the file must be the very inode that was
   // mapped, and must not have changed since the recording ended. A sysroot's file is a copy,
   // proven by its id.
-  const Sighting seen = live ? match(host_, path, at_path(), inode_of(q), facts_.ended_at)
-                             : match(host_, path, at_path(), std::nullopt, std::nullopt);
+  const Sighting seen =
+      live ? match(host_, path, at_path(), inode_of(q), facts_.started_at, facts_.ended_at)
+           : match(host_, path, at_path(), std::nullopt, std::nullopt, std::nullopt);
   if (seen == Match::kMissing) {
     return {.reason = "not found", .not_the_mapped = true, .absence = Resolution::Absence::kNoFile};
   }
@@ -402,7 +403,7 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
     case Match::kAnotherInode:
       return {std::nullopt, "", why_not_the_mapped(seen), true};
     case Match::kStale:
-      return {std::nullopt, "", "stale (modified after the recording)", true};
+      return {std::nullopt, "", "stale (modified after the recording began)", true};
   }
   auto id = build_id_of_file(path);
   if (absl::IsInvalidArgument(id.status())) return {std::nullopt, "", "not ELF"};
@@ -438,7 +439,7 @@ std::string Resolver::why_not_the_mapped(const Sighting& seen) const {
 
 Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
   const std::string path = place.root + q.filename;
-  const Sighting seen = match(host_, path, place, inode_of(q), facts_.ended_at);
+  const Sighting seen = match(host_, path, place, inode_of(q), facts_.started_at, facts_.ended_at);
   if (seen.verdict != Match::kTheMapped) {
     return {.reason = std::string(name(seen.verdict)),
             .absence = seen == Match::kMissing ? Resolution::Absence::kNoFile
@@ -454,7 +455,8 @@ Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {
   if (!config_.sysroot.empty() || !q.has_inode || elsewhere(facts_)) return false;
-  return match(host_, q.filename, at_path(), inode_of(q), std::nullopt) == Match::kAnotherInode &&
+  return match(host_, q.filename, at_path(), inode_of(q), std::nullopt, std::nullopt) ==
+             Match::kAnotherInode &&
          carries_build_id(q.filename, id);
 }
 

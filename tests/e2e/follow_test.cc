@@ -1,0 +1,291 @@
+// pdfix follow against a real `perf record -a -g --switch-output`: every chunk fixed while its
+// programs live, a program rebuilt at its path between chunks keeping each run's own id (judged by
+// the ids the files had when they ran), both binaries in the store; and the journal's promises
+// under SIGKILL, a chunk perf never finished, and a second run on the same output directory.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "e2e/harness.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+std::vector<std::string> chunks_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename();
+    if (name.starts_with("perf.data.")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::set<uint32_t> pids_in(const std::string& file) {
+  std::set<uint32_t> pids;
+  std::ifstream in(file);
+  for (uint32_t pid; in >> pid;) pids.insert(pid);
+  return pids;
+}
+
+// The JSON lines follow printed, by chunk name (the summary's under "summary").
+std::map<std::string, std::vector<llvm::json::Object>> lines_of(const std::string& text) {
+  std::map<std::string, std::vector<llvm::json::Object>> by_chunk;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    llvm::json::Object o = parse_object(line);
+    const std::string key =
+        o.get("summary") != nullptr ? "summary" : o.getString("chunk").value_or("").str();
+    by_chunk[key].push_back(std::move(o));
+  }
+  return by_chunk;
+}
+
+// Waits up to a minute for `done` to hold.
+bool within_a_minute(const std::function<bool()>& done) {
+  for (int i = 0; i < 600; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+size_t journal_lines(const std::string& out) {
+  std::ifstream in(out + "/.pdfix-follow-journal");
+  size_t n = 0;
+  // A finished chunk's line is its name and status; a line cut short is not one.
+  for (std::string line; std::getline(in, line);) n += line.find(' ') != std::string::npos;
+  return n;
+}
+
+class FollowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir();
+    fs::create_directories(dir_ + "/raw");
+    fs::create_directories(dir_ + "/out");
+    // perf reads its cache at ~/.debug (PERF_BUILDID_DIR is what it tells the scripts it runs):
+    // a HOME of the test's, where pdfix stores too.
+    store_env_ = "env HOME=" + quote(dir_) + " ";
+  }
+  void TearDown() override {
+    // What a failed test left running.
+    for (const std::string& pid : started_) sh("kill -KILL " + pid + " 2>/dev/null");
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  // Starts `command` in the background, its stdout to `log` and stderr to `log`.err; returns its
+  // pid.
+  std::string start(const std::string& command, const std::string& log) {
+    RunResult r = sh("setsid " + command + " >" + quote(dir_ + "/" + log) + " 2>" +
+                     quote(dir_ + "/" + log + ".err") + " & echo $!");
+    EXPECT_EQ(r.status, 0) << r.err;
+    started_.push_back(r.out.substr(0, r.out.find('\n')));
+    return started_.back();
+  }
+  // Copies of one small recording as chunks perf finished, oldest first: the `from`th on.
+  void make_chunks(int n, int from = 0) {
+    for (int i = from; i < from + n; ++i) {
+      fs::copy_file(std::string(PDFIX_CORPUS) + "/sleep-B.data",
+                    dir_ + "/raw/perf.data.20261127120000" + std::to_string(10 + i));
+    }
+  }
+  RunResult once(const std::string& more = "") {
+    return sh(store_env_ + pdfix() + " follow --once --json " + more + " " + quote(dir_ + "/raw") +
+              " " + quote(dir_ + "/out"));
+  }
+  std::string dir_;
+  std::string store_env_;
+  std::vector<std::string> started_;
+};
+
+TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsEachRunsId) {
+  PDFIX_NEEDS_PERF_RECORD();
+  const std::string app = dir_ + "/app/app";
+  build_app(dir_ + "/app", "1");
+  const std::string v1 = own_id(app);
+  const std::string follow = start(store_env_ + pdfix() + " follow --json --store " +
+                                       quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
+                                   "follow.jsonl");
+  const std::string perf =
+      start("perf record -a -g -F 499 --switch-output=1s -o " + quote(dir_ + "/raw/perf.data"),
+            "perf.log");
+  // Short processes, each inside a chunk; the program is rebuilt at its path (a new inode, as
+  // an upgrade makes) while perf records, and runs again.
+  const auto runs = [&](const std::string& pids) {
+    return sh("sleep 1; for i in 1 2 3 4 5 6; do " + quote(app) + " & echo $! >>" +
+              quote(dir_ + "/" + pids) + "; wait; sleep 0.2; done");
+  };
+  RunResult r = runs("pids1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  build_app(dir_ + "/app", "2");
+  const std::string v2 = own_id(app);
+  const double rebuilt = std::stod(sh("stat -c %.9Y " + quote(app)).out);
+  ASSERT_NE(v1, v2);
+  r = runs("pids2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh("sleep 1; kill -INT " + perf + "; while kill -0 " + perf +
+         " 2>/dev/null; do sleep 0.1; "
+         "done");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> chunks = chunks_in(dir_ + "/raw");
+  ASSERT_GE(chunks.size(), 4u) << sh("cat " + quote(dir_ + "/perf.log.err")).out;
+  EXPECT_TRUE(within_a_minute([&] { return journal_lines(dir_ + "/out") == chunks.size(); }))
+      << journal_lines(dir_ + "/out") << " of " << chunks.size() << " chunks finished";
+  r = sh("kill -INT " + follow + "; while kill -0 " + follow + " 2>/dev/null; do sleep 0.1; done");
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  const std::string printed = sh("cat " + quote(dir_ + "/follow.jsonl")).out;
+  auto lines = lines_of(printed);
+  ASSERT_EQ(lines["summary"].size(), 1u) << printed;
+  const llvm::json::Object* summary = lines["summary"][0].getObject("summary");
+  ASSERT_NE(summary, nullptr);
+  EXPECT_EQ(int_of(*summary, "fixed"), static_cast<int64_t>(chunks.size())) << printed;
+  EXPECT_EQ(summary->getString("stopped_by").value_or(""), "SIGINT");
+
+  // Each map of the program carries the id its file had when that process ran: 0 wrong, both
+  // versions seen. None is missing but in the chunk the program was rebuilt in (ld rewrites its
+  // output in place: one inode, two contents, and which a process mapped is not known).
+  const std::set<uint32_t> pids1 = pids_in(dir_ + "/pids1");
+  const std::set<uint32_t> pids2 = pids_in(dir_ + "/pids2");
+  std::map<std::string, int> judged;
+  std::map<std::string, std::set<std::string>> ids_in;  // by chunk: the program's ids in it
+  for (const std::string& chunk : chunks) {
+    ASSERT_EQ(lines[chunk].size(), 1u) << chunk << " reported other than once:\n" << printed;
+    EXPECT_EQ(int_of(lines[chunk][0], "status"), 0) << printed;
+    ASSERT_TRUE(fs::exists(dir_ + "/out/" + chunk)) << chunk;
+    std::istringstream span(sh("stat -c '%.9W %.9Y' " + quote(dir_ + "/raw/" + chunk)).out);
+    double began = 0, ended = 0;
+    span >> began >> ended;
+    const bool rebuilt_in_it = began < rebuilt && rebuilt <= ended;
+    for (const MapRecord& m : maps_of(dir_ + "/out/" + chunk)) {
+      if (m.filename != app) continue;
+      const std::string want = pids1.count(m.pid) ? v1 : pids2.count(m.pid) ? v2 : "";
+      ASSERT_NE(want, "") << "a map of the program by pid " << m.pid << ", which no run had";
+      if (rebuilt_in_it && m.build_id.empty()) continue;
+      EXPECT_EQ(m.build_id, want) << chunk << " pid " << m.pid;
+      ++judged[want];
+      ids_in[chunk].insert(want);
+    }
+  }
+  EXPECT_GE(judged[v1], 3) << "maps of the first build";
+  EXPECT_GE(judged[v2], 3) << "maps of the second build";
+
+  // Both builds are in the store, each once; from the store alone perf names the first build's
+  // function in a chunk of its runs, though the path now holds the second.
+  for (const std::string& id : {v1, v2}) {
+    EXPECT_TRUE(fs::exists(dir_ + "/.debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2)))
+        << id;
+  }
+  r = sh("find " + quote(dir_ + "/.debug" + app) + " -name elf | wc -l");
+  EXPECT_EQ(r.out, "2\n") << sh("find " + quote(dir_ + "/.debug")).out;
+  // From the store alone, perf names each build's function in the chunks of its runs, though the
+  // path now holds the second build: the first's only where its runs were.
+  std::map<std::string, int> named;
+  for (const auto& [chunk, ids] : ids_in) {
+    r = sh(store_env_ + "perf report --stdio --sort sym -i " + quote(dir_ + "/out/" + chunk) +
+           " 2>&1");
+    named["spin_v1"] += r.out.find("spin_v1") != std::string::npos;
+    named["spin_v2"] += r.out.find("spin_v2") != std::string::npos;
+    if (!ids.count(v2)) {
+      EXPECT_EQ(r.out.find("spin_v2"), std::string::npos) << chunk << "\n" << r.out;
+    }
+  }
+  EXPECT_GE(named["spin_v1"], 1);
+  EXPECT_GE(named["spin_v2"], 1);
+}
+
+TEST_F(FollowTest, KilledAndStartedAgainItFixesEveryChunkOnce) {
+  make_chunks(3);
+  // SIGKILL once the chunks there are finished.
+  const std::string follow = start(
+      store_env_ + pdfix() + " follow --json " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
+      "first.jsonl");
+  ASSERT_TRUE(within_a_minute([&] { return journal_lines(dir_ + "/out") == 3; }));
+  ASSERT_EQ(sh("kill -KILL " + follow + "; while kill -0 " + follow +
+               " 2>/dev/null; do sleep "
+               "0.1; done")
+                .status,
+            0);
+  // More chunks, and what a kill at other moments leaves: a temporary output half written, a
+  // complete output whose journal line was never written, and a line cut short.
+  make_chunks(3, 3);
+  const std::vector<std::string> chunks = chunks_in(dir_ + "/raw");
+  ASSERT_EQ(chunks.size(), 6u);
+  std::ofstream(dir_ + "/out/." + chunks[3] + ".pdfix-AbC123") << "half";
+  RunResult r = sh(pdfix() + " copy " + quote(dir_ + "/raw/" + chunks[4]) + " " +
+                   quote(dir_ + "/out/" + chunks[4]));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ofstream(dir_ + "/out/.pdfix-follow-journal", std::ios::app) << chunks[5];
+
+  r = once();
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto first = lines_of(sh("cat " + quote(dir_ + "/first.jsonl")).out);
+  auto second = lines_of(r.out);
+  for (const std::string& chunk : chunks) {
+    const size_t fixed = first[chunk].size() + second[chunk].size() -
+                         (second[chunk].size() == 1 && second[chunk][0].get("status") == nullptr);
+    EXPECT_EQ(fixed, chunk == chunks[4] ? 0u : 1u) << chunk << "\n" << r.out;
+    EXPECT_TRUE(fs::exists(dir_ + "/out/" + chunk)) << chunk;
+    EXPECT_TRUE(perf_stats(dir_ + "/out/" + chunk).count("SAMPLE")) << chunk;
+  }
+  for (const auto& e : fs::directory_iterator(dir_ + "/out")) {
+    EXPECT_EQ(e.path().filename().string().find(".pdfix-", 1), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(journal_lines(dir_ + "/out"), chunks.size());
+  // And again: nothing left to do.
+  r = once();
+  EXPECT_EQ(r.status, 0) << r.err;
+  const llvm::json::Object* summary = lines_of(r.out)["summary"][0].getObject("summary");
+  ASSERT_NE(summary, nullptr);
+  EXPECT_EQ(int_of(*summary, "fixed"), 0);
+  EXPECT_EQ(int_of(*summary, "earlier"), static_cast<int64_t>(chunks.size()));
+}
+
+TEST_F(FollowTest, AChunkPerfNeverFinishedIsLeftAsItWasAndTheRunGoesOn) {
+  PDFIX_NEEDS_PERF_RECORD();
+  make_chunks(2);
+  // perf record killed while writing: its header never finished.
+  RunResult r = sh("cd " + quote(dir_) +
+                   " && (perf record -o killed.data -- sleep 10 >/dev/null "
+                   "2>&1 & p=$!; sleep 1; kill -KILL $p; wait $p; true)");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string killed = "perf.data.2026112712000005";
+  fs::rename(dir_ + "/killed.data", dir_ + "/raw/" + killed);
+  r = once("--remove-raw");
+  EXPECT_EQ(r.status, 3) << r.err;
+  auto lines = lines_of(r.out);
+  ASSERT_EQ(lines[killed].size(), 1u) << r.out;
+  EXPECT_EQ(int_of(lines[killed][0], "status"), 2);
+  EXPECT_TRUE(fs::exists(dir_ + "/raw/" + killed)) << "a chunk not fixed is kept";
+  EXPECT_FALSE(fs::exists(dir_ + "/out/" + killed));
+  EXPECT_NE(r.err.find(killed), std::string::npos) << "the error names the chunk: " << r.err;
+  const llvm::json::Object* summary = lines["summary"][0].getObject("summary");
+  ASSERT_NE(summary, nullptr);
+  EXPECT_EQ(int_of(*summary, "fixed"), 2);
+  EXPECT_EQ(int_of(*summary, "not_fixed"), 1);
+  for (const std::string& chunk : chunks_in(dir_ + "/out")) {
+    EXPECT_FALSE(fs::exists(dir_ + "/raw/" + chunk)) << "--remove-raw: " << chunk;
+  }
+}
+
+TEST_F(FollowTest, ASecondRunOnTheSameOutputDirectoryIsRefused) {
+  const std::string follow =
+      start(pdfix() + " follow " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"), "f.log");
+  ASSERT_TRUE(within_a_minute([&] { return fs::exists(dir_ + "/out/.pdfix-follow-journal"); }));
+  RunResult r = once();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("another pdfix follow is writing into"), std::string::npos) << r.err;
+  r = sh("kill -TERM " + follow + "; while kill -0 " + follow +
+         " 2>/dev/null; do sleep 0.1; done; " + "cat " + quote(dir_ + "/f.log.err"));
+  EXPECT_NE(r.out.find("follow: 0 fixed"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
