@@ -116,8 +116,10 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
                                       " not fixed (left as they were), ", summary->gone,
                                       " gone before they could be, ", summary->earlier,
                                       " done by an earlier run\n");
-            if (options.json)
+            if (options.json) {
               out << llvm::json::Value(llvm::json::Object{{"summary", std::move(total)}}) << "\n";
+              out.flush();
+            }
             return summary->incomplete + summary->failed + summary->gone > 0 ? kExitIncomplete
                                                                              : kExitOk;
           }};

@@ -46,7 +46,7 @@ absl::StatusOr<std::unique_ptr<ChunkWatch>> ChunkWatch::open(const std::string& 
   // perf renames a finished chunk into place; a chunk copied in is whole when closed after
   // writing.
   if (inotify_add_watch(inotify, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR) < 0) {
-    const absl::Status error = errno_error(absl::StrCat("cannot watch ", dir));
+    absl::Status error = errno_error(absl::StrCat("cannot watch ", dir));
     close(inotify);
     close(signals);
     return error;

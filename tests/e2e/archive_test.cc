@@ -143,7 +143,8 @@ TEST_F(ArchiveTest, StatusesSayWhetherTheRecordingCanBeAnalysed) {
   const std::string none =
       "libwork.so: samples hit maps of it that carry no build-id, and fix "
       "proves none: ";
-  EXPECT_TRUE(r.out.find(none + "stale (modified after the recording began)") != std::string::npos ||
+  EXPECT_TRUE(r.out.find(none + "stale (modified after the recording began)") !=
+                  std::string::npos ||
               r.out.find(none + "replaced (this host's file at that path is a new inode") !=
                   std::string::npos)
       << r.out;

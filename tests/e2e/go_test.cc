@@ -158,7 +158,8 @@ TEST_F(GoTest, AProgramModifiedAfterTheRecordingIsNotBundled) {
   RunResult fix = sh(env_ + pdfix() + " fix --strict --archive " + quote(dir_ + "/b.tar.zst") +
                      " " + quote(in) + " " + quote(dir_ + "/fixed.data"));
   EXPECT_EQ(fix.status, 3) << fix.err;
-  EXPECT_NE(fix.err.find("stale (modified after the recording began)"), std::string::npos) << fix.err;
+  EXPECT_NE(fix.err.find("stale (modified after the recording began)"), std::string::npos)
+      << fix.err;
   RunResult listed = sh("tar --zstd -tf " + quote(dir_ + "/b.tar.zst"));
   ASSERT_EQ(listed.status, 0) << listed.err;
   EXPECT_EQ(listed.out.find("symfs/"), std::string::npos) << listed.out;
