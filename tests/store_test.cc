@@ -245,6 +245,7 @@ TEST_F(StoreFiles, KernelAndVdsoOnlyFromAHostWithTheirIds) {
   testing::FakeHost host;
   host.kernel_id = format::BuildId::from_bytes(kernel_id);
   host.symbols = "ffffffff81000000 T _text\nffffffff81000100 T start_kernel\n";
+  host.text = 0xffffffff81000000ULL;  // what LiveHost reads from the same /proc/kallsyms
   host.vdso_image = {reinterpret_cast<const uint8_t*>(prog.data()), prog.size()};
   auto found = find(b.build(), host, {});
   ASSERT_EQ(found.size(), 2U);
@@ -258,6 +259,7 @@ TEST_F(StoreFiles, KernelAndVdsoOnlyFromAHostWithTheirIds) {
 
   // Addresses hidden (kptr_restrict): kallsyms would place nothing.
   host.symbols = "0000000000000000 T _text\n";
+  host.text = std::nullopt;
   found = find(b.build(), host, {});
   ASSERT_EQ(found.size(), 2U);
   EXPECT_EQ(found[0].from, Binary::From::kNothing);

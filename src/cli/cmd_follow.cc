@@ -81,8 +81,11 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               FixArgs args = options;
               args.in = in;
               args.out = out;
+              // This host as it is now: what it remembered for the chunk before (mounts,
+              // modules) may have changed since.
+              const std::unique_ptr<resolve::Host> now = host.anew();
               // Each chunk's own report is its JSON line's, or else fix's text.
-              return run_fix("follow", chosen, args, host, options.json ? &report : nullptr, false);
+              return run_fix("follow", chosen, args, *now, options.json ? &report : nullptr, false);
             };
             llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);

@@ -14,13 +14,6 @@ bool is_regular(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// kallsyms with every address zero (kptr_restrict, not root) names symbols but places none.
-bool has_addresses(std::string_view kallsyms) {
-  const size_t end = kallsyms.find(' ');
-  return end != std::string_view::npos && end > 0 &&
-         kallsyms.substr(0, end).find_first_not_of('0') != std::string_view::npos;
-}
-
 }  // namespace
 
 bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind kind) {
@@ -81,7 +74,8 @@ Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   Copy c;
   if (q.kind == EntryKind::kKallsyms) {
     if (places.sysroot.empty() && host.kernel_build_id() == q.id) {
-      if (has_addresses(host.kallsyms())) {
+      // _text at a real address: kallsyms shows addresses (root, or kptr_restrict 0).
+      if (host.kernel_text()) {
         return {Copy::From::kKallsyms, "", "/proc/kallsyms (the running kernel has this id)", ""};
       }
       if (from_cache(c)) return c;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,6 +56,9 @@ class Host {
   virtual std::vector<Mount> overlays() const = 0;
   // When this boot began (/proc/stat btime), in nanoseconds since the epoch.
   virtual std::optional<int64_t> boot_time() const = 0;
+  // The same machine with nothing remembered: a run that lasts (follow) asks again for each
+  // recording, for mounts, modules and processes come and go.
+  virtual std::unique_ptr<Host> anew() const = 0;
 };
 
 // The process recorded as `pid`, if the one living under that pid now is it: one that started
@@ -79,6 +83,7 @@ class LiveHost : public Host {
   std::optional<Mount> mount(uint32_t maj, uint32_t min) const override;
   std::vector<Mount> overlays() const override;
   std::optional<int64_t> boot_time() const override;
+  std::unique_ptr<Host> anew() const override { return std::make_unique<LiveHost>(); }
 
  private:
   const std::string& mountinfo() const;

@@ -108,6 +108,12 @@ absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::C
   return added || *linked ? Stored::kAdded : Stored::kPresent;
 }
 
+bool holds_entry(const std::string& cache, const resolve::CacheEntry& entry) {
+  struct stat st{};
+  return ::lstat(absl::StrCat(cache, "/", entry.file).c_str(), &st) == 0 &&
+         ::lstat(absl::StrCat(cache, "/", entry.link).c_str(), &st) == 0;
+}
+
 absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& name,
                                   const FileImage& image) {
   const std::string file = absl::StrCat(cache, "/", name);

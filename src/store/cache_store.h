@@ -28,6 +28,10 @@ inline absl::StatusOr<Stored> store_in_cache(const std::string& cache,
   return store_in_cache(cache, entry, FileImage::whole(bytes));
 }
 
+// Whether the cache holds `entry` and its link already: store_in_cache would change nothing, so
+// the binary need not be read (a store per chunk of an always-on recording keeps each once).
+bool holds_entry(const std::string& cache, const resolve::CacheEntry& entry);
+
 // `bytes` as the file `name` (relative, checked by the caller) under `cache`, unless a file is
 // there already: a name that holds the content's hash is never given other bytes.
 absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& name,

@@ -58,12 +58,18 @@ void count(Kept& kept, const Binary& b, const Prepared& p) {
 }
 
 // Calls `keep` with each binary that has a proven copy, its cache entry and what is kept of it.
+// Those for which `kept_already` says so are not read.
 absl::Status for_each_proven(
     const std::vector<Binary>& binaries, const resolve::Host& host, const KeepOptions& options,
-    const std::function<absl::Status(size_t, const CacheEntry&, const Prepared&)>& keep) {
+    const std::function<absl::Status(size_t, const CacheEntry&, const Prepared&)>& keep,
+    const std::function<bool(const CacheEntry&)>& kept_already = nullptr) {
   for (size_t i = 0; i < binaries.size(); ++i) {
     const Binary& b = binaries[i];
     auto entry = cache_entry(b.name, b.id, b.kind);
+    if (b.from != Binary::From::kNothing && entry && kept_already && kept_already(*entry)) {
+      if (options.progress) options.progress(i + 1, binaries.size());
+      continue;
+    }
     if (b.from != Binary::From::kNothing && entry) {
       auto image = load_binary(b, host);
       if (!image.ok()) return image.status();
@@ -235,6 +241,11 @@ absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
           ++kept.present;
         }
         return absl::OkStatus();
+      },
+      [&](const CacheEntry& entry) {
+        if (!holds_entry(cache, entry)) return false;
+        ++kept.present;
+        return true;
       });
   if (!s.ok()) return s;
   for (const Binary& b : by_path) {

@@ -230,6 +230,23 @@ TEST_F(InjectTest, ABinaryRewrittenInPlaceAfterRecordingIsNotGivenTheNewId) {
   expect_app_without_id(dir_ + "/out.data", app, dir_ + "/app/libwork.so");
 }
 
+TEST_F(InjectTest, ABinaryRewrittenInPlaceWhileRecordingIsNotGivenTheNewId) {
+  // The program runs, then the linker rewrites it in place (same inode, other bytes) while perf
+  // still records: the map was the old content, and only the recording's start tells.
+  const std::string app = dir_ + "/app/app";
+  const std::string inode = sh("stat -c %i " + quote(app)).out;
+  const std::string old_id = readelf_id(app);
+  build_app(dir_ + "/v2", "2");
+  const std::string in = record("", "sh -c " + quote(app + "; cp " + quote(dir_ + "/v2/app") + " " +
+                                                     quote(app) + "; sleep 1"));
+  ASSERT_EQ(sh("stat -c %i " + quote(app)).out, inode);
+  ASSERT_NE(readelf_id(app), old_id);
+  RunResult r = sh(pdfix() + " fix --json " + in + " " + dir_ + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("modified after the recording began"), std::string::npos) << r.out;
+  expect_app_without_id(dir_ + "/out.data", app, dir_ + "/app/libwork.so");
+}
+
 // The id of `name` in perf's view of the map records of `path`; empty when none carries one.
 std::string mapped_id(const std::string& path, const std::string& name) {
   for (const MapLine& m : perf_maps(path)) {

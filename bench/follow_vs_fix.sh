@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# pdfix follow on a real chunk sequence against what a user scripts without it, a loop of
+# `pdfix fix --store` over the chunks, and against cp of the chunks, in the same rounds.
+#
+# The chunks: `perf record -a -g --switch-output=2s` over gcc compiles for about 20 s (kept in
+# $work/chunks between runs with PDFIX_BENCH_DIR). Each round, in an order that rotates, runs:
+#   cp       every chunk into an empty directory;
+#   loop     `pdfix fix -q --store CHUNK OUT` for every chunk, one process each, into an empty
+#            store (HOME of its own): the first chunk stores the binaries, the rest find them;
+#   follow   `pdfix follow -q --once --store CHUNKS OUT` (one process, an empty store too);
+#   base     the loop with PDFIX_BASELINE=OTHER/pdfix, when given: the build before.
+# Printed: each one's median seconds and peak RSS, and the medians of the per-round ratios.
+#
+#   bash bench/follow_vs_fix.sh [ROUNDS]     (5 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+rounds=${1:-5}
+pdfix=$PWD/build/pdfix
+base=${PDFIX_BASELINE:-}
+
+chunks=$work/chunks
+if ! compgen -G "$chunks/perf.data.*" >/dev/null; then
+  mkdir -p "$chunks"
+  perf record -q -a -g --switch-output=2s -o "$chunks/perf.data" -- sh -c \
+    'for i in $(seq 20); do gcc -O2 -c src/format/records.cc -Isrc -o /dev/null; done' \
+    2>/dev/null
+fi
+n=$(find "$chunks" -name 'perf.data.*' | wc -l)
+size=$(du -sm "$chunks" | cut -f1)
+echo "$n chunks, $size MB, $rounds rounds" >&2
+
+scratch=$(mktemp -d -p "${TMPDIR:-/var/tmp}")
+trap 'rm -rf "$scratch"; [ -n "${PDFIX_BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
+
+run_cp() { mkdir -p "$1/out" && cp "$chunks"/perf.data.* "$1/out/"; }
+run_loop() {
+  local bin=$1 at=$2
+  mkdir -p "$at/out" "$at/home"
+  for c in "$chunks"/perf.data.*; do
+    HOME=$at/home "$bin" fix -q --store "$c" "$at/out/$(basename "$c")" || [ $? = 3 ]
+  done
+}
+run_follow() {
+  mkdir -p "$1/out" "$1/home"
+  HOME=$1/home "$pdfix" follow -q --once --store "$chunks" "$1/out" || [ $? = 3 ]
+}
+export -f run_cp run_loop run_follow
+export chunks pdfix
+
+jobs=(cp loop follow)
+[ -n "$base" ] && jobs+=(base)
+declare -A secs rss
+for ((r = 0; r < rounds; r++)); do
+  for ((k = 0; k < ${#jobs[@]}; k++)); do
+    job=${jobs[$(((k + r) % ${#jobs[@]}))]}
+    at=$scratch/$job
+    rm -rf "$at"
+    mkdir -p "$at"
+    case $job in
+      cp) read -r s m < <(time_of bash -c "run_cp $at") ;;
+      loop) read -r s m < <(time_of bash -c "run_loop $pdfix $at") ;;
+      follow) read -r s m < <(time_of bash -c "run_follow $at") ;;
+      base) read -r s m < <(time_of bash -c "run_loop $base $at") ;;
+    esac
+    secs[$job]+="$s "
+    rss[$job]+="$m "
+  done
+done
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# The median over rounds of job A's seconds over job B's, round by round.
+ratio_of() {
+  paste <(echo "${secs[$1]}" | tr ' ' '\n' | grep .) <(echo "${secs[$2]}" | tr ' ' '\n' | grep .) |
+    awk '{ printf "%.3f\n", $1 / $2 }' | median
+}
+printf '| job | median s | peak RSS MiB | / cp | / loop |\n|---|---|---|---|---|\n'
+for job in "${jobs[@]}"; do
+  printf '| %s | %s | %s | %s | %s |\n' "$job" "$(echo "${secs[$job]}" | median)" \
+    "$(echo "${rss[$job]}" | median | awk '{ printf "%.0f", $1 / 1024 }')" \
+    "$(ratio_of "$job" cp)" "$(ratio_of "$job" loop)"
+done
