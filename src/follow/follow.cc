@@ -90,6 +90,7 @@ absl::Status Run::take(const std::string& name) {
   struct stat st;
   if (lstat(out.c_str(), &st) == 0) {
     // Written completely (outputs appear only so) by a run killed before its journal line.
+    if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
     report["output"] = out;
     report["note"] = "fixed by an earlier run that was stopped before it said so";
     ++summary_.earlier;

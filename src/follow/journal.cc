@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -28,7 +30,13 @@ absl::Status sync_path(const std::string& path, int flags) {
 }  // namespace
 
 absl::Status sync_to_disk(const std::string& path) {
-  // A directory recording's files are synced with it: each is named in it.
+  // A directory recording: each of its files, then the directory that names them.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+      if (absl::Status s = sync_path(e.path(), O_RDONLY); !s.ok()) return s;
+    }
+  }
   if (absl::Status s = sync_path(path, O_RDONLY); !s.ok()) return s;
   const size_t slash = path.rfind('/');
   return sync_path(slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1)),
