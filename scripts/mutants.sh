@@ -9,8 +9,8 @@
 #
 #   bash scripts/mutants.sh [NAME-SUBSTRING]
 #
-# PDFIX_MUTANTS_DIR=DIR keeps the scratch copy and its build there between runs (for writing a
-# mutant and its test: only what changed is copied and rebuilt).
+# PDFIX_MUTANTS_DIR=DIR keeps the scratch copies and their builds there between runs (for writing
+# a mutant and its test: only what changed is copied and rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -22,22 +22,30 @@ else
   scratch=$(mktemp -d -p "${TMPDIR:-/var/tmp}" pdfix-mutants.XXXXXX)
   trap 'rm -rf "$scratch"' EXIT
 fi
-# A file is copied when its content differs, not by its time: a mutant applied and undone in the
-# kept copy leaves it newer than a later edit here.
-git ls-files -z | while IFS= read -r -d '' f; do
-  cmp -s "$f" "$scratch/$f" || cp --parents "$f" "$scratch"
+# Mutants are judged by as many workers as there are cores (PDFIX_MUTANT_JOBS), each in a scratch
+# copy of its own: a mutant's tests mostly wait on perf and one core, so two at once halve the
+# phase, and ccache makes the second copy's build a copy of the first's.
+jobs=${PDFIX_MUTANT_JOBS:-$(nproc)}
+for ((w = 0; w < jobs; w++)); do
+  copy=$scratch/w$w
+  mkdir -p "$copy"
+  # A file is copied when its content differs, not by its time: a mutant applied and undone in
+  # the kept copy leaves it newer than a later edit here.
+  git ls-files -z | while IFS= read -r -d '' f; do
+    cmp -s "$f" "$copy/$f" || cp --parents "$f" "$copy"
+  done
+  echo "== building scratch copy $copy" >&2
+  cmake -S "$copy" -B "$copy/build" -G Ninja -DCMAKE_BUILD_TYPE=None \
+    -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
+    -DCMAKE_CXX_FLAGS='-O0 -g0' -DPDFIX_STATIC_ABSL=OFF -DPDFIX_BUILD_BENCH=OFF \
+    -DPDFIX_FOREIGN_CORPUS="$repo/../shared/corpora/foreign" >/dev/null
+  ninja -C "$copy/build" pdfix pdfix_unit_tests pdfix_e2e_tests >/dev/null
 done
 
-echo "== building a scratch copy in $scratch" >&2
-cmake -S "$scratch" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
-  -DCMAKE_CXX_FLAGS='-O0 -g0' -DPDFIX_STATIC_ABSL=OFF -DPDFIX_BUILD_BENCH=OFF \
-  -DPDFIX_FOREIGN_CORPUS="$repo/../shared/corpora/foreign" >/dev/null
-ninja -C "$scratch/build" pdfix pdfix_unit_tests pdfix_e2e_tests >/dev/null
-
-python3 - "$scratch" "$repo/scripts/mutants.list" "$only" <<'PY'
-import fnmatch, os, re, subprocess, sys, time
-scratch, listing, only = sys.argv[1], sys.argv[2], sys.argv[3]
+python3 - "$scratch" "$repo/scripts/mutants.list" "$only" "$jobs" <<'PY'
+import concurrent.futures, fnmatch, os, queue, re, subprocess, sys, threading, time
+root, listing, only, jobs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+scratch = f"{root}/w0"
 mutants, block = [], {}
 for line in open(listing).read().split("\n") + [""]:
     if line.startswith("#"):
@@ -83,19 +91,36 @@ for kind, binary in binaries.items():
                 print(said.group(1)[-4000:] if said else run.stderr[-4000:], flush=True)
     print(f"baseline: {len(filters)} {kind} filters in {time.time() - start:.1f}s", flush=True)
 
-for m in selected:
+copies = queue.Queue()
+for w in range(jobs):
+    copies.put(f"{root}/w{w}")
+lock = threading.Lock()
+
+
+def say(line):
+    with lock:
+        print(line, flush=True)
+
+
+def judge(m):
+    scratch = copies.get()
+    try:
+        return judge_in(m, scratch)
+    finally:
+        copies.put(scratch)
+
+
+def judge_in(m, scratch):
     path = os.path.join(scratch, m["file"])
     original = open(path).read()
     if original.count(m["from"]) != 1:
-        broken.append(m["name"])
-        print(f"NO LONGER APPLIES  {m['name']}  ({m['file']})", flush=True)
-        continue
+        say(f"NO LONGER APPLIES  {m['name']}  ({m['file']})")
+        return "broken"
     kind, filt = m["test"].split(" ", 1)
     binary = binaries[kind]
     if m["test"] not in passing:
-        unjudged.append(m["name"])
-        print(f"NOT JUDGED         {m['name']}  (its tests fail without it)", flush=True)
-        continue
+        say(f"NOT JUDGED         {m['name']}  (its tests fail without it)")
+        return "unjudged"
     # Unit tests link the code under test; e2e tests run the pdfix binary.
     targets = [binary] if kind == "unit" else ["pdfix", binary]
     start = time.time()
@@ -104,20 +129,28 @@ for m in selected:
         built = subprocess.run(["ninja", "-C", f"{scratch}/build", *targets],
                                capture_output=True, text=True)
         if built.returncode != 0:
-            broken.append(m["name"])
-            print(f"DOES NOT BUILD     {m['name']}\n{built.stdout[-2000:]}", flush=True)
-            continue
+            say(f"DOES NOT BUILD     {m['name']}\n{built.stdout[-2000:]}")
+            return "broken"
         run = subprocess.run([f"{scratch}/build/tests/{binary}", f"--gtest_filter={filt}"],
                              capture_output=True, text=True, env=env, timeout=600)
         # A filter that matches nothing passes: that is a survivor too.
         ran = "[==========]" in run.stdout and " 0 tests " not in run.stdout
         killed = run.returncode != 0 and ran
-        if not killed:
-            survivors.append(m["name"])
-        print(f"{'killed  ' if killed else 'SURVIVED'}  {time.time() - start:5.1f}s  {m['name']}",
-              flush=True)
+        say(f"{'killed  ' if killed else 'SURVIVED'}  {time.time() - start:5.1f}s  {m['name']}")
+        return "killed" if killed else "survivor"
     finally:
         open(path, "w").write(original)
+
+
+with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    verdicts = list(pool.map(judge, selected))
+for m, v in zip(selected, verdicts):
+    if v == "survivor":
+        survivors.append(m["name"])
+    elif v == "broken":
+        broken.append(m["name"])
+    elif v == "unjudged":
+        unjudged.append(m["name"])
 total = len(selected)
 print(f"{total - len(survivors) - len(broken) - len(unjudged)} of {total} mutants killed")
 for s in survivors:
