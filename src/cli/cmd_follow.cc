@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "cli/fix_run.h"
@@ -71,7 +72,8 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               return fail(absl::InvalidArgumentError(
                   "follow keeps binaries with --store; --archive makes one bundle a recording"));
             }
-            if (std::filesystem::equivalent(a->config.dir, a->config.out_dir)) {
+            std::error_code ec;
+            if (std::filesystem::equivalent(a->config.dir, a->config.out_dir, ec)) {
               return fail(absl::InvalidArgumentError("OUTDIR must not be DIR"));
             }
             if (auto s = check_fix_args(options, host); !s.ok()) return fail(s);
