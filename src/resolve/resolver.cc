@@ -384,7 +384,7 @@ Resolution Resolver::vdso(const MapQuery& q) {
 
 Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool live) {
   // On this machine a path proves nothing by itself: the file must be the very inode that was
-  // mapped, and must not have changed since the recording ended. A sysroot's file is a copy,
+  // mapped, and must not have changed since the recording began. A sysroot's file is a copy,
   // proven by its id.
   const Sighting seen =
       live ? match(host_, path, at_path(), inode_of(q), facts_.started_at, facts_.ended_at)
