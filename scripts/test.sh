@@ -61,8 +61,9 @@ else
   skip "benchmark gate (bench/gate.sh --short)" "no build"
 fi
 
-# The mutants rebuild and test one at a time, mostly on one core: the sanitizer build (ASan+UBSan,
-# Debug, clang-19) takes the other, at the lowest priority so that it never holds a mutant up.
+# The mutants are judged a core at a time (a mutant's tests mostly wait on perf): the sanitizer
+# build (ASan+UBSan, Debug, clang-19) runs beside them at the lowest priority, so that it never
+# holds a mutant up.
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
 mkdir -p build-asan
