@@ -61,7 +61,7 @@ else
   skip "benchmark gate (bench/gate.sh --short)" "no build"
 fi
 
-# The mutants are judged a core at a time (a mutant's tests mostly wait on perf): the sanitizer
+# The mutants are judged by one worker a core (a mutant's tests mostly wait on perf): the sanitizer
 # build (ASan+UBSan, Debug, clang-19) runs beside them at the lowest priority, so that it never
 # holds a mutant up.
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
