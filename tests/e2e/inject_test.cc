@@ -213,6 +213,19 @@ TEST_F(InjectTest, ABinaryReplacedAfterRecordingIsNotGivenTheNewId) {
   expect_app_without_id(dir_ + "/out.data", dir_ + "/app/app", dir_ + "/app/libwork.so");
 }
 
+// `dir`/app/app, rewritten in place (its inode still `inode`, its id no longer `old_id`) since the
+// recording `in` began: fix gives its maps no id, and says the file is stale.
+void expect_rewritten_app_stale(const std::string& dir, const std::string& in,
+                                const std::string& inode, const std::string& old_id) {
+  const std::string app = dir + "/app/app";
+  ASSERT_EQ(sh("stat -c %i " + quote(app)).out, inode);
+  ASSERT_NE(readelf_id(app), old_id);
+  RunResult r = sh(pdfix() + " fix --json " + in + " " + dir + "/out.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("stale (modified after the recording began)"), std::string::npos) << r.out;
+  expect_app_without_id(dir + "/out.data", app, dir + "/app/libwork.so");
+}
+
 TEST_F(InjectTest, ABinaryRewrittenInPlaceAfterRecordingIsNotGivenTheNewId) {
   const std::string app = dir_ + "/app/app";
   const std::string in = record("", app);
@@ -222,12 +235,7 @@ TEST_F(InjectTest, ABinaryRewrittenInPlaceAfterRecordingIsNotGivenTheNewId) {
   // only if the recording's end time reaches the trust rules.
   build_app(dir_ + "/v2", "2");
   ASSERT_EQ(sh("sleep 1; cp " + quote(dir_ + "/v2/app") + " " + quote(app)).status, 0);
-  ASSERT_EQ(sh("stat -c %i " + quote(app)).out, inode);
-  ASSERT_NE(readelf_id(app), old_id);
-  RunResult r = sh(pdfix() + " fix --json " + in + " " + dir_ + "/out.data");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("modified after the recording"), std::string::npos) << r.out;
-  expect_app_without_id(dir_ + "/out.data", app, dir_ + "/app/libwork.so");
+  expect_rewritten_app_stale(dir_, in, inode, old_id);
 }
 
 TEST_F(InjectTest, ABinaryRewrittenInPlaceWhileRecordingIsNotGivenTheNewId) {
@@ -239,12 +247,7 @@ TEST_F(InjectTest, ABinaryRewrittenInPlaceWhileRecordingIsNotGivenTheNewId) {
   build_app(dir_ + "/v2", "2");
   const std::string in = record("", "sh -c " + quote(app + "; cp " + quote(dir_ + "/v2/app") + " " +
                                                      quote(app) + "; sleep 1"));
-  ASSERT_EQ(sh("stat -c %i " + quote(app)).out, inode);
-  ASSERT_NE(readelf_id(app), old_id);
-  RunResult r = sh(pdfix() + " fix --json " + in + " " + dir_ + "/out.data");
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("modified after the recording began"), std::string::npos) << r.out;
-  expect_app_without_id(dir_ + "/out.data", app, dir_ + "/app/libwork.so");
+  expect_rewritten_app_stale(dir_, in, inode, old_id);
 }
 
 // The id of `name` in perf's view of the map records of `path`; empty when none carries one.
