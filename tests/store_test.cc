@@ -15,6 +15,7 @@
 #include "format/record_type.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
+#include "passes/repair.h"
 #include "resolve/cache_layout.h"
 #include "store/binaries.h"
 #include "store/cache_store.h"
@@ -146,7 +147,12 @@ class StoreFiles : public ::testing::Test {
     EXPECT_TRUE(dsos.ok()) << dsos.status();
     if (!dsos.ok()) return {};
     resolve::Resolver resolver(std::move(config), host);
-    auto found = find_binaries(*in, *dsos, host, {.resolver = &resolver});
+    // The recording's time span is its file's, as common_for takes it for a run.
+    const io::RecordingSpan span = io::recording_span(*in);
+    const passes::Common run{.recording_started_at = span.started_at,
+                             .recording_ended_at = span.ended_at};
+    auto found =
+        find_binaries(*dsos, passes::recording_facts(*dsos, run), host, {.resolver = &resolver});
     EXPECT_TRUE(found.ok()) << found.status();
     return found.ok() ? found->binaries : std::vector<Binary>{};
   }

@@ -60,7 +60,7 @@ absl::StatusOr<Result> run_fetch(const Args& a, const resolve::Host& host) {
   auto dsos =
       inspect::list_build_ids(*in, {.hits = a.hits, .every_source = true, .count_samples = true});
   if (!dsos.ok()) return dsos.status();
-  auto named = store::find_binaries(*in, *dsos, host, {});
+  auto named = store::find_binaries(*dsos, {}, host, {});
   if (!named.ok()) return named.status();
   Progress progress("fetch");
   auto fetched =

@@ -49,7 +49,7 @@ and renamed into place, so two stores at once, or a perf reading meanwhile, see 
             }
             llvm::json::Object summary;
             const int status =
-                keep(a->in, {.cache = cache}, a->keep, host, nullptr, a->json ? &summary : nullptr);
+                keep(a->in, {.cache = cache}, a->keep, host, {}, a->json ? &summary : nullptr);
             if (status != kExitError && a->json) {
               print_json(std::move(summary), std::cout);
             }

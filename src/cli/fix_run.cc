@@ -8,6 +8,7 @@
 #include "cli/keep.h"
 #include "cli/pass_options.h"
 #include "cli/progress.h"
+#include "inspect/listing_pass.h"
 #include "io/input.h"
 #include "transform/pipeline.h"
 
@@ -75,9 +76,9 @@ std::shared_ptr<FixOptions> add_fix_options(CLI::App& cmd,
 }
 
 absl::Status check_fix_args(const FixArgs& a, const resolve::Host& host) {
-  if ((a.store || !a.archive.empty()) && a.out == "-") {
+  if (!a.archive.empty() && a.out == "-") {
     return absl::InvalidArgumentError(
-        "--archive and --store read OUT again: give OUT as a file, not '-'");
+        "--archive puts OUT in the bundle: give OUT as a file, not '-'");
   }
   if (a.store && default_cache(host).empty()) {
     return absl::InvalidArgumentError("--store: no HOME and no PERF_BUILDID_DIR");
@@ -93,7 +94,19 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
     if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds);
-  const transform::MakeChain make = chain_of(kinds, common);
+  std::optional<KeepTarget> target;
+  if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
+  if (a.store) target = KeepTarget{.cache = default_cache(host)};
+  // What is kept is listed as the pipeline writes it, by a last pass: OUT is not read again.
+  const transform::MakeChain repairs_of = chain_of(kinds, common);
+  const transform::MakeChain make = [&] {
+    transform::PassChain chain = repairs_of();
+    if (target) {
+      chain.push_back(std::make_unique<inspect::ListingPass>(
+          inspect::BuildIdListOptions{.every_source = true, .count_samples = true}));
+    }
+    return chain;
+  };
   Summary say(a.quiet);
   Progress progress(verb);
   auto chain = transform::run_pipeline(*in, a.out, make,
@@ -102,12 +115,15 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
                                         .zstd_level = a.output.zstd_level});
   if (!chain.ok()) return fail(chain.status());
   std::vector<const passes::Repair*> repairs;
+  std::optional<resolve::RecordedDsos> listing;
   for (const auto& pass : *chain) {
-    repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
+    if (auto* listed = dynamic_cast<inspect::ListingPass*>(pass.get())) {
+      listing = listed->take();
+    } else {
+      repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
+    }
   }
-  std::optional<KeepTarget> target;
-  if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
-  if (a.store) target = KeepTarget{.cache = default_cache(host)};
+  const KeepRun run{.common = &common, .listing = listing ? &*listing : nullptr};
   KeepArgs keep_args{.sysroot = a.sysroot,
                      .search = a.search,
                      .verbose = a.verbose,
@@ -127,7 +143,7 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
           : kExitOk;
   if (json == nullptr) {
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
-    const int kept = target ? keep(a.out, *target, keep_args, host, &common, nullptr) : kExitOk;
+    const int kept = target ? keep(a.out, *target, keep_args, host, run, nullptr) : kExitOk;
     return kept != kExitOk ? kept : passes_status;
   }
   if (single && repairs.size() == 1) {
@@ -140,7 +156,7 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   int status = passes_status;
   if (target) {
     llvm::json::Object kept;
-    const int kept_status = keep(a.out, *target, keep_args, host, &common, &kept);
+    const int kept_status = keep(a.out, *target, keep_args, host, run, &kept);
     if (kept_status == kExitError) return kept_status;
     if (kept_status != kExitOk) status = kept_status;
     (*json)[a.store ? "store" : "archive"] = std::move(kept);

@@ -1,8 +1,6 @@
 #include "cli/keep.h"
 
-#include <algorithm>
 #include <iostream>
-#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -14,6 +12,7 @@
 #include "io/input.h"
 #include "store/binaries.h"
 #include "store/keep_binaries.h"
+#include "store/keep_verdict.h"
 #include "transform/look_ahead.h"
 
 namespace pdfix::cli {
@@ -101,27 +100,6 @@ std::string default_cache(const resolve::Host& host) { return host.buildid_cache
 
 namespace {
 
-double share(uint64_t part, uint64_t all) {
-  return all == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(all);
-}
-
-bool resolves(const store::Binary& b) { return b.from != store::Binary::From::kNothing; }
-
-// Binaries that samples hit and that will not resolve from what was kept, most samples first.
-std::vector<const store::Binary*> unresolved_hits(const store::Named& named) {
-  std::vector<const store::Binary*> out;
-  for (const store::Binary& b : named.binaries) {
-    if (!resolves(b) && b.samples > 0) out.push_back(&b);
-  }
-  for (const store::Binary& b : named.idless) {
-    if (!resolves(b)) out.push_back(&b);
-  }
-  std::sort(out.begin(), out.end(), [](const store::Binary* a, const store::Binary* b) {
-    return std::tie(b->samples, a->name) < std::tie(a->samples, b->name);
-  });
-  return out;
-}
-
 std::string label(const store::Binary& b) {
   return format::escape_invalid_utf8(b.name) +
          (b.kind == store::EntryKind::kVmlinux ? " (vmlinux)" : "");
@@ -130,27 +108,37 @@ std::string label(const store::Binary& b) {
 }  // namespace
 
 int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
-         const resolve::Host& host, const passes::Common* run, llvm::json::Object* json) {
-  auto in = io::open_input(recording);
-  if (!in.ok()) return fail(in.status());
-  if (!in->mapped) {
-    return fail(absl::InvalidArgumentError(
-        recording + ": binaries are kept for a recording in a file or directory, not a pipe"));
-  }
+         const resolve::Host& host, const KeepRun& run, llvm::json::Object* json) {
   const bool archive = !target.bundle.empty();
+  // The recording is read for its listing unless the run made it, and a bundle holds it.
+  std::optional<io::Input> in;
+  if (archive || run.listing == nullptr) {
+    auto opened = io::open_input(recording);
+    if (!opened.ok()) return fail(opened.status());
+    if (!opened->mapped) {
+      return fail(absl::InvalidArgumentError(
+          recording + ": binaries are kept for a recording in a file or directory, not a pipe"));
+    }
+    in.emplace(*std::move(opened));
+  }
   if (archive) {
     if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s);
   }
-  auto dsos = inspect::list_build_ids(
-      *in, {.hits = args.hits_only, .every_source = true, .count_samples = true});
-  if (!dsos.ok()) return fail(dsos.status());
-  std::optional<passes::Common> own;
-  if (run == nullptr) {
-    run = &own.emplace(passes::common_for(&*in, args.sysroot, args.search, host, {}));
+  std::optional<resolve::RecordedDsos> listed;
+  if (run.listing == nullptr) {
+    auto dsos = inspect::list_build_ids(
+        *in, {.hits = args.hits_only, .every_source = true, .count_samples = true});
+    if (!dsos.ok()) return fail(dsos.status());
+    listed = *std::move(dsos);
   }
-  auto named = store::find_binaries(*in, *dsos, host,
-                                    {.resolver = run->resolver.get(),
-                                     .inodes = passes::survey_inodes(*run),
+  const resolve::RecordedDsos* dsos = run.listing != nullptr ? run.listing : &*listed;
+  const passes::Common* common = run.common;
+  std::optional<passes::Common> own;
+  if (common == nullptr) {
+    common = &own.emplace(passes::common_for(&*in, args.sysroot, args.search, host, {}));
+  }
+  auto named = store::find_binaries(*dsos, passes::recording_facts(*dsos, *common), host,
+                                    {.resolver = common->resolver.get(),
                                      .more_caches = args.more_caches,
                                      .debug_files = !args.no_debug});
   if (!named.ok()) return fail(named.status());
@@ -167,14 +155,12 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
               : store::store_binaries(binaries, named->idless, host, target.cache, options);
   if (!kept.ok()) return fail(kept.status());
 
-  const size_t missing = std::count_if(binaries.begin(), binaries.end(),
-                                       [](const store::Binary& b) { return !resolves(b); });
-  const std::vector<const store::Binary*> unresolved = unresolved_hits(*named);
-  uint64_t unresolved_samples = 0;
-  for (const store::Binary* b : unresolved) unresolved_samples += b->samples;
-  // Samples that hit files, and not one of them named by a build-id: nothing can be resolved.
-  const bool no_ids = binaries.empty() && !unresolved.empty();
-  const int status = no_ids || (args.strict && !unresolved.empty()) ? kExitIncomplete : kExitOk;
+  const store::Verdict verdict = store::judge(*named);
+  const size_t missing = verdict.missing;
+  const std::vector<const store::Binary*>& unresolved = verdict.unresolved;
+  const uint64_t unresolved_samples = verdict.unresolved_samples;
+  const bool no_ids = verdict.no_ids;
+  const int status = verdict.incomplete(args.strict) ? kExitIncomplete : kExitOk;
   const std::string fix_first = archive ? "run pdfix fix first (or pdfix fix --archive)"
                                         : "run pdfix fix first (or pdfix fix --store)";
 
@@ -185,7 +171,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                              {"name", format::escape_invalid_utf8(b.name)},
                              {"kind", kind_name(b.kind)},
                              {"samples", static_cast<int64_t>(b.samples)}};
-      if (resolves(b)) {
+      if (store::resolves(b)) {
         row["from"] = b.path.empty() ? b.evidence : b.path;
         row["evidence"] = b.evidence;
       } else {
@@ -199,11 +185,11 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                                    {"name", format::escape_invalid_utf8(b->name)},
                                                    {"reason", b->missing},
                                                    {"samples", static_cast<int64_t>(b->samples)},
-                                                   {"share", share(b->samples, named->samples)}});
+                                                   {"share", store::share(b->samples, named->samples)}});
     }
     llvm::json::Array by_path_rows;
     for (const store::Binary& b : named->idless) {
-      if (!resolves(b)) continue;
+      if (!store::resolves(b)) continue;
       llvm::json::Array pids;
       for (uint32_t pid : b.pids) pids.push_back(static_cast<int64_t>(pid));
       by_path_rows.push_back(llvm::json::Object{{"name", format::escape_invalid_utf8(b.name)},
@@ -223,7 +209,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     (*json)["missing"] = static_cast<int64_t>(missing);
     (*json)["samples"] = static_cast<int64_t>(named->samples);
     (*json)["unresolved"] = std::move(unresolved_rows);
-    (*json)["unresolved_share"] = share(unresolved_samples, named->samples);
+    (*json)["unresolved_share"] = store::share(unresolved_samples, named->samples);
     (*json)["early_flushes"] = static_cast<int64_t>(dsos->early_flushes);
     (*json)["slim"] = static_cast<int64_t>(kept->slim);
     (*json)["bytes_left_out"] = static_cast<int64_t>(kept->left_out);
@@ -270,22 +256,22 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     os << absl::StrFormat(
         "; %d %s that samples hit will not resolve: %.1f%% of %d samples stay raw addresses\n",
         unresolved.size(), unresolved.size() == 1 ? "binary" : "binaries",
-        share(unresolved_samples, named->samples), named->samples);
+        store::share(unresolved_samples, named->samples), named->samples);
   }
   for (const store::Binary* b : unresolved) {
     os << absl::StrFormat("  %-10s %-40s %s: %s (%.1f%% of samples)\n", "unresolved",
                           b->id.size == 0 ? "-" : b->id.hex(), label(*b), b->missing,
-                          share(b->samples, named->samples));
+                          store::share(b->samples, named->samples));
   }
   for (const store::Binary& b : named->idless) {
-    if (!resolves(b) || !args.verbose) continue;
+    if (!store::resolves(b) || !args.verbose) continue;
     os << absl::StrFormat("  %-10s %-40s %s: %s\n", "by path", b.sha256.substr(0, 16), label(b),
                           b.evidence);
   }
   for (const store::Binary& b : binaries) {
-    if (resolves(b) ? !args.verbose : b.samples > 0) continue;
-    os << absl::StrFormat("  %-10s %-40s %s: %s\n", resolves(b) ? "kept" : "missing", b.id.hex(),
-                          label(b), resolves(b) ? b.evidence : b.missing + " (no samples)");
+    if (store::resolves(b) ? !args.verbose : b.samples > 0) continue;
+    os << absl::StrFormat("  %-10s %-40s %s: %s\n", store::resolves(b) ? "kept" : "missing", b.id.hex(),
+                          label(b), store::resolves(b) ? b.evidence : b.missing + " (no samples)");
   }
   if (kept->added > 0) {
     os << absl::StrFormat(

@@ -10,6 +10,7 @@
 #include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "resolve/host.h"
+#include "resolve/recorded_dsos.h"
 
 namespace pdfix::cli {
 
@@ -39,13 +40,23 @@ struct KeepTarget {
   std::string cache;   // else: store into this cache
 };
 
-// Keeps `recording`'s binaries, found and proven by `run`'s resolver (fix's run, whose resolver
-// inject used), or by one made here from `args` as for any run (common_for) when `run` is null.
+// What a run that wrote the recording already has: `fix --archive` and `--store` keep what the
+// recording they wrote names without reading it again.
+struct KeepRun {
+  // The run's settings and resolver, whose resolver inject used; null: one made from the
+  // recording and `args` as for any run (common_for).
+  const passes::Common* common = nullptr;
+  // What the recording names, listed as it was written (inspect/listing_pass.h); null: the
+  // recording is read to list it.
+  const resolve::RecordedDsos* listing = nullptr;
+};
+
+// Keeps `recording`'s binaries, found and proven by the run's resolver.
 // The summary goes to stderr as text (not with `quiet`), or, when
 // `json` is given, into it as an object. Returns the exit status: 3 when samples hit binaries that
 // will not resolve and `strict` is set, or when the recording names no binary by build-id at all.
 int keep(const std::string& recording, const KeepTarget& target, const KeepArgs& args,
-         const resolve::Host& host, const passes::Common* run, llvm::json::Object* json);
+         const resolve::Host& host, const KeepRun& run, llvm::json::Object* json);
 
 // What `keep` and `fetch` say of the exit status beyond 0 and 2.
 extern const char* const kStrictExit;

@@ -27,6 +27,31 @@ struct BuildIdListOptions {
 
 using BuildIdListing = resolve::RecordedDsos;
 
+// The listing made record by record, by whatever reads the records: list_build_ids over a file,
+// or a pipeline over what it writes (inspect/listing_pass.h). perf's rules need the session as it
+// is before the first record.
+class DsoLister {
+ public:
+  DsoLister(const transform::Session& s, const BuildIdListOptions& options);
+  // Whether samples must be read, and whether any record must.
+  bool reads_samples() const { return read_samples_; }
+  bool reads_records() const;
+  // A record as it goes by (samples only when reads_samples()).
+  absl::Status add(const transform::RecordRef& r, const transform::Session& s);
+  // The file's own build-id table, whenever it is known (DsoHits::add_table).
+  void add_table(std::span<const format::BuildIdEntry> table);
+  // After the last record. `user_stacks`: whether an event of what was listed copies user stacks.
+  BuildIdListing finish(const transform::Session& s, bool user_stacks);
+
+ private:
+  BuildIdListOptions options_;
+  bool pipe_;
+  bool with_hits_;
+  bool read_samples_;
+  DsoHits hits_;
+  std::vector<format::BuildIdEntry> table_;  // the file's, then HEADER_BUILD_ID records'
+};
+
 // What perf buildid-list prints, perf's own rules included: a file with a build-id table lists
 // the table; a stream, or a file without a table, lists the DSOs that sample addresses hit (perf
 // 6.1 looks at the sample ip only), with or without an id. The table is listed by name, a later

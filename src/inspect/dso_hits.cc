@@ -65,10 +65,10 @@ class Model {
     return it == idless_.end() ? std::vector<size_t>{} : it->second;
   }
   // The build-id table names files by path alone: its ids name DSOs of their own.
-  void listed(uint64_t machine, const std::string& name, const std::string& id) {
+  size_t listed(uint64_t machine, const std::string& name, const std::string& id) {
     std::vector<std::string>& ids = table_[{machine, name}];
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-    dso(machine, name, id, true);
+    return dso(machine, name, id, true);
   }
   void hit(size_t dso) {
     hits_.resize(dsos_.size());
@@ -249,7 +249,7 @@ class DsoHits::Impl {
     if (listing_) return *listing_;
     listing_.emplace();
     absl::flat_hash_map<std::string, size_t> index;
-    for (size_t i = 0; i < model_.dsos().size(); ++i) {
+    for (size_t i : order()) {
       DsoBuildId d = model_.dsos()[i];
       if (d.build_id.empty()) d.build_id = model_.table_id(model_.machine(i), d.name);
       // Files without an id stay apart by inode: two of them at one path are two binaries.
@@ -269,8 +269,19 @@ class DsoHits::Impl {
     }
     return *listing_;
   }
+  // The file's table first, as a reader of the file meets it before any record; then the rest in
+  // the order first seen.
+  std::vector<size_t> order() const {
+    std::vector<size_t> out = file_table_;
+    for (size_t i = 0; i < model_.dsos().size(); ++i) {
+      if (i >= in_table_.size() || !in_table_[i]) out.push_back(i);
+    }
+    return out;
+  }
   bool callchains_;
   Model model_;
+  std::vector<size_t> file_table_;  // DSOs the file's own table names, in its order, once each
+  std::vector<bool> in_table_;      // by DSO: in file_table_
   transform::TimeOrder<Event> ordered_;
   std::optional<Listing> listing_;
 };
@@ -278,6 +289,18 @@ class DsoHits::Impl {
 DsoHits::DsoHits(bool callchains, uint64_t look_ahead_bytes)
     : impl_(std::make_unique<Impl>(callchains, look_ahead_bytes)) {}
 DsoHits::~DsoHits() = default;
+
+void DsoHits::add_table(std::span<const format::BuildIdEntry> entries) {
+  Model& model = impl_->model_;
+  for (const auto& e : entries) {
+    const size_t dso = model.listed(format::machine_of(e.misc, static_cast<uint32_t>(e.pid)),
+                                    e.filename, format::build_id_hex(e));
+    if (impl_->in_table_.size() <= dso) impl_->in_table_.resize(dso + 1);
+    if (!impl_->in_table_[dso]) impl_->file_table_.push_back(dso);
+    impl_->in_table_[dso] = true;
+  }
+  impl_->listing_.reset();
+}
 
 void DsoHits::add_entries(std::span<const format::BuildIdEntry> entries) {
   Model& model = impl_->model_;

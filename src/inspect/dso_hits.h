@@ -30,7 +30,12 @@ class DsoHits {
   DsoHits(const DsoHits&) = delete;
   DsoHits& operator=(const DsoHits&) = delete;
 
-  // Build-id table entries, as they are learned: they name DSOs and give their ids.
+  // The file's own build-id table (the BUILD_ID feature), whenever it is known: its DSOs are
+  // listed first, as a reader of the file learns the table before any record. A listing of what a
+  // pipeline writes learns it last, from the passes' edits.
+  void add_table(std::span<const format::BuildIdEntry> entries);
+  // Build-id table entries, as they are learned (HEADER_BUILD_ID records): they name DSOs and give
+  // their ids.
   void add_entries(std::span<const format::BuildIdEntry> entries);
   // One record: maps, forks, execs (COMM), samples and FINISHED_ROUND count; other records are
   // ignored.

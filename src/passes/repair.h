@@ -18,6 +18,7 @@
 #include "llvm/Support/JSON.h"
 #include "passes/map_survey.h"
 #include "resolve/host.h"
+#include "resolve/recorded_dsos.h"
 #include "resolve/resolver.h"
 #include "transform/look_ahead.h"
 #include "transform/pass.h"
@@ -54,15 +55,25 @@ inline std::function<const resolve::PathInodes*()> survey_inodes(const Common& c
 }
 
 // What the recording says of where and when it was made, as the resolver takes it: the one
-// assembly every pass uses, the survey of the whole recording included where there is one.
-inline resolve::RecordingFacts recording_facts(const transform::Session& s, const Common& common) {
-  return {s.hostname(),
-          s.osrelease(),
-          s.kernel_start(format::kHostMachine),
-          common.recording_started_at,
-          common.recording_ended_at,
-          s.build_id_table().entries,
+// assembly, for every pass and for what keeps a recording's binaries. Where: what the recording
+// says (`place`: the session's header and table, or a listing's copy of them). When: the run's
+// input, never a file written since (fix --archive keeps from its output). The survey of the
+// whole recording where there is one.
+inline resolve::RecordingFacts recording_facts(const resolve::RecordedPlace& place,
+                                               const Common& common) {
+  return {place.hostname,         place.osrelease,         place.kernel_text,
+          common.recording_started_at, common.recording_ended_at, place.table,
           survey_inodes(common)};
+}
+inline resolve::RecordingFacts recording_facts(const transform::Session& s, const Common& common) {
+  return recording_facts({s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+                          s.build_id_table().entries},
+                         common);
+}
+inline resolve::RecordingFacts recording_facts(const resolve::RecordedDsos& listing,
+                                               const Common& common) {
+  return recording_facts(
+      {listing.hostname, listing.osrelease, listing.kernel_text, listing.table}, common);
 }
 
 class Repair : public transform::Pass {

@@ -36,6 +36,15 @@ struct ResolverConfig {
   std::vector<std::string> search;
 };
 
+// What the recording itself says of where it was made: its header's and table's part of the
+// RecordingFacts below.
+struct RecordedPlace {
+  std::string_view hostname;
+  std::string_view osrelease;
+  std::optional<uint64_t> kernel_text;
+  std::span<const format::BuildIdEntry> table;
+};
+
 // What the recording says about where it was made. A view: in pipe mode it grows as the stream
 // goes by, and is read afresh at each resolve().
 // The files a recording maps at each path, by machine and path: one path may name several (the

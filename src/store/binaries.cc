@@ -88,16 +88,13 @@ void prove_idless(Binary& b, const resolve::DsoBuildId& d, resolve::Resolver& re
 
 }  // namespace
 
-absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& dsos,
+absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
+                                    const resolve::RecordingFacts& facts,
                                     const resolve::Host& host, const FindOptions& options) {
-  const io::RecordingSpan span = io::recording_span(in);
-  const resolve::RecordingFacts facts{dsos.hostname,   dsos.osrelease, dsos.kernel_text,
-                                      span.started_at, span.ended_at,  dsos.table,
-                                      options.inodes};
   const bool prove = options.resolver != nullptr;
   resolve::CopyPlaces places;
   if (prove) {
-    places = options.resolver->copy_places(span.ended_at);
+    places = options.resolver->copy_places(facts.ended_at);
     places.caches.insert(places.caches.end(), options.more_caches.begin(),
                          options.more_caches.end());
   }

@@ -63,8 +63,6 @@ struct FindOptions {
   // and build-id cache: Resolver::copy_places), and the proof of a file no record names by
   // build-id. nullptr: nothing is proven (fetch needs only the names and ids).
   resolve::Resolver* resolver = nullptr;
-  // The inodes of the whole recording, for that proof (passes::survey_inodes); unset: none.
-  std::function<const resolve::PathInodes*()> inodes;
   // Caches a pass of this run wrote into (the JIT code's ELF files, under --buildid-dir).
   std::vector<std::string> more_caches;
   // Each proven program's and library's separate debug file too (resolve::find_debug_file), as a
@@ -74,9 +72,11 @@ struct FindOptions {
 
 // One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
 // kallsyms, debug files after their binaries. DSOs of guest machines are listed as missing.
-// `dsos` is what inspect::list_build_ids lists of the recording `in` (every source, samples
-// counted).
-absl::StatusOr<Named> find_binaries(io::Input& in, const resolve::RecordedDsos& dsos,
+// `dsos` is what inspect::list_build_ids lists of the recording (every source, samples counted);
+// `facts` what the run's resolver takes of it (passes::recording_facts), read only with a
+// resolver.
+absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
+                                    const resolve::RecordingFacts& facts,
                                     const resolve::Host& host, const FindOptions& options);
 
 // The bytes that go into a cache or bundle for `b` (a module decompressed).
