@@ -33,6 +33,33 @@ std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
   return out;
 }
 
+std::vector<Place> copy_places(const Host& host, const std::string& path,
+                               const std::optional<Inode>& inode, std::span<const uint32_t> pids,
+                               std::span<const std::string> search, const std::string& sysroot,
+                               std::optional<int64_t> ended_at) {
+  if (path.empty() || path.front() != '/') return {};
+  if (!sysroot.empty()) {
+    std::vector<Place> out{{sysroot, PlaceKind::kSysroot, "under --sysroot"}};
+    for (const std::string& root : search) {
+      out.push_back({root, PlaceKind::kSearch, "under --search " + root});
+    }
+    return out;
+  }
+  // The map's own overlay is known only from its device; without one, no overlay is the map's.
+  std::vector<Place> out =
+      places(host, inode.value_or(Inode{}), pids.empty() ? 0 : pids.front(), search, ended_at);
+  out.front().source = "the mapped path";
+  for (size_t i = 1; i < pids.size(); ++i) {
+    if (auto p = recorded_process(host, pids[i], ended_at)) {
+      out.push_back({p->root, PlaceKind::kProcessRoot, absl::StrCat("/proc/", pids[i], "/root")});
+    }
+  }
+  for (const Mount& m : host.overlays()) {
+    out.push_back({m.point, PlaceKind::kAnyOverlay, "the mounted overlay at " + m.point});
+  }
+  return out;
+}
+
 std::string_view name(Match m) {
   switch (m) {
     case Match::kMissing:

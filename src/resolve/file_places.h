@@ -28,6 +28,8 @@ enum class PlaceKind {
   kOverlayLayer,  // one of that overlay's layers (upper first)
   kProcessRoot,   // /proc/PID/root of the recorded process while it lives
   kSearch,        // a --search root: a container's rootfs, a chroot, an image layer
+  kSysroot,       // --sysroot: a copy of the recording host's root
+  kAnyOverlay,    // an overlay mounted now that may not be the map's (a copy is proven by its id)
 };
 
 struct Place {
@@ -44,6 +46,15 @@ struct Place {
 // (`ended_at`); each root of `search`.
 std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
                           std::span<const std::string> search, std::optional<int64_t> ended_at);
+
+// Where a copy of the file a recording names at `path`, proven by the build-id it must carry and
+// not by its inode, may be seen from here, in order. With a sysroot: under it, then under each
+// root of `search`. Else: `places` of the first process of `pids` (those whose maps name it), the
+// root of each other, then every overlay mounted now. Nothing for a name that is not a path.
+std::vector<Place> copy_places(const Host& host, const std::string& path,
+                               const std::optional<Inode>& inode, std::span<const uint32_t> pids,
+                               std::span<const std::string> search, const std::string& sysroot,
+                               std::optional<int64_t> ended_at);
 
 enum class Match {
   kMissing,       // no regular file there

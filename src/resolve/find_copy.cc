@@ -22,36 +22,10 @@ bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind 
 }
 
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
-  std::optional<FoundCopy> found;
-  const auto at = [&](std::string path, std::string where) {
-    if (!found && carries_build_id(path, q.id)) {
-      found = FoundCopy{std::move(path), std::move(where)};
-    }
-    return found.has_value();
-  };
-  const bool path = !q.name.empty() && q.name.front() == '/';
-  if (path && !places.sysroot.empty()) {
-    if (at(places.sysroot + q.name, "under --sysroot")) return found;
-    for (const std::string& root : places.search) {
-      if (at(root + q.name, "under --search " + root)) return found;
-    }
-  } else if (path) {
-    // The map's own overlay is known only from its device; without one, no overlay is the map's.
-    const Inode inode = q.inode.value_or(Inode{});
-    for (const Place& p : resolve::places(host, inode, q.pids.empty() ? 0 : q.pids.front(),
-                                          places.search, places.ended_at)) {
-      if (at(p.root + q.name, p.kind == PlaceKind::kPath ? "the mapped path" : p.source)) {
-        return found;
-      }
-    }
-    for (size_t i = 1; i < q.pids.size(); ++i) {
-      auto proc = recorded_process(host, q.pids[i], places.ended_at);
-      if (proc && at(proc->root + q.name, absl::StrCat("/proc/", q.pids[i], "/root"))) {
-        return found;
-      }
-    }
-    for (const Mount& m : host.overlays()) {
-      if (at(m.point + q.name, "the mounted overlay at " + m.point)) return found;
+  for (const Place& p : copy_places(host, q.name, q.inode, q.pids, places.search, places.sysroot,
+                                    places.ended_at)) {
+    if (std::string path = p.root + q.name; carries_build_id(path, q.id)) {
+      return FoundCopy{std::move(path), p.source};
     }
   }
   for (const std::string& cache : places.caches) {
@@ -59,7 +33,7 @@ std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const C
       return FoundCopy{cached_file(cache, q.id, EntryKind::kElf), "perf's build-id cache"};
     }
   }
-  return found;
+  return std::nullopt;
 }
 
 Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
