@@ -8,7 +8,7 @@
 #include "cli/keep.h"
 #include "cli/pass_options.h"
 #include "cli/progress.h"
-#include "inspect/listing_pass.h"
+#include "inspect/listing_tap.h"
 #include "io/input.h"
 #include "transform/pipeline.h"
 
@@ -97,33 +97,23 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   std::optional<KeepTarget> target;
   if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
   if (a.store) target = KeepTarget{.cache = default_cache(host)};
-  // What is kept is listed as the pipeline writes it, by a last pass: OUT is not read again.
-  const transform::MakeChain repairs_of = chain_of(kinds, common);
-  const transform::MakeChain make = [&] {
-    transform::PassChain chain = repairs_of();
-    if (target) {
-      chain.push_back(std::make_unique<inspect::ListingPass>(
-          inspect::BuildIdListOptions{.every_source = true, .count_samples = true}));
-    }
-    return chain;
-  };
+  // What is kept is listed as the pipeline writes it: OUT is not read again.
+  inspect::ListingTap listing({.every_source = true, .count_samples = true});
+  const transform::MakeChain make = chain_of(kinds, common);
   Summary say(a.quiet);
   Progress progress(verb);
   auto chain = transform::run_pipeline(*in, a.out, make,
                                        {.progress = a.quiet ? nullptr : progress.callback(),
                                         .single_file = a.output.single_file,
-                                        .zstd_level = a.output.zstd_level});
+                                        .zstd_level = a.output.zstd_level,
+                                        .tap = target ? &listing : nullptr});
   if (!chain.ok()) return fail(chain.status());
   std::vector<const passes::Repair*> repairs;
-  std::optional<resolve::RecordedDsos> listing;
   for (const auto& pass : *chain) {
-    if (auto* listed = dynamic_cast<inspect::ListingPass*>(pass.get())) {
-      listing = listed->take();
-    } else {
-      repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
-    }
+    repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
   }
-  const KeepRun run{.common = &common, .listing = listing ? &*listing : nullptr};
+  const std::optional<resolve::RecordedDsos> listed = listing.take();
+  const KeepRun run{.common = &common, .listing = listed ? &*listed : nullptr};
   KeepArgs keep_args{.sysroot = a.sysroot,
                      .search = a.search,
                      .verbose = a.verbose,

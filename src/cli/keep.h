@@ -46,7 +46,7 @@ struct KeepRun {
   // The run's settings and resolver, whose resolver inject used; null: one made from the
   // recording and `args` as for any run (common_for).
   const passes::Common* common = nullptr;
-  // What the recording names, listed as it was written (inspect/listing_pass.h); null: the
+  // What the recording names, listed as it was written (inspect/listing_tap.h); null: the
   // recording is read to list it.
   const resolve::RecordedDsos* listing = nullptr;
 };

@@ -28,7 +28,7 @@ struct BuildIdListOptions {
 using BuildIdListing = resolve::RecordedDsos;
 
 // The listing made record by record, by whatever reads the records: list_build_ids over a file,
-// or a pipeline over what it writes (inspect/listing_pass.h). perf's rules need the session as it
+// or a pipeline over what it writes (inspect/listing_tap.h). perf's rules need the session as it
 // is before the first record.
 class DsoLister {
  public:

@@ -33,31 +33,37 @@ std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
   return out;
 }
 
-std::vector<Place> copy_places(const Host& host, const std::string& path,
-                               const std::optional<Inode>& inode, std::span<const uint32_t> pids,
-                               std::span<const std::string> search, const std::string& sysroot,
-                               std::optional<int64_t> ended_at) {
-  if (path.empty() || path.front() != '/') return {};
+bool find_in_copy_places(const Host& host, const std::string& path,
+                         const std::optional<Inode>& inode, std::span<const uint32_t> pids,
+                         std::span<const std::string> search, const std::string& sysroot,
+                         std::optional<int64_t> ended_at,
+                         const std::function<bool(const Place&)>& take) {
+  if (path.empty() || path.front() != '/') return false;
   if (!sysroot.empty()) {
-    std::vector<Place> out{{sysroot, PlaceKind::kSysroot, "under --sysroot"}};
+    if (take({sysroot, PlaceKind::kSysroot, "under --sysroot"})) return true;
     for (const std::string& root : search) {
-      out.push_back({root, PlaceKind::kSearch, "under --search " + root});
+      if (take({root, PlaceKind::kSearch, "under --search " + root})) return true;
     }
-    return out;
+    return false;
   }
   // The map's own overlay is known only from its device; without one, no overlay is the map's.
-  std::vector<Place> out =
+  std::vector<Place> own =
       places(host, inode.value_or(Inode{}), pids.empty() ? 0 : pids.front(), search, ended_at);
-  out.front().source = "the mapped path";
+  own.front().source = "the mapped path";
+  for (const Place& p : own) {
+    if (take(p)) return true;
+  }
   for (size_t i = 1; i < pids.size(); ++i) {
     if (auto p = recorded_process(host, pids[i], ended_at)) {
-      out.push_back({p->root, PlaceKind::kProcessRoot, absl::StrCat("/proc/", pids[i], "/root")});
+      if (take({p->root, PlaceKind::kProcessRoot, absl::StrCat("/proc/", pids[i], "/root")})) {
+        return true;
+      }
     }
   }
   for (const Mount& m : host.overlays()) {
-    out.push_back({m.point, PlaceKind::kAnyOverlay, "the mounted overlay at " + m.point});
+    if (take({m.point, PlaceKind::kAnyOverlay, "the mounted overlay at " + m.point})) return true;
   }
-  return out;
+  return false;
 }
 
 std::string_view name(Match m) {

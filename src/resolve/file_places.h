@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,13 +49,16 @@ std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
                           std::span<const std::string> search, std::optional<int64_t> ended_at);
 
 // Where a copy of the file a recording names at `path`, proven by the build-id it must carry and
-// not by its inode, may be seen from here, in order. With a sysroot: under it, then under each
-// root of `search`. Else: `places` of the first process of `pids` (those whose maps name it), the
-// root of each other, then every overlay mounted now. Nothing for a name that is not a path.
-std::vector<Place> copy_places(const Host& host, const std::string& path,
-                               const std::optional<Inode>& inode, std::span<const uint32_t> pids,
-                               std::span<const std::string> search, const std::string& sysroot,
-                               std::optional<int64_t> ended_at);
+// not by its inode, may be seen from here, in order, each given to `take` until it takes one
+// (returns true; then so does this). With a sysroot: under it, then under each root of `search`.
+// Else: `places` of the first process of `pids` (those whose maps name it), the root of each
+// other, then every overlay mounted now. Nothing for a name that is not a path. Later places are
+// looked up only when asked for: a library of a system-wide recording has hundreds of processes.
+bool find_in_copy_places(const Host& host, const std::string& path,
+                         const std::optional<Inode>& inode, std::span<const uint32_t> pids,
+                         std::span<const std::string> search, const std::string& sysroot,
+                         std::optional<int64_t> ended_at,
+                         const std::function<bool(const Place&)>& take);
 
 enum class Match {
   kMissing,       // no regular file there

@@ -22,11 +22,15 @@ bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind 
 }
 
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
-  for (const Place& p : copy_places(host, q.name, q.inode, q.pids, places.search, places.sysroot,
-                                    places.ended_at)) {
-    if (std::string path = p.root + q.name; carries_build_id(path, q.id)) {
-      return FoundCopy{std::move(path), p.source};
-    }
+  std::optional<FoundCopy> found;
+  if (find_in_copy_places(host, q.name, q.inode, q.pids, places.search, places.sysroot,
+                          places.ended_at, [&](const Place& p) {
+                            std::string path = p.root + q.name;
+                            if (!carries_build_id(path, q.id)) return false;
+                            found = FoundCopy{std::move(path), p.source};
+                            return true;
+                          })) {
+    return found;
   }
   for (const std::string& cache : places.caches) {
     if (cache_holds(cache, q.id, EntryKind::kElf)) {

@@ -6,6 +6,7 @@
 #include <bitset>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -17,21 +18,13 @@
 #include "transform/owned_record.h"
 #include "transform/reader.h"
 #include "transform/rebuilt.h"
+#include "transform/tail.h"
 #include "transform/writer.h"
 
 namespace pdfix::transform {
 namespace {
 
 constexpr uint64_t kProgressStep = 16ULL << 20;
-
-// Where a sweep sends records: what the passes emit, what bypasses them, and runs of untouched
-// input.
-class Tail : public RecordSink {
- public:
-  virtual absl::Status bypass(const RecordRef& r) = 0;
-  // Bytes [offset, offset + size) of file `part` (see RecordRef::part).
-  virtual absl::Status untouched(uint64_t offset, uint64_t size, uint32_t part) = 0;
-};
 
 // Sends each record to the writer of the file it came from: one writer for all, or, for a
 // directory recording written as one, a writer per file.
@@ -422,13 +415,22 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
     by_part.push_back(as_directory ? writers[p].get() : writers.front().get());
   }
   WriterTail writing(by_part);
-  AgreeingTail agreeing(writing, session->endian());
-  Tail& tail = session->pipe() && !chain.empty() ? static_cast<Tail&>(agreeing) : writing;
+  std::vector<const io::MappedFile*> by_file{in.mapped.get()};
+  by_file.insert(by_file.end(), parts.begin(), parts.end());
+  std::optional<TappedTail> tapped;
+  if (options.tap != nullptr) tapped.emplace(writing, *options.tap, *session, by_file);
+  Tail& written = tapped ? static_cast<Tail&>(*tapped) : writing;
+  AgreeingTail agreeing(written, session->endian());
+  Tail& tail = session->pipe() && !chain.empty() ? static_cast<Tail&>(agreeing) : written;
   Sweep sweep(*session, chain, tail);
-  auto reader = make_reader(in, *session, {.expand_compressed = !chain.empty() || merging});
+  auto reader = make_reader(
+      in, *session, {.expand_compressed = !chain.empty() || merging || options.tap != nullptr});
   if (auto s = sweep.run(*reader, tail, options); !s.ok()) return s;
   FeatureEdits edits;
   if (auto s = sweep.finish(edits); !s.ok()) return s;
+  if (options.tap != nullptr) {
+    if (auto s = options.tap->end(*session, edits); !s.ok()) return s;
+  }
   // A single file holds all the records; readers take HEADER_DIR_FORMAT to mean they do not.
   if (merging) edits.remove.insert(format::kFeatDirFormat);
   for (auto& w : writers) {

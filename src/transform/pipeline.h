@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "io/input.h"
 #include "transform/pass.h"
+#include "transform/tap.h"
 
 namespace pdfix::transform {
 
@@ -20,6 +21,8 @@ struct PipelineOptions {
   bool single_file = false;
   // The zstd level of data compressed anew; 0: Writer::kDefaultZstdLevel.
   int zstd_level = 0;
+  // Shown what is written (transform/tap.h); null: none.
+  RecordTap* tap = nullptr;
 };
 
 // Makes a fresh chain of passes, each time it is called.

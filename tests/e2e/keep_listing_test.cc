@@ -1,5 +1,5 @@
 // `fix --archive` and `fix --store` keep what the fixed recording names from a listing made as the
-// pipeline writes it (inspect/listing_pass.h), not by reading OUT again. The oracle is the other
+// pipeline writes it (inspect/listing_tap.h), not by reading OUT again. The oracle is the other
 // way: `pdfix store OUT` run afterwards, which reads OUT and lists it, must find and say the same.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "inspect/listing_pass.h"
+#include "inspect/listing_tap.h"
 
 #include <algorithm>
 #include <vector>
@@ -27,7 +27,7 @@ bool section_copies_user_stacks(std::span<const uint8_t> section, uint64_t attr_
 
 }  // namespace
 
-bool ListingPass::wants(uint32_t type) const {
+bool ListingTap::taps(uint32_t type) const {
   switch (type) {
     case format::kMmap:
     case format::kMmap2:
@@ -47,23 +47,20 @@ bool ListingPass::wants(uint32_t type) const {
   }
 }
 
-DsoLister& ListingPass::lister(const transform::Session& s) {
+DsoLister& ListingTap::lister(const transform::Session& s) {
   if (!lister_) lister_.emplace(s, options_);
   return *lister_;
 }
 
-absl::Status ListingPass::rewrite(const transform::RecordRef& r, const transform::Session& s,
-                                  transform::RecordSink& out) {
+absl::Status ListingTap::record(const transform::RecordRef& r, const transform::Session& s) {
   if (r.header.type == format::kHeaderAttr) {
     auto a = format::decode_attr_record(r.bytes, s.endian(), r.offset);
     stream_user_stacks_ = stream_user_stacks_ || (a.ok() && copies_user_stack(*a));
   }
-  if (auto status = lister(s).add(r, s); !status.ok()) return status;
-  return out.emit(r);
+  return lister(s).add(r, s);
 }
 
-absl::Status ListingPass::finish(const transform::Session& s, transform::RecordSink& /*out*/,
-                                 transform::FeatureEdits& edits) {
+absl::Status ListingTap::end(const transform::Session& s, const transform::FeatureEdits& edits) {
   bool user_stacks = stream_user_stacks_;
   if (!s.pipe()) {
     std::vector<format::BuildIdEntry> table;
