@@ -60,8 +60,8 @@ complete, mode 0600. The summary goes to stderr; --json to stdout.)",
   add_with_code_flag(*cmd, a->keep.with_code);
   return {cmd, [a, &host] {
             llvm::json::Object summary;
-            const int status = keep(a->in, {.bundle = a->bundle}, a->keep, host, {},
-                                    a->json ? &summary : nullptr);
+            const int status =
+                keep(a->in, {.bundle = a->bundle}, a->keep, host, {}, a->json ? &summary : nullptr);
             if (status != kExitError && a->json) {
               print_json(std::move(summary), json_stream(a->bundle));
             }

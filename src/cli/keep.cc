@@ -181,11 +181,12 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     }
     llvm::json::Array unresolved_rows;
     for (const store::Binary* b : unresolved) {
-      unresolved_rows.push_back(llvm::json::Object{{"build_id", b->id.size == 0 ? "" : b->id.hex()},
-                                                   {"name", format::escape_invalid_utf8(b->name)},
-                                                   {"reason", b->missing},
-                                                   {"samples", static_cast<int64_t>(b->samples)},
-                                                   {"share", store::share(b->samples, named->samples)}});
+      unresolved_rows.push_back(
+          llvm::json::Object{{"build_id", b->id.size == 0 ? "" : b->id.hex()},
+                             {"name", format::escape_invalid_utf8(b->name)},
+                             {"reason", b->missing},
+                             {"samples", static_cast<int64_t>(b->samples)},
+                             {"share", store::share(b->samples, named->samples)}});
     }
     llvm::json::Array by_path_rows;
     for (const store::Binary& b : named->idless) {
@@ -270,8 +271,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   }
   for (const store::Binary& b : binaries) {
     if (store::resolves(b) ? !args.verbose : b.samples > 0) continue;
-    os << absl::StrFormat("  %-10s %-40s %s: %s\n", store::resolves(b) ? "kept" : "missing", b.id.hex(),
-                          label(b), store::resolves(b) ? b.evidence : b.missing + " (no samples)");
+    os << absl::StrFormat("  %-10s %-40s %s: %s\n", store::resolves(b) ? "kept" : "missing",
+                          b.id.hex(), label(b),
+                          store::resolves(b) ? b.evidence : b.missing + " (no samples)");
   }
   if (kept->added > 0) {
     os << absl::StrFormat(

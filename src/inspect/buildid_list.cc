@@ -21,9 +21,7 @@ DsoLister::DsoLister(const transform::Session& s, const BuildIdListOptions& opti
   read_samples_ = with_hits_ || options.count_samples;
 }
 
-bool DsoLister::reads_records() const {
-  return read_samples_ || pipe_ || options_.every_source;
-}
+bool DsoLister::reads_records() const { return read_samples_ || pipe_ || options_.every_source; }
 
 absl::Status DsoLister::add(const transform::RecordRef& r, const transform::Session& s) {
   // Without hits, samples need not be decoded: maps and the table name every DSO.
@@ -107,11 +105,11 @@ absl::StatusOr<BuildIdListing> list_build_ids(io::Input& in, const BuildIdListOp
       if (auto s = lister.add(rec, *session); !s.ok()) return s;
     }
   }
-  return lister.finish(*session, std::any_of(session->attrs().begin(), session->attrs().end(),
-                                             [](const format::EventAttr& a) {
-                                               return (a.sample_type & format::kSampleStackUser) !=
-                                                      0;
-                                             }));
+  return lister.finish(
+      *session,
+      std::any_of(session->attrs().begin(), session->attrs().end(), [](const format::EventAttr& a) {
+        return (a.sample_type & format::kSampleStackUser) != 0;
+      }));
 }
 
 }  // namespace pdfix::inspect

@@ -73,10 +73,9 @@ absl::Status ListingTap::end(const transform::Session& s, const transform::Featu
       }
     }
     lister(s).add_table(table);
-    user_stacks = edits.attrs ? section_copies_user_stacks(*edits.attrs, edits.attr_size,
-                                                           s.endian())
-                              : std::any_of(s.attrs().begin(), s.attrs().end(),
-                                            copies_user_stack);
+    user_stacks = edits.attrs
+                      ? section_copies_user_stacks(*edits.attrs, edits.attr_size, s.endian())
+                      : std::any_of(s.attrs().begin(), s.attrs().end(), copies_user_stack);
   }
   listing_ = lister(s).finish(s, user_stacks);
   return absl::OkStatus();

@@ -61,8 +61,12 @@ inline std::function<const resolve::PathInodes*()> survey_inodes(const Common& c
 // whole recording where there is one.
 inline resolve::RecordingFacts recording_facts(const resolve::RecordedPlace& place,
                                                const Common& common) {
-  return {place.hostname,         place.osrelease,         place.kernel_text,
-          common.recording_started_at, common.recording_ended_at, place.table,
+  return {place.hostname,
+          place.osrelease,
+          place.kernel_text,
+          common.recording_started_at,
+          common.recording_ended_at,
+          place.table,
           survey_inodes(common)};
 }
 inline resolve::RecordingFacts recording_facts(const transform::Session& s, const Common& common) {
@@ -72,8 +76,8 @@ inline resolve::RecordingFacts recording_facts(const transform::Session& s, cons
 }
 inline resolve::RecordingFacts recording_facts(const resolve::RecordedDsos& listing,
                                                const Common& common) {
-  return recording_facts(
-      {listing.hostname, listing.osrelease, listing.kernel_text, listing.table}, common);
+  return recording_facts({listing.hostname, listing.osrelease, listing.kernel_text, listing.table},
+                         common);
 }
 
 class Repair : public transform::Pass {

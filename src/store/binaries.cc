@@ -89,8 +89,8 @@ void prove_idless(Binary& b, const resolve::DsoBuildId& d, resolve::Resolver& re
 }  // namespace
 
 absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
-                                    const resolve::RecordingFacts& facts,
-                                    const resolve::Host& host, const FindOptions& options) {
+                                    const resolve::RecordingFacts& facts, const resolve::Host& host,
+                                    const FindOptions& options) {
   const bool prove = options.resolver != nullptr;
   resolve::CopyPlaces places;
   if (prove) {

@@ -76,8 +76,8 @@ struct FindOptions {
 // `facts` what the run's resolver takes of it (passes::recording_facts), read only with a
 // resolver.
 absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
-                                    const resolve::RecordingFacts& facts,
-                                    const resolve::Host& host, const FindOptions& options);
+                                    const resolve::RecordingFacts& facts, const resolve::Host& host,
+                                    const FindOptions& options);
 
 // The bytes that go into a cache or bundle for `b` (a module decompressed).
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,

@@ -51,9 +51,9 @@ bool expect_same_keep(const std::string& fix_options, const std::string& in,
   return true;
 }
 
-// With `--for oldest` a stream's output can lose its HOSTNAME and OSRELEASE, which the run's listing
-// still knows from the input: the two would then give different reasons for one missing file, the
-// run's the true one. That option is left out here.
+// With `--for oldest` a stream's output can lose its HOSTNAME and OSRELEASE, which the run's
+// listing still knows from the input: the two would then give different reasons for one missing
+// file, the run's the true one. That option is left out here.
 TEST(KeepListing, FixKeepsWhatAReadOfItsOutputWouldListOverTheCorpus) {
   size_t compared = 0;
   for (const CorpusFile& f : accepted_corpus_files()) {
@@ -67,15 +67,16 @@ TEST(KeepListing, FixKeepsWhatAReadOfItsOutputWouldListOverTheCorpus) {
 TEST(KeepListing, FixKeepsWhatAReadOfItsOutputWouldListOfThisMachinesRecordings) {
   PDFIX_NEEDS_PERF_RECORD();
   const std::string dir = temp_dir();
-  const std::string loop = "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; ls -R "
-                           "/usr/lib >/dev/null'";
+  const std::string loop =
+      "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; ls -R "
+      "/usr/lib >/dev/null'";
   const std::string g = dir + "/g.data";
   const std::string dwarf = dir + "/dwarf.data";
   const std::string pipe = dir + "/dwarf.pipe.data";
   ASSERT_EQ(sh("perf record -q -g -o " + quote(g) + " -- " + loop).status, 0);
   ASSERT_EQ(sh("perf record -q --call-graph dwarf -o " + quote(dwarf) + " -- " + loop).status, 0);
-  ASSERT_EQ(
-      sh("perf record -q --call-graph dwarf -o - -- " + loop + " > " + quote(pipe)).status, 0);
+  ASSERT_EQ(sh("perf record -q --call-graph dwarf -o - -- " + loop + " > " + quote(pipe)).status,
+            0);
   for (const std::string& in : {g, dwarf, pipe}) {
     // For perf 5.10 the maps' ids move into the table: the listing must take the table the passes
     // wrote.
@@ -109,10 +110,10 @@ TEST(KeepListing, FixStoreNeverOpensItsOutputAgain) {
   ASSERT_EQ(listed.status, 0);
   ASSERT_FALSE(listed.out.empty());
   // To stdout: the fixed recording, and its binaries stored.
-  RunResult streamed = sh("mkdir " + dir + "/h2 && HOME=" + dir + "/h2 " + pdfix() +
-                          " fix -q --store " + quote(in) + " - > " + quote(dir + "/piped.data") +
-                          " && cmp " + quote(out) + " " + quote(dir + "/piped.data") +
-                          " && ls -R " + dir + "/h2/.debug | grep -c elf");
+  RunResult streamed =
+      sh("mkdir " + dir + "/h2 && HOME=" + dir + "/h2 " + pdfix() + " fix -q --store " + quote(in) +
+         " - > " + quote(dir + "/piped.data") + " && cmp " + quote(out) + " " +
+         quote(dir + "/piped.data") + " && ls -R " + dir + "/h2/.debug | grep -c elf");
   ASSERT_EQ(streamed.status, 0) << streamed.err;
   EXPECT_GT(std::stoi(streamed.out), 2) << streamed.out;
 }
