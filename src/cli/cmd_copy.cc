@@ -1,5 +1,8 @@
+#include <iostream>
+
 #include "cli/progress.h"
 #include "cli/verb.h"
+#include "format/unfinished.h"
 #include "io/input.h"
 #include "transform/pipeline.h"
 
@@ -36,7 +39,13 @@ perf.data holding all its records (compressed data then compressed anew).)",
                                                 {.progress = progress.callback(),
                                                  .single_file = a->output.single_file,
                                                  .zstd_level = a->output.zstd_level});
-            return done.ok() ? kExitOk : fail(done.status());
+            if (!done.ok()) return fail(done.status());
+            // Written as perf should have ended it: not as it was.
+            if (auto cut = unfinished_cut(*in)) {
+              std::cerr << "pdfix copy: " << a->in << ": " << format::unfinished_note(*cut) << "\n";
+              return kExitIncomplete;
+            }
+            return kExitOk;
           }};
 }
 

@@ -27,9 +27,10 @@ when chunks are fixed later. perf turns build-ids off under --switch-output; pdf
 
 Chunks already in DIR are fixed first, oldest first. What is finished is written, after the
 fixed chunk is on disk, to OUTDIR/.pdfix-follow-journal: pdfix stopped at any point (even by
-SIGKILL) and started again fixes no chunk twice and skips none. A chunk that cannot be read
-(perf killed while writing it) is reported and left as it was, and the run goes on; one that
-perf removed first (--switch-max-files) is reported as gone. The raw chunk is removed only
+SIGKILL) and started again fixes no chunk twice and skips none. A chunk whose perf was killed
+while writing it is fixed as far as its whole records go and reported incomplete; one that
+cannot be read is reported and left as it was, and the run goes on; one that perf removed first
+(--switch-max-files) is reported as gone. The raw chunk is removed only
 with --remove-raw, and only after its fixed copy is complete and synced to disk.
 
 SIGINT or SIGTERM stops the run after the chunk under way, with a summary. With --once, the

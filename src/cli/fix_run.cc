@@ -8,6 +8,7 @@
 #include "cli/keep.h"
 #include "cli/pass_options.h"
 #include "cli/progress.h"
+#include "format/unfinished.h"
 #include "inspect/listing_tap.h"
 #include "io/input.h"
 #include "transform/pipeline.h"
@@ -127,19 +128,30 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
       keep_args.more_caches.push_back(cache);
     }
   }
-  const int passes_status =
-      std::any_of(repairs.begin(), repairs.end(), [](const auto* r) { return r->incomplete(); })
-          ? kExitIncomplete
-          : kExitOk;
+  // A recording perf never ended is written whole as far as its records go; what perf would have
+  // written last is not there.
+  const std::optional<uint64_t> cut = unfinished_cut(*in);
+  const int passes_status = cut || std::any_of(repairs.begin(), repairs.end(),
+                                               [](const auto* r) { return r->incomplete(); })
+                                ? kExitIncomplete
+                                : kExitOk;
   if (json == nullptr) {
+    if (cut)
+      say.out() << "pdfix " << verb << ": " << a.in << ": " << format::unfinished_note(*cut)
+                << "\n";
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
     const int kept = target ? keep(a.out, *target, keep_args, host, run, nullptr) : kExitOk;
     return kept != kExitOk ? kept : passes_status;
   }
+  const auto say_unfinished = [&] {
+    if (cut) (*json)["unfinished"] = llvm::json::Object{{"cut_bytes", static_cast<int64_t>(*cut)}};
+  };
   if (single && repairs.size() == 1) {
     *json = repairs.front()->report_json();
+    say_unfinished();
     return passes_status;
   }
+  say_unfinished();
   for (size_t i = 0; i < repairs.size(); ++i) {
     (*json)[kinds[i]->report_key()] = repairs[i]->report_json();
   }

@@ -123,6 +123,13 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   }
   if (archive) {
     if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s);
+    // A bundle holds the recording as it is, which perf cannot read.
+    if (unfinished_cut(*in)) {
+      return fail(absl::InvalidArgumentError(
+          recording +
+          ": perf record never finished this file (it was killed): run pdfix fix on "
+          "it first, and archive what fix writes"));
+    }
   }
   std::optional<resolve::RecordedDsos> listed;
   if (run.listing == nullptr) {

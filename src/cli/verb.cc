@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/man_page.h"
+#include "format/file_header.h"
+#include "format/unfinished.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_os_ostream.h"
 
@@ -64,6 +66,18 @@ void add_output_options(CLI::App& cmd, OutputArgs& out) {
                  "default; the input's level is not taken).")
       ->check(CLI::Range(1, 19))
       ->type_name("N");
+}
+
+}  // namespace pdfix::cli
+
+namespace pdfix::cli {
+
+std::optional<uint64_t> unfinished_cut(const io::Input& in) {
+  if (in.mapped == nullptr) return std::nullopt;
+  const std::span<const uint8_t> file = in.mapped->bytes();
+  auto h = format::parse_file_header(file);
+  if (!h.ok() || !format::unfinished(file, *h)) return std::nullopt;
+  return format::salvaged(file, *h).cut;
 }
 
 }  // namespace pdfix::cli

@@ -5,6 +5,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "io/input.h"
 #include "llvm/Support/JSON.h"
 #include "resolve/host.h"
 
@@ -88,6 +90,10 @@ void add_output_options(CLI::App& cmd, OutputArgs& out);
 
 // Prints "pdfix: <message>" and returns the error exit status.
 int fail(const absl::Status& status);
+
+// The bytes lost at the end of IN when perf record never ended it (format/unfinished.h: the verbs
+// that write read it salvaged); nullopt for a file perf ended, or a stream.
+std::optional<uint64_t> unfinished_cut(const io::Input& in);
 // Pretty-printed, with a final newline.
 void print_json(llvm::json::Value root, std::ostream& out);
 

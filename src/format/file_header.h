@@ -35,6 +35,10 @@ struct FileHeader {
   Section data;
   Section event_types;
   std::bitset<kFeatureBits> features;
+  // A file perf record never ended, read as format/unfinished.h salvages it: the bytes lost at its
+  // end (after the last whole record).
+  bool unfinished = false;
+  uint64_t cut = 0;
 
   // Where perf reads the feature table from.
   uint64_t feature_table_offset() const { return data.end(); }

@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "format/feature.h"
 #include "format/record_type.h"
+#include "format/unfinished.h"
 #include "format/utf8.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
@@ -87,6 +88,8 @@ absl::StatusOr<Info> collect_info(io::Input& in) {
     ++info.records;
   }
   info.data_size = h.pipe ? reader->position() - format::kPipeHeaderSize : h.data.size;
+  info.unfinished = h.unfinished;
+  info.cut = h.cut;
 
   // Pipe mode learns events and features while reading, so these come after the records.
   for (size_t i = 0; i < session->attrs().size(); ++i) {
@@ -118,6 +121,7 @@ void print_info_text(const Info& info, std::ostream& os) {
   if (!info.pipe) os << ", " << info.file_size << " bytes";
   os << "\n  header " << info.header_size << " bytes; data at 0x" << std::hex << info.data_offset
      << std::dec << ", " << info.data_size << " bytes\n";
+  if (info.unfinished) os << "  " << format::unfinished_note(info.cut) << "\n";
   os << "events (" << info.events.size() << "):\n";
   for (const auto& e : info.events) {
     os << "  " << e.name << "  (type " << e.type << ", config 0x" << std::hex << e.config
@@ -163,6 +167,8 @@ void print_info_json(const Info& info, std::ostream& os) {
       {"header_size", static_cast<int64_t>(info.header_size)},
       {"data_offset", static_cast<int64_t>(info.data_offset)},
       {"data_size", static_cast<int64_t>(info.data_size)},
+      {"unfinished", info.unfinished},
+      {"cut_bytes", static_cast<int64_t>(info.cut)},
       {"events", std::move(events)},
       {"features", std::move(features)},
       {"records", static_cast<int64_t>(info.records)},

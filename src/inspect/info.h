@@ -42,6 +42,10 @@ struct Info {
   std::map<std::string, uint64_t> record_counts;  // by perf's record name
   uint64_t records = 0;
   uint64_t trailing_bytes = 0;  // after the last record of a stream (see RecordRef::trailing)
+  // perf record never ended the file (format/unfinished.h): read as salvaged, with `cut` bytes
+  // lost at its end.
+  bool unfinished = false;
+  uint64_t cut = 0;
 };
 
 absl::StatusOr<Info> collect_info(io::Input& in);

@@ -4,11 +4,15 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "format/unfinished.h"
 
 namespace pdfix::transform {
 
 absl::StatusOr<Session> Session::from_file(std::span<const uint8_t> file,
-                                           const format::FileHeader& h) {
+                                           const format::FileHeader& header) {
+  // A file perf record never ended is read as it should have been: its whole records, no features.
+  const format::FileHeader h =
+      format::unfinished(file, header) ? format::salvaged(file, header) : header;
   Session s(h);
   s.file_ = file;
   auto attrs = format::parse_attrs_section(file, h);

@@ -205,14 +205,16 @@ absl::Status Writer::write_attrs(const FeatureEdits& edits) {
 absl::Status Writer::write_features(const FeatureEdits& edits, uint64_t new_data_end) {
   const format::FileHeader& in = session_.header();
   const format::Endian& e = in.endian;
-  const std::span<const uint8_t> file = mapped_->bytes();
+  std::span<const uint8_t> file = mapped_->bytes();
   const auto& old_table = session_.feature_table();
   // Nothing moved and nothing to change: what follows the data goes out as it was, however its
   // table is laid out (pointing into the data, overlapping, ending in {0, 0}).
   const bool moved = std::any_of(auxtrace_moves_.begin(), auxtrace_moves_.end(),
                                  [](const auto& m) { return m.first != m.second; });
+  // What a killed perf left after its last whole record is no feature section, and goes.
+  if (in.unfinished) file = file.first(in.data.end());
   if (edits.replace.empty() && edits.remove.empty() && !moved && !zstd_ && data_pad_ == 0 &&
-      new_data_end == in.data.end()) {
+      new_data_end == in.data.end() && !in.unfinished) {
     if (auto s = out_.write_mapped(file.subspan(in.data.end()), {mapped_->fd(), in.data.end()});
         !s.ok()) {
       return s;
@@ -312,7 +314,8 @@ absl::Status Writer::patch_header(const FeatureEdits& edits, uint64_t new_data_e
   }
   patched.features = bits;
   format::patch_file_header(head, patched);
-  if (bits != in.features) {
+  // A killed perf's header names the features it meant to write.
+  if (bits != in.features || in.unfinished) {
     if (in.header_size < format::kFileHeaderSize) {
       return absl::FailedPreconditionError(
           "cannot add feature sections to a 72-byte (pre-2.6.37) header");
