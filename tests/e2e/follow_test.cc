@@ -146,7 +146,13 @@ TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsE
   ASSERT_EQ(lines["summary"].size(), 1u) << printed;
   const llvm::json::Object* summary = lines["summary"][0].getObject("summary");
   ASSERT_NE(summary, nullptr);
-  EXPECT_EQ(int_of(*summary, "fixed"), static_cast<int64_t>(chunks.size())) << printed;
+  // Every chunk fixed. A system-wide recording takes every process of the machine: one whose
+  // jitdump is gone when its chunk is fixed (a JIT test's node, run beside this one) makes that
+  // chunk incomplete (status 3), rightly; no chunk may be left unfixed.
+  EXPECT_EQ(int_of(*summary, "fixed") + int_of(*summary, "incomplete"),
+            static_cast<int64_t>(chunks.size()))
+      << printed;
+  EXPECT_EQ(int_of(*summary, "not_fixed"), 0) << printed;
   EXPECT_EQ(summary->getString("stopped_by").value_or(""), "SIGINT");
 
   // Each map of the program carries the id its file had when that process ran: 0 wrong, both
@@ -158,7 +164,12 @@ TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsE
   std::map<std::string, std::set<std::string>> ids_in;  // by chunk: the program's ids in it
   for (const std::string& chunk : chunks) {
     ASSERT_EQ(lines[chunk].size(), 1u) << chunk << " reported other than once:\n" << printed;
-    EXPECT_EQ(int_of(lines[chunk][0], "status"), 0) << printed;
+    // Status 3 only for another process's jitdump gone (above).
+    const llvm::json::Object* jit = lines[chunk][0].getObject("fix")
+                                        ? lines[chunk][0].getObject("fix")->getObject("jit")
+                                        : nullptr;
+    const bool dump_gone = jit != nullptr && jit->getInteger("dumps_missing").value_or(0) > 0;
+    EXPECT_EQ(int_of(lines[chunk][0], "status"), dump_gone ? 3 : 0) << printed;
     ASSERT_TRUE(fs::exists(dir_ + "/out/" + chunk)) << chunk;
     std::istringstream span(sh("stat -c '%.9W %.9Y' " + quote(dir_ + "/raw/" + chunk)).out);
     double began = 0, ended = 0;
