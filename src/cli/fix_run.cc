@@ -136,9 +136,10 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
                                 ? kExitIncomplete
                                 : kExitOk;
   if (json == nullptr) {
-    if (cut)
+    if (cut) {
       say.out() << "pdfix " << verb << ": " << a.in << ": " << format::unfinished_note(*cut)
                 << "\n";
+    }
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
     const int kept = target ? keep(a.out, *target, keep_args, host, run, nullptr) : kExitOk;
     return kept != kExitOk ? kept : passes_status;
