@@ -26,8 +26,10 @@ TEST(Unfinished, WholeRecordsAreKeptAndWhatTheKillCutIsNot) {
   const uint64_t second =
       format::read_record_header(e, finished.data() + h->data.offset + first).size;
   ASSERT_EQ(h->data.size, first + second);
-  for (const uint64_t kept : {uint64_t{5}, uint64_t{0}}) {
-    // Cut 5 bytes into the second record, or at its start with a zeroed page after it.
+  ASSERT_GT(second, 12u);
+  for (const uint64_t kept : {uint64_t{5}, uint64_t{12}, uint64_t{0}}) {
+    // Cut into the second record's header, or past it (the header says more than is there), or
+    // at its start with a zeroed page after it.
     Bytes killed(finished.begin(),
                  finished.begin() + static_cast<ptrdiff_t>(h->data.offset + first + kept));
     if (kept == 0) killed.resize(killed.size() + 4096, 0);
