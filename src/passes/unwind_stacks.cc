@@ -59,6 +59,9 @@ class UnwindStacks::Lookup : public unwind::CodeMap {
     if (m == nullptr || m->file == kNoBinary) return std::nullopt;
     return pass_.binaries_.code_at(m->file, *m, pc, *pass_.regs_);
   }
+  uint64_t code_address_mask() const override {
+    return unwind::code_address_mask(*pass_.regs_, pass_.user_highest_);
+  }
 
  private:
   UnwindStacks& pass_;
@@ -91,6 +94,9 @@ void UnwindStacks::map(const transform::RecordRef& r, const transform::Session& 
   if ((m.kind == format::MapKind::kFile || m.kind == format::MapKind::kVdso) && exec &&
       !format::is_kernel_mode(f.misc)) {
     placed.file = binaries_.binary_of(m, s);
+  }
+  if (!format::is_kernel_mode(f.misc) && placed.end > placed.start) {
+    user_highest_ = std::max(user_highest_, placed.end - 1);
   }
   maps_.map(f.misc, f.pid, placed,
             m.kind == format::MapKind::kKernel ? s.kernel_start(m.machine) : std::nullopt);
@@ -249,6 +255,7 @@ absl::StatusOr<bool> UnwindStacks::sample(const transform::RecordRef& r,
     ++report_.kernel_only;
   } else {
     const unwind::StackCopy stack{regs.value[regs_->sp], user.stack, e};
+    user_highest_ = std::max(user_highest_, stack.base);
     Lookup lookup(*this, fields->head.pid);
     unwind::Unwound& u = unwound_;
     unwind::unwind(*regs_, regs, pc, stack, lookup, config_.max_frames, u);

@@ -85,6 +85,9 @@ class UnwindStacks : public Repair {
   // sample costs no allocation once a round's worth is there (bounded as what is held is).
   std::vector<std::vector<uint8_t>> spare_;
   transform::ProcessTimeline maps_;
+  // The highest user address the recording has shown so far: what tells aarch64's signatures
+  // from address bits (unwind::code_address_mask).
+  uint64_t user_highest_ = 0;
   UnwindBinaries binaries_;
   transform::Rebuilt rebuilt_;
   transform::LookAhead<Held> held_;

@@ -1,6 +1,7 @@
 #include "unwind/arch.h"
 
 #include <array>
+#include <bit>
 
 namespace pdfix::unwind {
 namespace {
@@ -33,6 +34,12 @@ std::optional<RegisterSet> register_set(std::string_view arch) {
     return RegisterSet{Arch::kAarch64, 33, 31, 30, 29, 32, &aarch64_dwarf};
   }
   return std::nullopt;
+}
+
+uint64_t code_address_mask(const RegisterSet& set, uint64_t highest) {
+  const int bits = std::bit_width(highest);
+  if (set.arch != Arch::kAarch64 || highest == 0 || bits >= 64) return ~uint64_t{0};
+  return (uint64_t{1} << bits) - 1;
 }
 
 }  // namespace pdfix::unwind

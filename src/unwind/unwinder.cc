@@ -178,6 +178,7 @@ void unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy
   out.stopped_in = {};
   out.frames.push_back(pc);
   bool exact = true;  // the pc is where execution was, not a return address
+  const uint64_t mask = code.code_address_mask();
   while (out.frames.size() < max_frames) {
     if (!regs.known[set.sp]) {
       out.stop = Unwound::Stop::kBadRule;
@@ -199,7 +200,8 @@ void unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy
       // frame lies in the stack copy above the stack pointer, and returns into mapped code).
       const uint64_t fp = regs.value[set.fp];
       const auto saved_fp = regs.known[set.fp] && fp >= sp ? read_stack(stack, fp) : std::nullopt;
-      const auto ra = saved_fp ? read_stack(stack, fp + 8) : std::nullopt;
+      auto ra = saved_fp ? read_stack(stack, fp + 8) : std::nullopt;
+      if (ra) *ra &= mask;
       if (!ra || *ra == 0 || !code.find(*ra - 1)) {
         out.stop = Unwound::Stop::kNoCfi;
         out.stopped_in = where->binary;
@@ -276,7 +278,7 @@ void unwind(const RegisterSet& set, Registers regs, uint64_t pc, const StackCopy
         out.stop = Unwound::Stop::kStackEnd;
         return;
       }
-      next_pc = next.value[set.ra];
+      next_pc = next.value[set.ra] & mask;
       next.set(set.sp, *cfa);
       signal = row->signal_frame;
     }

@@ -44,6 +44,10 @@ class CodeMap {
   virtual ~CodeMap() = default;
   // nullopt: no file is mapped at `pc` in the sampled process.
   virtual std::optional<Code> find(uint64_t pc) = 0;
+  // The bits a code address of the sampled process may have set. A return address with others set
+  // carries a signature (aarch64 pointer authentication signs the return addresses it saves, and
+  // the one in LR between PACIASP and AUTIASP): the unwinder clears them before using it.
+  virtual uint64_t code_address_mask() const { return ~uint64_t{0}; }
 };
 
 struct Unwound {

@@ -23,10 +23,15 @@
 extern "C" void LLVMInitializeX86TargetInfo();
 extern "C" void LLVMInitializeX86TargetMC();
 extern "C" void LLVMInitializeX86Disassembler();
+extern "C" void LLVMInitializeAArch64TargetInfo();
+extern "C" void LLVMInitializeAArch64TargetMC();
+extern "C" void LLVMInitializeAArch64Disassembler();
 
 namespace pdfix::e2e {
+namespace {
 
-struct CallSites::Impl {
+// LLVM's disassembler and instruction facts for one architecture.
+struct Decoder {
   std::unique_ptr<llvm::MCRegisterInfo> regs;
   std::unique_ptr<llvm::MCAsmInfo> asm_info;
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
@@ -34,6 +39,34 @@ struct CallSites::Impl {
   std::unique_ptr<llvm::MCContext> context;
   std::unique_ptr<llvm::MCDisassembler> disassembler;
   std::unique_ptr<llvm::MCInstrAnalysis> analysis;
+  // The lengths a call instruction may have: x86's 2 to 15 bytes, aarch64's 4.
+  uint64_t shortest = 0, longest = 0;
+
+  Decoder(const char* triple_name, const char* features, uint64_t shortest_call,
+          uint64_t longest_call)
+      : shortest(shortest_call), longest(longest_call) {
+    const llvm::Triple triple(triple_name);
+    std::string error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), error);
+    if (target == nullptr) return;
+    regs.reset(target->createMCRegInfo(triple.str()));
+    asm_info.reset(target->createMCAsmInfo(*regs, triple.str(), llvm::MCTargetOptions()));
+    subtarget.reset(target->createMCSubtargetInfo(triple.str(), "", features));
+    instrs.reset(target->createMCInstrInfo());
+    context =
+        std::make_unique<llvm::MCContext>(triple, asm_info.get(), regs.get(), subtarget.get());
+    disassembler.reset(target->createMCDisassembler(*subtarget, *context));
+    analysis.reset(target->createMCInstrAnalysis(instrs.get()));
+  }
+};
+
+}  // namespace
+
+struct CallSites::Impl {
+  std::string root;  // the recording host's files are under it
+  Decoder x86{"x86_64-linux-gnu", "", 2, 15};
+  // +pauth: BLRAA and its kin, the calls of code built with branch protection.
+  Decoder arm64{"aarch64-linux-gnu", "+pauth,+bti", 4, 4};
   std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> files;
   // A binary's functions by file offset: start -> end; empty when it has no symbols to say.
   std::map<std::string, std::map<uint64_t, uint64_t>> functions;
@@ -41,26 +74,34 @@ struct CallSites::Impl {
   const llvm::MemoryBuffer* file(const std::string& path) {
     auto& f = files[path];
     if (!f) {
-      auto read = llvm::MemoryBuffer::getFile(path, false, false);
+      auto read = llvm::MemoryBuffer::getFile(root + path, false, false);
       if (!read) return nullptr;
       f = std::move(*read);
     }
     return f.get();
   }
+  // The decoder for the ELF file's machine (e_machine, little-endian, at byte 18).
+  Decoder& decoder(const llvm::MemoryBuffer& f) {
+    const auto* b = reinterpret_cast<const uint8_t*>(f.getBufferStart());
+    const bool arm = f.getBufferSize() > 19 && (b[18] | (b[19] << 8)) == llvm::ELF::EM_AARCH64;
+    return arm ? arm64 : x86;
+  }
   // The call instruction whose last byte is just before `offset`, and its length.
   std::optional<std::pair<llvm::MCInst, uint64_t>> call_ending_at(const std::string& path,
                                                                   uint64_t offset) {
     const llvm::MemoryBuffer* f = file(path);
-    if (f == nullptr || disassembler == nullptr || offset > f->getBufferSize()) return std::nullopt;
+    if (f == nullptr || offset > f->getBufferSize()) return std::nullopt;
+    Decoder& d = decoder(*f);
+    if (d.disassembler == nullptr) return std::nullopt;
     const auto* bytes = reinterpret_cast<const uint8_t*>(f->getBufferStart());
-    // x86 calls are 2 to 15 bytes long: one that decodes to exactly the return address is it.
-    for (uint64_t length = 2; length <= 15 && length <= offset; ++length) {
+    // One that decodes to exactly the return address is it.
+    for (uint64_t length = d.shortest; length <= d.longest && length <= offset; ++length) {
       llvm::MCInst inst;
       uint64_t size = 0;
       const llvm::ArrayRef<uint8_t> code(bytes + offset - length, length);
-      if (disassembler->getInstruction(inst, size, code, offset - length, llvm::nulls()) ==
+      if (d.disassembler->getInstruction(inst, size, code, offset - length, llvm::nulls()) ==
               llvm::MCDisassembler::Success &&
-          size == length && instrs->get(inst.getOpcode()).isCall()) {
+          size == length && d.instrs->get(inst.getOpcode()).isCall()) {
         return std::make_pair(inst, length);
       }
     }
@@ -111,23 +152,16 @@ struct CallSites::Impl {
   }
 };
 
-CallSites::CallSites() : impl_(std::make_unique<Impl>()) {
+CallSites::CallSites(std::string root) {
+  // The targets register before the decoders are made.
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86TargetMC();
   LLVMInitializeX86Disassembler();
-  const llvm::Triple triple("x86_64-linux-gnu");
-  std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), error);
-  if (target == nullptr) return;
-  impl_->regs.reset(target->createMCRegInfo(triple.str()));
-  impl_->asm_info.reset(
-      target->createMCAsmInfo(*impl_->regs, triple.str(), llvm::MCTargetOptions()));
-  impl_->subtarget.reset(target->createMCSubtargetInfo(triple.str(), "", ""));
-  impl_->instrs.reset(target->createMCInstrInfo());
-  impl_->context = std::make_unique<llvm::MCContext>(triple, impl_->asm_info.get(),
-                                                     impl_->regs.get(), impl_->subtarget.get());
-  impl_->disassembler.reset(target->createMCDisassembler(*impl_->subtarget, *impl_->context));
-  impl_->analysis.reset(target->createMCInstrAnalysis(impl_->instrs.get()));
+  LLVMInitializeAArch64TargetInfo();
+  LLVMInitializeAArch64TargetMC();
+  LLVMInitializeAArch64Disassembler();
+  impl_ = std::make_unique<Impl>();
+  impl_->root = std::move(root);
 }
 
 CallSites::~CallSites() = default;
@@ -140,11 +174,13 @@ bool CallSites::ends_call(const std::string& path, uint64_t offset) {
 
 std::string CallSites::wrong_target(const std::string& caller, uint64_t ret,
                                     const std::string& callee, uint64_t callee_at) {
-  if (caller != callee || impl_->analysis == nullptr) return "";
+  const llvm::MemoryBuffer* f = impl_->file(caller);
+  if (caller != callee || f == nullptr) return "";
+  Decoder& d = impl_->decoder(*f);
+  if (d.analysis == nullptr) return "";
   const auto call = impl_->call_ending_at(caller, ret);
   uint64_t target = 0;
-  if (!call ||
-      !impl_->analysis->evaluateBranch(call->first, ret - call->second, call->second, target)) {
+  if (!call || !d.analysis->evaluateBranch(call->first, ret - call->second, call->second, target)) {
     return "";  // indirect
   }
   const auto& functions = impl_->functions_of(caller);
@@ -156,7 +192,6 @@ std::string CallSites::wrong_target(const std::string& caller, uint64_t ret,
   if (target == in->first) return "";
   // Tail calls: the called function jumps to another, which may jump on. Where a jump's target is
   // not to be known from the binary (an indirect one, into the PLT), nothing is judged.
-  const llvm::MemoryBuffer* f = impl_->file(caller);
   const auto* bytes = reinterpret_cast<const uint8_t*>(f->getBufferStart());
   std::set<uint64_t> reached = {target};
   std::vector<uint64_t> todo = {target};
@@ -170,16 +205,16 @@ std::string CallSites::wrong_target(const std::string& caller, uint64_t ret,
       uint64_t size = 0;
       const llvm::ArrayRef<uint8_t> code(bytes + at,
                                          std::min<uint64_t>(15, f->getBufferSize() - at));
-      if (impl_->disassembler->getInstruction(inst, size, code, at, llvm::nulls()) !=
+      if (d.disassembler->getInstruction(inst, size, code, at, llvm::nulls()) !=
               llvm::MCDisassembler::Success ||
           size == 0) {
         at += 1;
         continue;
       }
-      const llvm::MCInstrDesc& desc = impl_->instrs->get(inst.getOpcode());
+      const llvm::MCInstrDesc& desc = d.instrs->get(inst.getOpcode());
       uint64_t to = 0;
       if (desc.isIndirectBranch()) return "";
-      if (desc.isBranch() && impl_->analysis->evaluateBranch(inst, at, size, to) &&
+      if (desc.isBranch() && d.analysis->evaluateBranch(inst, at, size, to) &&
           (to < fn->first || to >= fn->second)) {
         if (to == in->first) return "";
         if (!functions.contains(to)) return "";

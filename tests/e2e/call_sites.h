@@ -1,9 +1,9 @@
 // The referee where two unwinders disagree: a return address must end a call instruction in its
-// binary (LLVM's x86-64 disassembler decides), whatever either unwinder printed; the one other
-// return address the binary explains is a signal handler's, into the sigreturn trampoline. A
-// direct call must call the function its callee frame is in, or one that jumps there (a tail call).
-// perf script prints a user frame as its file offset in the DSO, and a caller as its return
-// address less one.
+// binary (LLVM's disassembler for the binary's machine decides: x86-64 or aarch64), whatever either
+// unwinder printed; the one other return address the binary explains is a signal handler's, into
+// the sigreturn trampoline. A direct call must call the function its callee frame is in, or one
+// that jumps there (a tail call). perf script prints a user frame as its file offset in the DSO,
+// and a caller as its return address less one.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,9 @@ namespace pdfix::e2e {
 
 class CallSites {
  public:
-  CallSites();
+  // The binaries are read under `root` (a sysroot for another host's recording), each decoded for
+  // its own machine: x86-64 or aarch64.
+  explicit CallSites(std::string root = "");
   ~CallSites();
   // Whether the bytes of `path` just before file offset `offset` are a call instruction.
   bool ends_call(const std::string& path, uint64_t offset);

@@ -35,9 +35,10 @@ size_t placed_user_frames(const Sample& s) {
 
 }  // namespace
 
-std::vector<Sample> frames(const std::string& path) {
+std::vector<Sample> frames(const std::string& path, const std::string& symfs) {
   RunResult r =
-      sh("perf script -i " + quote(path) + " -F comm,tid,time,ip,sym,dso --no-inline 2>/dev/null");
+      sh("perf script -i " + quote(path) + (symfs.empty() ? "" : " --symfs " + quote(symfs)) +
+         " -F comm,tid,time,ip,sym,dso --no-inline 2>/dev/null");
   EXPECT_EQ(r.status, 0) << path;
   std::vector<Sample> samples(1);
   std::istringstream lines(r.out);
@@ -111,9 +112,9 @@ uint64_t user_frames(const std::vector<Sample>& samples) {
 }
 
 Judgement judge(const std::vector<Sample>& perf, const std::vector<Sample>& ours,
-                const std::set<uint32_t>* tids) {
+                const std::set<uint32_t>* tids, const std::string& root) {
   EXPECT_EQ(perf.size(), ours.size());
-  CallSites sites;
+  CallSites sites(root);
   Judgement j;
   for (size_t i = 0; i < std::min(perf.size(), ours.size()); ++i) {
     const auto wrong = sites.bad(ours[i]);

@@ -12,7 +12,8 @@ namespace pdfix::e2e {
 
 // One sample's lines: its header, then a frame a line.
 using Sample = std::vector<std::string>;
-std::vector<Sample> frames(const std::string& path);
+// By this host's perf; `symfs`: the root another host's files are copied under.
+std::vector<Sample> frames(const std::string& path, const std::string& symfs = "");
 
 // Whether pdfix's frames are perf's. Where the stack copy ends, perf's libunwind reads a return
 // address of 0, or one in no mapping or in anonymous memory, and prints it as a last frame in
@@ -41,9 +42,10 @@ struct Judgement {
     return samples == 0 ? 0 : static_cast<double>(as_deep) / static_cast<double>(samples);
   }
 };
-// OUT's chains against perf's, sample by sample, only those of `tids` when given.
+// OUT's chains against perf's, sample by sample, only those of `tids` when given; the binaries
+// are read under `root`.
 Judgement judge(const std::vector<Sample>& perf, const std::vector<Sample>& ours,
-                const std::set<uint32_t>* tids = nullptr);
+                const std::set<uint32_t>* tids = nullptr, const std::string& root = "");
 // The thread a sample's header names.
 std::optional<uint32_t> tid_of(const Sample& s);
 // The threads whose first sample is in the file before the FORK that made them (another CPU's

@@ -32,15 +32,18 @@ const format::Endian kLittle = format::Endian::of(std::endian::little);
 // 0x900000 for its functions' callers.
 class BuiltCode : public unwind::CodeMap {
  public:
-  explicit BuiltCode(unwind::CfiTable& cfi) : cfi_(cfi) {}
+  explicit BuiltCode(unwind::CfiTable& cfi, uint64_t mask = ~uint64_t{0})
+      : cfi_(cfi), mask_(mask) {}
   std::optional<unwind::Code> find(uint64_t pc) override {
     if (pc < 0x100000) return unwind::Code{cfi_.find(pc), "built"};
     if (pc >= 0x900000 && pc < 0x901000) return unwind::Code{nullptr, "caller"};
     return std::nullopt;
   }
+  uint64_t code_address_mask() const override { return mask_; }
 
  private:
   unwind::CfiTable& cfi_;
+  uint64_t mask_;
 };
 
 // The CFI of the object at `path`, read for `set`'s registers; nullptr (a failure) when it cannot
@@ -99,6 +102,67 @@ TEST(UnwindAarch64, PrologueAndLeafRows) {
   ASSERT_EQ(u.frames.size(), 2U);
   EXPECT_EQ(u.frames[1], 0x900100U - 1);
   fs::remove_all(dir);
+}
+
+// The same function built with -mbranch-protection=standard: PACIASP signs LR before the prologue
+// saves it, and the CFI says so (DW_CFA_AARCH64_negate_ra_state). The signature sits in the bits
+// above the user address space; the mask the recording justifies (its highest user address, here
+// the stack's) clears it, from the stack's copy and from LR alike. Without the mask the signed
+// address is in no map and the chain ends there.
+TEST(UnwindAarch64, SignedReturnAddressesAreStripped) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/a.c")
+      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
+  RunResult r = sh("cd " + dir +
+                   " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer"
+                   " -mbranch-protection=standard -fasynchronous-unwind-tables -nostdlib -shared"
+                   " --ld-path=/usr/bin/ld.lld-19 -Wl,--build-id -o a.so a.c"
+                   " && llvm-nm-19 a.so | sed -n 's/ T f$//p'"
+                   " && llvm-objdump-19 -d --no-show-raw-insn --disassemble-symbols=f a.so");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const uint64_t f = std::stoull(r.out, nullptr, 16);
+  // f's first instruction signs LR (paciasp, or hint #25 as older disassemblers print it).
+  ASSERT_TRUE(r.out.find("paciasp") != std::string::npos ||
+              r.out.find("hint\t#0x19") != std::string::npos)
+      << r.out;
+  auto set = unwind::register_set("aarch64");
+  ASSERT_TRUE(set);
+  auto cfi = cfi_of(dir + "/a.so", *set);
+  ASSERT_NE(cfi, nullptr);
+  const uint64_t sp = 0x7ffff000, ret = 0x900010, signature = uint64_t{0x2a} << 48;
+  const uint64_t mask = unwind::code_address_mask(*set, sp);
+  EXPECT_EQ(mask, 0x7fffffffU);
+  const uint64_t signed_ret = ret | signature, x19 = 0x1919;
+  std::vector<uint8_t> stack(64, 0);
+  std::memcpy(stack.data(), &signed_ret, 8);
+  std::memcpy(stack.data() + 8, &x19, 8);
+  unwind::Registers regs;
+  regs.set(31, sp);
+  regs.set(30, 0x900100 | signature);
+  BuiltCode code(*cfi, mask);
+  // After paciasp and the prologue's store (two instructions in): the saved, signed LR.
+  auto u = unwind::unwind(*set, regs, f + 8, {sp, stack, kLittle}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], ret - 1);
+  // After paciasp, before the store: LR itself is signed.
+  u = unwind::unwind(*set, regs, f + 4, {sp, stack, kLittle}, code, 16);
+  ASSERT_EQ(u.frames.size(), 2U);
+  EXPECT_EQ(u.frames[1], 0x900100U - 1);
+  BuiltCode unmasked(*cfi);
+  u = unwind::unwind(*set, regs, f + 8, {sp, stack, kLittle}, unmasked, 16);
+  EXPECT_EQ(u.stop, unwind::Unwound::Stop::kNoMap);
+  fs::remove_all(dir);
+}
+
+// The mask is the user address space the recording shows, and only aarch64 has one.
+TEST(UnwindAarch64, CodeAddressMaskIsTheShownAddressSpace) {
+  auto arm = unwind::register_set("aarch64");
+  auto x86 = unwind::register_set("x86_64");
+  ASSERT_TRUE(arm && x86);
+  EXPECT_EQ(unwind::code_address_mask(*arm, 0xffffc2a8f000), 0xffffffffffffU);  // 48-bit VA
+  EXPECT_EQ(unwind::code_address_mask(*arm, 0x7fb7e00000), 0x7fffffffffU);      // 39-bit VA
+  EXPECT_EQ(unwind::code_address_mask(*arm, 0), ~uint64_t{0});  // nothing shown: nothing cleared
+  EXPECT_EQ(unwind::code_address_mask(*x86, 0x7ffff000), ~uint64_t{0});
 }
 
 // An x86-64 shared object whose CFI is what GCC writes for an epilogue: the pop moves the CFA
