@@ -77,7 +77,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
             if (std::filesystem::equivalent(a->config.dir, a->config.out_dir, ec)) {
               return fail(absl::InvalidArgumentError("OUTDIR must not be DIR"));
             }
-            if (auto s = check_fix_args(options, host); !s.ok()) return fail(s);
+            if (auto s = check_fix_args(options); !s.ok()) return fail(s);
             const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
             const auto fix = [&](const std::string& in, const std::string& out,
                                  llvm::json::Object& report) {

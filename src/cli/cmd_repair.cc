@@ -107,7 +107,7 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
   auto options = add_fix_options(*cmd, kinds);
   add_in_out(*cmd, options->args);
   return {cmd, [options, &host] {
-            if (auto s = check_fix_args(options->args, host); !s.ok()) return fail(s);
+            if (auto s = check_fix_args(options->args); !s.ok()) return fail(s);
             return run("fix", options->chosen(), options->args, host, false);
           }};
 }

@@ -76,13 +76,10 @@ std::shared_ptr<FixOptions> add_fix_options(CLI::App& cmd,
   return o;
 }
 
-absl::Status check_fix_args(const FixArgs& a, const resolve::Host& host) {
+absl::Status check_fix_args(const FixArgs& a) {
   if (!a.archive.empty() && a.out == "-") {
     return absl::InvalidArgumentError(
         "--archive puts OUT in the bundle: give OUT as a file, not '-'");
-  }
-  if (a.store && default_cache(host).empty()) {
-    return absl::InvalidArgumentError("--store: no HOME and no PERF_BUILDID_DIR");
   }
   return absl::OkStatus();
 }
@@ -97,7 +94,14 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds);
   std::optional<KeepTarget> target;
   if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
-  if (a.store) target = KeepTarget{.cache = default_cache(host)};
+  // The cache the run resolves from, --buildid-dir's when given, as `pdfix store` fills its own.
+  if (a.store) {
+    if (common.resolver->buildid_dir().empty()) {
+      return fail(absl::InvalidArgumentError(
+          "--store: no --buildid-dir, and no HOME or PERF_BUILDID_DIR to find perf's cache by"));
+    }
+    target = KeepTarget{.cache = common.resolver->buildid_dir()};
+  }
   // What is kept is listed as the pipeline writes it: OUT is not read again.
   inspect::ListingTap listing({.every_source = true, .count_samples = true});
   const transform::MakeChain make = chain_of(kinds, common);

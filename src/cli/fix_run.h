@@ -52,7 +52,7 @@ std::shared_ptr<FixOptions> add_fix_options(CLI::App& cmd,
                                             const std::vector<passes::RepairKind*>& kinds);
 
 // What a run of fix found wrong with its options before reading anything; OK when none.
-absl::Status check_fix_args(const FixArgs& a, const resolve::Host& host);
+absl::Status check_fix_args(const FixArgs& a);
 
 // Runs `kinds` over a.in into a.out and keeps what OUT names when asked. The reports go to `json`
 // when given (an object with a member per pass, or the one pass's report when `single`), else as

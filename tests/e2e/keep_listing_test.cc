@@ -116,6 +116,14 @@ TEST(KeepListing, FixStoreNeverOpensItsOutputAgain) {
          quote(dir + "/piped.data") + " && ls -R " + dir + "/h2/.debug | grep -c elf");
   ASSERT_EQ(streamed.status, 0) << streamed.err;
   EXPECT_GT(std::stoi(streamed.out), 2) << streamed.out;
+  // --buildid-dir names the cache the run stores into, as it does for `pdfix store`; HOME's is
+  // left alone.
+  RunResult given = sh("mkdir " + dir + "/h3 " + dir + "/given && HOME=" + dir + "/h3 " + pdfix() +
+                       " fix -q --store --buildid-dir " + quote(dir + "/given") + " " + quote(in) +
+                       " " + quote(dir + "/given.data") + " && ls -R " + dir +
+                       "/given | grep -c elf && ls -A " + dir + "/h3");
+  ASSERT_EQ(given.status, 0) << given.err;
+  EXPECT_EQ(given.out, streamed.out) << "HOME's cache: " << given.out;
 }
 
 }  // namespace
