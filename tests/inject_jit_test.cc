@@ -436,7 +436,7 @@ TEST_F(InjectPerfMapTest, OfThisHostsPreviousBootNoMapFileOfAReusedPidIsRead) {
   EXPECT_EQ(pass_report_.sources.size(), 1u);
 }
 
-TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssBegunBeforeItsMap) {
+TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssLoadedAfterItsMap) {
   resolve::Inode gone = file_of(dir_);
   gone.ino += 1;  // no file here is the one mapped
   const std::string copies = dir_ + "/copies";
@@ -447,13 +447,20 @@ TEST_F(InjectJitTest, ACopyIsTakenOnlyIfItIsTheNamedProcesssBegunBeforeItsMap) {
   EXPECT_TRUE(incomplete_);
   EXPECT_NE(pass_report_.sources.at(0).problem.find("is process 99's dump"), std::string::npos)
       << pass_report_.sources.at(0).problem;
-  // The marker was mapped at the fixture's trailer time, 0xafaeadacabaaa9a8.
-  write(copy, DumpWriter(false, kPid, kLate).load(kLate + 1, 0x7000, 1, "JS:a", kCodeA).bytes());
+  // The marker was mapped at the fixture's trailer time, 0xafaeadacabaaa9a8: code loaded before
+  // it is an earlier process's of that pid.
+  write(copy, DumpWriter(false, kPid)
+                  .load(5000, 0x7000, 1, "JS:old", kCodeA)
+                  .load(kLate + 1, 0x7000, 1, "JS:a", kCodeA)
+                  .bytes());
   maps(run(recording(true, gone), {.jit_dirs = {copies}}));
   EXPECT_TRUE(incomplete_);
   EXPECT_NE(pass_report_.sources.at(0).problem.find("another run's"), std::string::npos)
       << pass_report_.sources.at(0).problem;
-  write(copy, DumpWriter(false, kPid).load(kLate + 1, 0x7000, 1, "JS:a", kCodeA).bytes());
+  // The header's time is not the dump's age: the runtimes write it after the map, and V8 in
+  // wall-clock microseconds (here: later than every record).
+  write(copy,
+        DumpWriter(false, kPid, ~uint64_t{0}).load(kLate + 1, 0x7000, 1, "JS:a", kCodeA).bytes());
   maps(run(recording(true, gone), {.jit_dirs = {copies}}));
   EXPECT_FALSE(incomplete_);
   EXPECT_EQ(pass_report_.sources.at(0).found_at, copy);

@@ -2,9 +2,22 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace pdfix::jit {
+namespace {
+
+bool loaded_before(const std::vector<CodeLoad>& loads, const std::vector<CodeMove>& moves,
+                   uint64_t time) {
+  return std::any_of(loads.begin(), loads.end(),
+                     [&](const CodeLoad& l) { return l.timestamp < time; }) ||
+         std::any_of(moves.begin(), moves.end(),
+                     [&](const CodeMove& m) { return m.timestamp < time; });
+}
+
+}  // namespace
 
 std::optional<DumpFile> read_dump(const std::vector<FileCandidate>& where, uint32_t named_pid,
                                   std::optional<uint64_t> marker_time,
@@ -28,9 +41,13 @@ std::optional<DumpFile> read_dump(const std::vector<FileCandidate>& where, uint3
       problems.push_back(absl::StrCat(c.path, " is process ", parsed->pid, "'s dump"));
       continue;
     }
-    // A copy is taken for the dump only if the runtime made it before it mapped it.
-    if (!c.recorded && marker_time && parsed->timestamp > *marker_time) {
-      problems.push_back(c.path + " was begun after the recorded dump was mapped: another run's");
+    // A copy is taken for the dump only if its code was loaded after the recorded map: the
+    // runtimes (V8, perf's JVMTI agent) map the dump before they write to it. The header's time
+    // says nothing here: it is written after the map, and V8 writes it in wall-clock
+    // microseconds.
+    if (!c.recorded && marker_time && loaded_before(parsed->loads, parsed->moves, *marker_time)) {
+      problems.push_back(c.path +
+                         " holds code loaded before the recorded dump was mapped: another run's");
       continue;
     }
     if (parsed->arch_timestamp) {

@@ -28,8 +28,9 @@ struct DumpFile {
 };
 
 // The first of `where` that is the dump of process `named_pid` (the pid its name gives), with
-// times of CLOCK_MONOTONIC; a copy must have been begun before the marker was mapped at
-// `marker_time`. Why each other file there is not it goes to `problems`.
+// times of CLOCK_MONOTONIC; a copy must hold no code loaded before the marker was mapped at
+// `marker_time` (an earlier process's of that pid). Why each other file there is not it goes to
+// `problems`.
 std::optional<DumpFile> read_dump(const std::vector<FileCandidate>& where, uint32_t named_pid,
                                   std::optional<uint64_t> marker_time,
                                   std::vector<std::string>& problems);

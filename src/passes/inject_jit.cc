@@ -368,7 +368,7 @@ On the recording's host a dump is read where its map's file is proven: at the pa
 recording names, on the map's overlay while mounted and in its layers, under the recorded
 process's root while it lives, under each --search root; each must be the inode mapped (device
 and inode). Under --sysroot, under --search roots off that host and in each --jit-dir a dump is
-a copy: taken when it is the named process's and was begun before its map. A map file is read
+a copy: taken when it is the named process's and loaded no code before its map. A map file is read
 only for a recording of this host, and only when written since the recording began, at the
 places of the process's own files: this host's /tmp, /tmp of its container's overlay while
 mounted (after the process exited too) and of the overlay's layers, under the living process's
