@@ -113,6 +113,14 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
   std::optional<llvm::object::SectionRef> eh_frame, debug_frame;
   for (const llvm::object::SectionRef& section : elf->sections()) {
     auto section_name = section.getName();
+    // A slim copy keeps the section's place, not its code: that is all a stub row needs.
+    if (section_name && *section_name == ".plt" && regs.arch == Arch::kAarch64 &&
+        section.getSize() > kAarch64PltHeader) {
+      table->plt_row_.begin = section.getAddress() + kAarch64PltHeader;
+      table->plt_row_.end = section.getAddress() + section.getSize();
+      table->plt_row_.cfa =
+          Rule{.offset = 0, .reg = static_cast<uint8_t>(regs.sp), .kind = Rule::kRegPlus};
+    }
     if (!section_name || section.getSize() == 0 ||
         llvm::object::ELFSectionRef(section).getType() == llvm::ELF::SHT_NOBITS) {
       continue;
@@ -351,9 +359,10 @@ const CfiRow* CfiTable::find(uint64_t vaddr) {
   if (index == SIZE_MAX || vaddr < begins_[index] || vaddr >= fdes_[index].end ||
       (index + 1 < begins_.size() && begins_[index + 1] <= vaddr)) {
     auto it = std::upper_bound(begins_.begin(), begins_.end(), vaddr);
-    if (it == begins_.begin()) return nullptr;
-    index = static_cast<size_t>(it - begins_.begin()) - 1;
-    if (vaddr >= fdes_[index].end) return nullptr;
+    index = static_cast<size_t>(it - begins_.begin());
+    if (index == 0 || vaddr >= fdes_[--index].end) {
+      return vaddr >= plt_row_.begin && vaddr < plt_row_.end ? &plt_row_ : nullptr;
+    }
   }
   if (rows_[index] == nullptr) {
     std::unique_ptr<Rows> rows = evaluate(fdes_[index]);

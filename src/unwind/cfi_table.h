@@ -164,6 +164,11 @@ class CfiTable {
   std::vector<std::unique_ptr<Rows>> rows_;  // by FDE; null where not evaluated or dropped
   std::vector<uint32_t> cached_;             // the FDEs whose rows_ are kept
   size_t last_ = SIZE_MAX;                   // the FDE found last: a sample's pcs often share one
+  // aarch64's PLT stubs, which no linker gives CFI there: a stub changes neither the stack
+  // pointer, the frame pointer nor LR, so the row says just that (CFA = sp, the return address in
+  // LR). The header before the stubs saves LR on the stack and is not covered. Empty elsewhere.
+  static constexpr uint64_t kAarch64PltHeader = 32;
+  CfiRow plt_row_;
   std::unique_ptr<CfiCache> own_cache_;
   CfiCache* cache_ = nullptr;
 };
