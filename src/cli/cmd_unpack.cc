@@ -35,7 +35,9 @@ void print_commands(const store::Unpacked& u, std::ostream& os) {
   const std::string report = absl::StrCat("perf --buildid-dir ", shell_word(u.cache), " report -i ",
                                           shell_word(u.recording));
   if (u.symfs.empty()) {
-    os << report << "\n";
+    os << report << "\n"
+       << "hotspot-perfparser --input " << shell_word(u.recording) << " --debug "
+       << shell_word(u.cache) << "\n";
     return;
   }
   const std::string kallsyms = u.kallsyms.empty() ? "" : " --kallsyms " + shell_word(u.kallsyms);
@@ -66,9 +68,10 @@ Verb add_unpack(CLI::App& app) {
       {"pdfix unpack", "a bundle of `pdfix archive`, ready for perf report",
        "pdfix unpack [--buildid-dir CACHE] [--json] BUNDLE DIR",
        R"(Unpacks BUNDLE into DIR: DIR/perf.data, and DIR/.debug, a build-id cache holding the
-binaries. Prints the command that reports the recording with them:
+binaries. Prints the commands that read the recording with them, perf's and hotspot's:
 
   perf --buildid-dir DIR/.debug report -i DIR/perf.data
+  hotspot-perfparser --input DIR/perf.data --debug DIR/.debug
 
 With --buildid-dir, the binaries are merged into that cache instead (kept files are never
 replaced) and DIR holds perf.data (and symfs/, below) only.
@@ -89,7 +92,7 @@ DIR must not exist, or be empty; it appears only complete. BUNDLE may be '-' for
 Refused, with nothing written: anything but a tar (optionally compressed) holding
 perf.data, and any entry that would land outside DIR (an absolute name, '..', a symbolic
 link pointing out of DIR, a hard link, a device). `tar --zstd -xf BUNDLE -C DIR` gives the
-same tree. The note goes to stderr, the command to stdout.
+same tree. The note goes to stderr, the commands to stdout.
 
 A bundle made without --with-code holds slim copies (symbol tables, unwind tables, notes,
 debug information; no code or data, at the offsets they had): perf report, perf script and

@@ -87,7 +87,9 @@ TEST_F(ArchiveTest, UnpackedBundleReportsAsBeforeTheRebuild) {
   RunResult r = sh(env_ + pdfix() + " unpack " + quote(bundle) + " " + quote(dir_ + "/u"));
   ASSERT_EQ(r.status, 0) << r.err;
   // The one command it prints is the one that reports the recording.
-  EXPECT_EQ(r.out, "perf --buildid-dir " + dir_ + "/u/.debug report -i " + dir_ + "/u/perf.data\n");
+  EXPECT_EQ(r.out, "perf --buildid-dir " + dir_ + "/u/.debug report -i " + dir_ +
+                       "/u/perf.data\nhotspot-perfparser --input " + dir_ +
+                       "/u/perf.data --debug " + dir_ + "/u/.debug\n");
   EXPECT_EQ(report(dir_ + "/u/perf.data", dir_ + "/u/.debug"), reference_);
   EXPECT_TRUE(same_file(dir_ + "/u/perf.data", fixed()));
   // tar alone gives the same tree.
