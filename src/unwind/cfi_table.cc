@@ -359,10 +359,11 @@ const CfiRow* CfiTable::find(uint64_t vaddr) {
   if (index == SIZE_MAX || vaddr < begins_[index] || vaddr >= fdes_[index].end ||
       (index + 1 < begins_.size() && begins_[index + 1] <= vaddr)) {
     auto it = std::upper_bound(begins_.begin(), begins_.end(), vaddr);
-    index = static_cast<size_t>(it - begins_.begin());
-    if (index == 0 || vaddr >= fdes_[--index].end) {
+    const bool in_fde = it != begins_.begin() && vaddr < fdes_[it - begins_.begin() - 1].end;
+    if (!in_fde) {
       return vaddr >= plt_row_.begin && vaddr < plt_row_.end ? &plt_row_ : nullptr;
     }
+    index = static_cast<size_t>(it - begins_.begin()) - 1;
   }
   if (rows_[index] == nullptr) {
     std::unique_ptr<Rows> rows = evaluate(fdes_[index]);
