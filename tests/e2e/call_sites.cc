@@ -1,5 +1,6 @@
 #include "e2e/call_sites.h"
 
+#include <cctype>
 #include <cstring>
 #include <set>
 
@@ -227,11 +228,22 @@ std::string CallSites::wrong_target(const std::string& caller, uint64_t ret,
                       absl::Hex(in->first));
 }
 
+bool CallSites::kernel_frame(const std::string& line) {
+  if (line.find("([kernel.kallsyms])") != std::string::npos) return true;
+  // A module's frame ([virtio_blk]): perf prints it at its kernel address, in the upper half on
+  // x86-64 and aarch64 alike; user frames are printed as file offsets.
+  const size_t start = line.find_first_not_of(" \t");
+  if (start == std::string::npos || !std::isxdigit(static_cast<unsigned char>(line[start]))) {
+    return false;
+  }
+  return (std::stoull(line.substr(start), nullptr, 16) >> 63) != 0;
+}
+
 std::vector<CallSites::Frame> CallSites::user_frames(const std::vector<std::string>& sample) {
   std::vector<Frame> out;
   for (size_t i = 1; i < sample.size(); ++i) {
     const std::string& line = sample[i];
-    if (line.find("([kernel.kallsyms])") != std::string::npos) continue;
+    if (kernel_frame(line)) continue;
     const size_t open = line.rfind(" (");
     const size_t start = line.find_first_not_of(" \t");
     if (open == std::string::npos || start == std::string::npos) continue;
@@ -250,7 +262,7 @@ std::vector<std::pair<std::string, uint64_t>> CallSites::callers(
   bool first = true, after_signal = false;
   for (size_t i = 1; i < sample.size(); ++i) {
     const std::string& line = sample[i];
-    if (line.find("([kernel.kallsyms])") != std::string::npos) continue;
+    if (kernel_frame(line)) continue;
     const size_t open = line.rfind(" (/");
     if (open == std::string::npos) {
       // A user frame in [vdso] or [unknown]: a frame all the same, so the next is a caller.

@@ -36,6 +36,8 @@ class CallSites {
     bool restore_rt = false;  // glibc's signal trampoline: the frame above it was interrupted
   };
   static std::vector<Frame> user_frames(const std::vector<std::string>& sample);
+  // Whether a frame line of perf script is the kernel's or a module's.
+  static bool kernel_frame(const std::string& line);
   // Whether file offset `offset` of `path` (read by ends_call) starts x86-64's rt_sigreturn.
   bool starts_sigreturn(const std::string& path, uint64_t offset);
   // Of a sample's callers, those whose return address ends no call (nor is a signal handler's

@@ -230,8 +230,10 @@ std::vector<CorpusFile> corpus_files() {
     if (!fs::exists(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root)) {
       const std::string name = e.path().filename();
+      // A JIT recording kept beside its dump (jit/): fix exits 3 on it without --jit-dir.
       if (!e.is_regular_file() ||
-          (name.find(".data") == std::string::npos && name.find("perf.data") != 0)) {
+          (name.find(".data") == std::string::npos && name.find("perf.data") != 0) ||
+          e.path().parent_path().filename() == "jit") {
         continue;
       }
       const bool refused =

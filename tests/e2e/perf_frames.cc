@@ -40,8 +40,12 @@ std::vector<Sample> frames(const std::string& path, const std::string& symfs) {
       sh("perf script -i " + quote(path) + (symfs.empty() ? "" : " --symfs " + quote(symfs)) +
          " -F comm,tid,time,ip,sym,dso --no-inline 2>/dev/null");
   EXPECT_EQ(r.status, 0) << path;
+  return samples_of(r.out);
+}
+
+std::vector<Sample> samples_of(const std::string& script) {
   std::vector<Sample> samples(1);
-  std::istringstream lines(r.out);
+  std::istringstream lines(script);
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty()) {
       samples.back().push_back(line);
@@ -176,7 +180,7 @@ std::vector<Sample> cut_after_first_user_frame(std::vector<Sample> samples) {
   for (Sample& s : samples) {
     bool seen = false;
     std::erase_if(s, [&](const std::string& line) {
-      if (&line == &s.front() || line.find("([kernel.kallsyms])") != std::string::npos) {
+      if (&line == &s.front() || CallSites::kernel_frame(line)) {
         return false;
       }
       const bool drop = seen;

@@ -14,6 +14,8 @@ namespace pdfix::e2e {
 using Sample = std::vector<std::string>;
 // By this host's perf; `symfs`: the root another host's files are copied under.
 std::vector<Sample> frames(const std::string& path, const std::string& symfs = "");
+// The same from perf script's text (-F comm,tid,time,ip,sym,dso), made elsewhere.
+std::vector<Sample> samples_of(const std::string& script);
 
 // Whether pdfix's frames are perf's. Where the stack copy ends, perf's libunwind reads a return
 // address of 0, or one in no mapping or in anonymous memory, and prints it as a last frame in
