@@ -231,9 +231,13 @@ std::string CallSites::wrong_target(const std::string& caller, uint64_t ret,
 bool CallSites::kernel_frame(const std::string& line) {
   if (line.find("([kernel.kallsyms])") != std::string::npos) return true;
   // A module's frame ([virtio_blk]): perf prints it at its kernel address, in the upper half on
-  // x86-64 and aarch64 alike; user frames are printed as file offsets.
+  // x86-64 and aarch64 alike; user frames are printed as file offsets. A garbage return address
+  // past the stack copy may be that high too, but its DSO is [unknown].
   const size_t start = line.find_first_not_of(" \t");
-  if (start == std::string::npos || !std::isxdigit(static_cast<unsigned char>(line[start]))) {
+  const size_t open = line.rfind(" ([");
+  if (start == std::string::npos || open == std::string::npos ||
+      !std::isxdigit(static_cast<unsigned char>(line[start])) ||
+      line.compare(open, 11, " ([unknown]") == 0) {
     return false;
   }
   return (std::stoull(line.substr(start), nullptr, 16) >> 63) != 0;
