@@ -59,6 +59,8 @@ TEST(Docs, RunnableCommandsRunAsWritten) {
     if (commands.empty()) continue;
     const std::string dir = temp_dir();
     fs::create_directories(dir + "/home");
+    // The pages are read in a clone's root, where corpora/ is.
+    fs::create_directory_symlink(std::string(PDFIX_SOURCE_DIR) + "/corpora", dir + "/corpora");
     const std::string env =
         "cd " + quote(dir) + " && HOME=" + quote(dir + "/home") +
         " PERF_BUILDID_DIR= PATH=" + quote(fs::path(PDFIX_BINARY).parent_path().string()) +
