@@ -225,6 +225,25 @@ TEST_P(PassTest, FixModuleSizesKnowsPerfsOldBugWithoutAnArchFeature) {
             "runs to the top of the address space");
 }
 
+TEST_P(PassTest, FixModuleSizesTakesNoArm64LayoutForX86WithoutAnArchFeature) {
+  // Addresses of the arm64 VM of corpora/arm64: the modules below the kernel image, which the
+  // last one cannot run past; no x86_64 module area applies.
+  const uint64_t image = 0xffffbe2a28810000ULL, last = 0xffffbe2a0be43000ULL;
+  PerfDataBuilder b(GetParam().order);
+  if (GetParam().pipe) b.pipe_mode();
+  b.attr({}).string_feature(format::kFeatHostname, host_.name);
+  start_data(b);
+  b.mmap(-1, image, 0x1000000, image, "[kernel.kallsyms]_text", format::kCpuModeKernel)
+      .mmap(-1, last, 0 - last, 0, "[9p]", format::kCpuModeKernel);
+  auto out = read_output(run("fix-module-sizes", b.build()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->maps[1].fields.len, image - last);
+  const auto* changed = report().getArray("changed");
+  ASSERT_EQ(changed->size(), 1U);
+  const std::string problem(*changed->front().getAsObject()->getString("problem"));
+  EXPECT_EQ(problem.find("x86_64"), std::string::npos) << problem;
+}
+
 TEST_P(PassTest, TagKernelNamesTheKernelEntryAndGivesTheMapItsId) {
   PerfDataBuilder b = builder();
   // A module first and the kernel under a vmlinux path: perf would take [foo] for the kernel.
