@@ -67,7 +67,6 @@ cp -r "$out"/jit "$corpus/"
 # The JIT recording beside its dump: without --jit-dir, fix rightly exits 3 on it, so the tests
 # that run every recording of corpora/ with plain options leave jit/ out.
 mv "$corpus"/jit.* "$corpus/jit/"
-cp "$here/work.c" "$corpus/"
 [ -d "$out/pdfix" ] && cp -r "$out/pdfix" "$corpus/pdfix-in-vm"
 
 # Slim copies (symbols, unwind tables, notes; no code) of every file the recordings map, as pdfix

@@ -62,17 +62,25 @@ std::unique_ptr<unwind::CfiTable> cfi_of(const std::string& path, const unwind::
   return *std::move(cfi);
 }
 
+// f, calling g twice, built for aarch64 into DIR/a.so with `flags`: the shell's result, whose
+// output starts with f's address and goes on with what `then` prints.
+RunResult build_aarch64_f(const std::string& dir, const std::string& flags,
+                          const std::string& then = "") {
+  std::ofstream(dir + "/a.c")
+      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
+  return sh("cd " + dir + " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer " +
+            flags +
+            " -fasynchronous-unwind-tables -nostdlib -shared --ld-path=/usr/bin/ld.lld-19"
+            " -Wl,--build-id -o a.so a.c && llvm-nm-19 a.so | sed -n 's/ T f$//p'" +
+            then);
+}
+
 // An aarch64 shared object built here, its CFI read by CfiTable, and a stack laid out as its
 // function f leaves it: f saves x30 and x19 in its prologue, so the caller's pc and x19 come from
 // the stack; before the prologue, from the registers.
 TEST(UnwindAarch64, PrologueAndLeafRows) {
   const std::string dir = temp_dir();
-  std::ofstream(dir + "/a.c")
-      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
-  RunResult r = sh("cd " + dir +
-                   " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer"
-                   " -fasynchronous-unwind-tables -nostdlib -shared --ld-path=/usr/bin/ld.lld-19"
-                   " -Wl,--build-id -o a.so a.c && llvm-nm-19 a.so | sed -n 's/ T f$//p'");
+  RunResult r = build_aarch64_f(dir, "");
   ASSERT_EQ(r.status, 0) << r.err;
   const uint64_t f = std::stoull(r.out, nullptr, 16);
   auto set = unwind::register_set("aarch64");
@@ -104,21 +112,16 @@ TEST(UnwindAarch64, PrologueAndLeafRows) {
   fs::remove_all(dir);
 }
 
-// The same function built with -mbranch-protection=standard: PACIASP signs LR before the prologue
+// f built with -mbranch-protection=standard: PACIASP signs LR before the prologue
 // saves it, and the CFI says so (DW_CFA_AARCH64_negate_ra_state). The signature sits in the bits
 // above the user address space; the mask the recording justifies (its highest user address, here
 // the stack's) clears it, from the stack's copy and from LR alike. Without the mask the signed
 // address is in no map and the chain ends there.
 TEST(UnwindAarch64, SignedReturnAddressesAreStripped) {
   const std::string dir = temp_dir();
-  std::ofstream(dir + "/a.c")
-      << "int g(int);\nint f(int x) { int r = g(x) * 3; return r + g(r); }\n";
-  RunResult r = sh("cd " + dir +
-                   " && clang-19 --target=aarch64-linux-gnu -O2 -fomit-frame-pointer"
-                   " -mbranch-protection=standard -fasynchronous-unwind-tables -nostdlib -shared"
-                   " --ld-path=/usr/bin/ld.lld-19 -Wl,--build-id -o a.so a.c"
-                   " && llvm-nm-19 a.so | sed -n 's/ T f$//p'"
-                   " && llvm-objdump-19 -d --no-show-raw-insn --disassemble-symbols=f a.so");
+  RunResult r =
+      build_aarch64_f(dir, "-mbranch-protection=standard",
+                      " && llvm-objdump-19 -d --no-show-raw-insn --disassemble-symbols=f a.so");
   ASSERT_EQ(r.status, 0) << r.err;
   const uint64_t f = std::stoull(r.out, nullptr, 16);
   // f's first instruction signs LR (paciasp, or hint #25 as older disassemblers print it).
