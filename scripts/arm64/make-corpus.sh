@@ -1,12 +1,15 @@
 #!/bin/bash
-# Remakes tests/corpus/arm64: boots Debian 12 arm64 in qemu-system-aarch64 (TCG, -cpu max: pointer
+# Remakes corpora/arm64: boots Debian 12 arm64 in qemu-system-aarch64 (TCG, -cpu max: pointer
 # authentication on), records with the VM's perf 6.1 (guest.sh), and keeps the recordings, perf's
 # own answers made in the VM, and slim copies of the binaries they map as a sysroot.
 #
 #   bash scripts/arm64/make-corpus.sh [WORKDIR]     (root; WORKDIR defaults to /var/tmp/pdfix-arm64)
 #
 # Needs: qemu-system-arm qemu-user-static binfmt-support mmdebstrap arch-test e2fsprogs, and a
-# built pdfix (build/pdfix) for the slim copies. About 15 minutes on 2 cores; CI never runs it.
+# built pdfix (build/pdfix) for the slim copies. About 30 minutes on 2 cores the first time (the
+# root), 4 after; CI never runs it. After build-pdfix.sh, PDFIX_IN_VM_ONLY=1 boots the VM again
+# to run that arm64 pdfix there on fresh recordings, and keeps only what it said
+# (corpora/arm64/pdfix-in-vm).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -39,13 +42,13 @@ install -m 0755 "$here/guest.sh" "$root/opt/corpus/guest.sh"
 
 image=$work/root.img
 rm -f "$image"
-mkfs.ext4 -q -L root -d "$root" "$image" 4G
+mkfs.ext4 -q -L root -d "$root" "$image" "$(($(du -sm "$root" | cut -f1) + 2048))M"
 out=$work/out
 rm -rf "$out" && mkdir -p "$out"
 kernel=$(ls "$root"/boot/vmlinuz-* | sort -V | tail -1)
+initrd=$(ls "$root"/boot/initrd.img-* | sort -V | tail -1)
 # sve=off: with SVE, perf 6.1 asks for the VG register in --call-graph dwarf samples, which Linux
 # 6.1 refuses for software events (EOPNOTSUPP); pointer authentication stays on.
-initrd=$(ls "$root"/boot/initrd.img-* | sort -V | tail -1)
 timeout 3600 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on,sve=off -smp 2 -m 3072 -nographic \
   -kernel "$kernel" -initrd "$initrd" \
   -append "root=LABEL=root rw console=ttyAMA0 init=/opt/corpus/guest.sh" \
@@ -55,6 +58,15 @@ timeout 3600 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on,sve=off -smp 2
 if [ ! -s "$out/dwarf-pac.data" ]; then
   tail -n 30 "$work/console.log" "$out/guest.log"
   exit 1
+fi
+
+# With pdfix built for arm64 in the root (build-pdfix.sh), the VM fixed its recordings too. With
+# PDFIX_IN_VM_ONLY=1 only what pdfix said there is kept: the committed recordings stay.
+if [ "${PDFIX_IN_VM_ONLY:-}" = 1 ]; then
+  [ -d "$out/pdfix" ] || { echo "no pdfix ran in the VM: run build-pdfix.sh first" >&2; exit 1; }
+  rm -rf "$corpus/pdfix-in-vm" && cp -r "$out/pdfix" "$corpus/pdfix-in-vm"
+  cat "$corpus/pdfix-in-vm/status.txt"
+  exit 0
 fi
 
 # What is committed: the recordings, perf's answers, and the recording host's files as a sysroot.
