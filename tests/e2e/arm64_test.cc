@@ -28,16 +28,18 @@ namespace fs = std::filesystem;
 const std::string kCorpus = std::string(PDFIX_CORPUS) + "/arm64";
 
 // The VM's files, unpacked once per run from the corpus's sysroot.tar.xz (slim copies are sparse:
-// tar keeps the holes).
+// tar keeps the holes), and removed when the tests end.
 const std::string& sysroot() {
-  static const std::string dir = [] {
-    const std::string d = temp_dir() + "/sysroot";
-    RunResult r = sh("mkdir -p " + quote(d) + " && tar -xJSf " +
-                     quote(kCorpus + "/sysroot.tar.xz") + " -C " + quote(d));
-    EXPECT_EQ(r.status, 0) << r.err;
-    return d;
-  }();
-  return dir;
+  struct Unpacked {
+    std::string dir = temp_dir();
+    Unpacked() {
+      RunResult r = sh("tar -xJSf " + quote(kCorpus + "/sysroot.tar.xz") + " -C " + quote(dir));
+      EXPECT_EQ(r.status, 0) << r.err;
+    }
+    ~Unpacked() { fs::remove_all(dir); }
+  };
+  static const Unpacked unpacked;
+  return unpacked.dir;
 }
 
 std::string read_text(const std::string& path) {
