@@ -33,7 +33,12 @@ bool expect_same_keep(const std::string& fix_options, const std::string& in,
   const llvm::json::Object* by_fix = fixed.getObject("store");
   EXPECT_NE(by_fix, nullptr) << what << ": " << fix.out;
   RunResult store = sh("HOME=" + dir + "/h2 " + pdfix() + " store --json " + quote(out));
-  EXPECT_EQ(store.status, fix.status) << what << ": " << store.err;
+  // fix may be incomplete for a pass's own reason: unwinding another host's recording without
+  // its binaries (the arm64 corpus) loses callers. Keeping judges alike all the same.
+  const llvm::json::Object* unwound = fixed.getObject("unwind");
+  const bool unwind_incomplete =
+      unwound != nullptr && unwound->getInteger("stopped_without_binary").value_or(0) > 0;
+  EXPECT_EQ(unwind_incomplete ? 3 : store.status, fix.status) << what << ": " << store.err;
   llvm::json::Object by_store = parse_object(store.out);
   if (by_fix == nullptr) return true;
   llvm::json::Object listed = *by_fix;
