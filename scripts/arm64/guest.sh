@@ -59,6 +59,8 @@ done
 pdfix=/opt/pdfix/build/pdfix
 if [ -x "$pdfix" ]; then
   mkdir -p pdfix
+  (cd /opt/pdfix/build/tests && ./pdfix_unit_tests --gtest_brief=1) > pdfix/unit-tests.log 2>&1
+  echo "$? unit tests" >> pdfix/status.txt
   for f in *.data; do
     "$pdfix" fix --json "$f" "pdfix/$f" > "pdfix/${f%.data}.json" 2> "pdfix/${f%.data}.err"
     echo "$? $f" >> pdfix/status.txt
