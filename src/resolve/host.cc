@@ -26,19 +26,22 @@ std::optional<format::BuildId> notes_file(const std::string& path) {
   return build_id_of_notes({reinterpret_cast<const uint8_t*>(blob.data()), blob.size()});
 }
 
-// The address of _text in /proc/kallsyms (needs root, or kptr_restrict 0, to be real).
+// The address perf takes for the kernel map's start, from /proc/kallsyms (needs root, or
+// kptr_restrict 0, to be real): _text, else _stext, perf's order. arm64's kallsyms has no _text,
+// and perf names its map [kernel.kallsyms]_stext.
 std::optional<uint64_t> read_kernel_text() {
   std::ifstream f("/proc/kallsyms");
   std::string line;
+  std::optional<uint64_t> stext;
   while (std::getline(f, line)) {
     std::vector<absl::string_view> cols = absl::StrSplit(line, ' ');
-    if (cols.size() >= 3 && cols[2] == "_text") {
-      uint64_t addr = 0;
-      if (absl::SimpleHexAtoi(cols[0], &addr) && addr != 0) return addr;
-      return std::nullopt;
-    }
+    if (cols.size() < 3 || (cols[2] != "_text" && cols[2] != "_stext")) continue;
+    uint64_t addr = 0;
+    if (!absl::SimpleHexAtoi(cols[0], &addr) || addr == 0) return std::nullopt;
+    if (cols[2] == "_text") return addr;
+    stext = addr;
   }
-  return std::nullopt;
+  return stext;
 }
 
 // The kernel tells a process where its vdso is only as an address, and /proc/self/maps its extent.
