@@ -4,6 +4,7 @@
 // libc.so.6, /usr/bin/perl, gzip and head, and the program and library built differently. perf
 // records the whole machine, with and without -B, and pdfix is run with the container alive,
 // then removed. Every map must carry the id of its own file or none, never the other's.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -141,12 +142,18 @@ class PodmanTest : public PodmanFixture {
       if (m.filename.empty() || m.filename.front() != '/' || m.dev.empty()) continue;
       const bool in_container = m.dev == overlay_dev_;
       (in_container ? inside : host)++;
+      // A host file gone since (another test's, recorded by -a) is no longer known.
+      if (!in_container && !fs::exists(m.filename)) continue;
       const std::string own = id(truth_file(m, in_container, roots));
       const std::string& carried = after[i].build_id;
       if (in_container && carried.empty()) ++idless_inside;
       if (in_container && !container_proven && carried.empty()) continue;
-      EXPECT_EQ(carried, own) << m.filename << " pid " << m.pid << " dev " << m.dev
-                              << (in_container ? " (the container's)" : " (the host's)");
+      EXPECT_EQ(carried, own) << m.filename << " pid " << m.pid << " dev " << m.dev << " ino "
+                              << m.ino
+                              << (in_container
+                                      ? " (the container's): in the overlay " +
+                                            seen(merged_ + m.filename) + "; " + in + " " + seen(in)
+                                      : " (the host's)");
     }
     EXPECT_GT(host, 50);
     EXPECT_GT(inside, 50);
@@ -159,10 +166,30 @@ class PodmanTest : public PodmanFixture {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(same_file(out, out + ".again")) << out;
     r = pdfix_run("check " + options + " " + quote(out));
-    EXPECT_EQ(r.status, 0) << r.out;
+    // perf -a records the other tests' processes too, whose files may be gone by now: what check
+    // finds of them no fix repairs. Of this test's files it finds nothing.
+    EXPECT_TRUE(r.status == 0 || r.status == 3) << r.out;
+    EXPECT_NE(("\n" + r.out).find("\n0 error(s)"), std::string::npos) << r.out;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_EQ(line.find("[fixed by"), std::string::npos) << line;
+      EXPECT_EQ(line.find(dir_), std::string::npos) << line;
+    }
+  }
+
+  // How `file` looks now: its inode and times, for a failure's message.
+  static std::string seen(const std::string& file) {
+    struct statx st{};
+    if (statx(AT_FDCWD, file.c_str(), 0, STATX_INO | STATX_MTIME | STATX_BTIME, &st) != 0) {
+      return "missing";
+    }
+    return absl::StrCat("ino ", st.stx_ino, " mtime ", st.stx_mtime.tv_sec, ".",
+                        st.stx_mtime.tv_nsec, " born ", st.stx_btime.tv_sec, ".",
+                        st.stx_btime.tv_nsec);
   }
 
   std::string prefix_;
+  std::string merged_;  // the container's overlay, mounted, while it lives
   std::map<std::string, std::string> ids_;
   std::string overlay_dev_;  // the container's overlay's device, "maj:min" in hex
 };
@@ -175,6 +202,7 @@ TEST_F(PodmanTest, HostAndContainerMapDifferentFilesAtTheSamePaths) {
   const std::string in_b = dir_ + "/inB.data";
   const std::string merged =
       std::string(absl::StripTrailingAsciiWhitespace(sh("podman mount " + container()).out));
+  merged_ = merged;
   struct stat overlay{};
   ASSERT_EQ(stat(merged.c_str(), &overlay), 0) << merged;
   overlay_dev_ = dev_of(overlay);
