@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
@@ -294,6 +297,31 @@ std::string corpus_test_name(const CorpusFile& f) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return n;
+}
+
+std::string line_diff(const std::string& a, const std::string& b, size_t limit) {
+  const auto lines = [](const std::string& text) {
+    std::multiset<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.insert(line);
+    return out;
+  };
+  const std::multiset<std::string> left = lines(a), right = lines(b);
+  std::vector<std::string> only_left, only_right;
+  std::set_difference(left.begin(), left.end(), right.begin(), right.end(),
+                      std::back_inserter(only_left));
+  std::set_difference(right.begin(), right.end(), left.begin(), left.end(),
+                      std::back_inserter(only_right));
+  std::string out = absl::StrCat(only_left.size(), " line(s) only in the first, ",
+                                 only_right.size(), " only in the second\n");
+  size_t shown = 0;
+  for (const auto& [sign, side] : {std::pair{"- ", &only_left}, std::pair{"+ ", &only_right}}) {
+    for (const std::string& line : *side) {
+      if (shown++ == limit) return out + "...\n";
+      absl::StrAppend(&out, sign, line, "\n");
+    }
+  }
+  return out;
 }
 
 bool same_file(const std::string& a, const std::string& b) {

@@ -83,6 +83,9 @@ void build_app(const std::string& where, const std::string& variant);
 // fib of its argument (default 32), is main.fib_v<variant>.
 void build_go_fib(const std::string& path, const std::string& variant);
 bool same_file(const std::string& a, const std::string& b);
+// The lines of `a` that `b` lacks ("- " each) and those of `b` that `a` lacks ("+ "), as sets of
+// lines, at most `limit` of them: what a failure of EXPECT_EQ(a, b) over two reports shows.
+std::string line_diff(const std::string& a, const std::string& b, size_t limit = 40);
 // The build-id a file's own notes give, by binutils' readelf; "" when it has none.
 std::string own_id(const std::string& path);
 // perf script's text split into its samples: each sample's lines, ending in a newline, the header

@@ -174,7 +174,7 @@ TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
   ASSERT_NE(whole.find("libLLVM.so.19.1"), std::string::npos) << whole;
   ASSERT_GT(count(whole, "llvm::"), 20U) << whole;
   ASSERT_GT(count(whole, "@plt"), 0U) << whole;
-  EXPECT_EQ(slim, whole);
+  EXPECT_EQ(slim, whole) << line_diff(slim, whole);
   const std::string newer = newer_perf("w", report);
   ASSERT_GT(count(newer, "llvm::"), 20U) << newer;
   ASSERT_GT(count(newer, "@plt"), 0U) << newer;
@@ -183,7 +183,8 @@ TEST_F(SlimTest, LibLlvmIsNamedAsFromWholeFiles) {
   const std::string script = "script -F ip,sym,dso";
   const std::string slim_frames = perf("s", script);
   EXPECT_GT(count(slim_frames, "llvm::"), 1000U);
-  EXPECT_EQ(slim_frames, perf("w", script));
+  const std::string whole_frames = perf("w", script);
+  EXPECT_EQ(slim_frames, whole_frames) << line_diff(slim_frames, whole_frames);
 
   ASSERT_FALSE(hotspot_perfparser().empty());
   for (const char* which : {"s", "w"}) {
@@ -226,7 +227,7 @@ TEST_F(SlimProgramTest, NonPieProgramAndLibcSourceLines) {
   ASSERT_GT(count(whole, "mix+0x"), 10U);
   // libc's own source files, from its debug file.
   ASSERT_GT(count(whole, "msort.c:") + count(whole, "memcmp") + count(whole, ".S:"), 10U);
-  EXPECT_EQ(slim, whole);
+  EXPECT_EQ(slim, whole) << line_diff(slim, whole);
   // The control: the program's copy made by `llvm-objcopy --only-keep-debug` (the same sections
   // kept, the file laid out anew) and perf places its samples on other lines.
   fs::copy(dir_ + "/w", dir_ + "/o", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
@@ -293,7 +294,7 @@ TEST_F(SlimProgramTest, DwarfStacksUnwindAsFromWholeFiles) {
   // Callchains through libc's qsort back into the program's comparator and main.
   ASSERT_GT(count(whole, "compare"), 10U) << whole.substr(0, 4000);
   ASSERT_GT(count(whole, "main"), 100U);
-  EXPECT_EQ(slim, whole);
+  EXPECT_EQ(slim, whole) << line_diff(slim, whole);
   EXPECT_EQ(perf("s", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"),
             perf("w", "report --stdio --sort dso,sym --call-graph=graph,0.5,caller"));
 }
