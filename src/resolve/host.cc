@@ -155,6 +155,14 @@ std::optional<Host::Process> recorded_process(const Host& host, uint32_t pid,
 }
 
 std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
+  // Asked for each map of a process: read once. A process that starts under the pid later
+  // started after the recording, which recorded_process refuses anyway.
+  auto [it, added] = processes_.try_emplace(pid);
+  if (added) it->second = read_process(pid);
+  return it->second;
+}
+
+std::optional<Host::Process> LiveHost::read_process(uint32_t pid) const {
   // /proc/PID/stat: the 22nd field, after the parenthesised command (which may hold spaces), is
   // the start time in clock ticks since boot; /proc/stat's btime is the boot, in seconds.
   std::ifstream stat_file(absl::StrCat("/proc/", pid, "/stat"));
@@ -167,16 +175,12 @@ std::optional<Host::Process> LiveHost::process(uint32_t pid) const {
   uint64_t ticks = 0;
   // Fields 3.. follow the command: the start time is the 20th of them.
   if (fields.size() < 20 || !absl::SimpleAtoi(fields[19], &ticks)) return std::nullopt;
-  std::ifstream proc_stat("/proc/stat");
-  int64_t boot = -1;
-  while (std::getline(proc_stat, line)) {
-    if (line.starts_with("btime ") && absl::SimpleAtoi(line.substr(6), &boot)) break;
-  }
+  const std::optional<int64_t> boot = boot_time();
   const long hz = sysconf(_SC_CLK_TCK);
-  if (boot < 0 || hz <= 0) return std::nullopt;
+  if (!boot || hz <= 0) return std::nullopt;
   constexpr int64_t kNanos = 1'000'000'000;
   Process p{absl::StrCat("/proc/", pid, "/root"),
-            boot * kNanos + static_cast<int64_t>(ticks) * (kNanos / hz), pid};
+            *boot + static_cast<int64_t>(ticks) * (kNanos / hz), pid};
   std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
   while (std::getline(status, line)) {
     if (!line.starts_with("NSpid:")) continue;
@@ -204,14 +208,18 @@ std::optional<Mount> LiveHost::mount(uint32_t maj, uint32_t min) const {
 std::vector<Mount> LiveHost::overlays() const { return whole_overlays(mountinfo()); }
 
 std::optional<int64_t> LiveHost::boot_time() const {
+  // Asked for each map the resolver judges, and the same until the next boot.
+  if (boot_) return *boot_;
+  boot_.emplace();
   std::ifstream stat("/proc/stat");
   for (std::string line; std::getline(stat, line);) {
     int64_t seconds = 0;
     if (line.starts_with("btime ") && absl::SimpleAtoi(line.substr(6), &seconds)) {
-      return seconds * 1'000'000'000;
+      *boot_ = seconds * 1'000'000'000;
+      break;
     }
   }
-  return std::nullopt;
+  return *boot_;
 }
 
 }  // namespace pdfix::resolve

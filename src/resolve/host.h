@@ -87,6 +87,7 @@ class LiveHost : public Host {
 
  private:
   const std::string& mountinfo() const;
+  std::optional<Process> read_process(uint32_t pid) const;
   mutable std::optional<std::string> hostname_;
   mutable std::optional<std::string> release_;
   mutable std::optional<std::optional<uint64_t>> text_;
@@ -94,6 +95,8 @@ class LiveHost : public Host {
   mutable std::map<std::string, std::optional<format::BuildId>> module_ids_;
   mutable std::optional<std::span<const uint8_t>> vdso_;
   mutable std::optional<std::string> mountinfo_;
+  mutable std::optional<std::optional<int64_t>> boot_;
+  mutable std::map<uint32_t, std::optional<Process>> processes_;
 };
 
 }  // namespace pdfix::resolve
