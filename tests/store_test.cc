@@ -139,7 +139,8 @@ class StoreFiles : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::vector<Binary> find(const Bytes& recording, const testing::FakeHost& host,
-                           resolve::ResolverConfig config, bool hits_only = false) {
+                           resolve::ResolverConfig config, bool hits_only = false,
+                           FindMemory* memory = nullptr) {
     auto in = io::open_input(testing::write_temp(recording));
     EXPECT_TRUE(in.ok()) << in.status();
     auto dsos = inspect::list_build_ids(
@@ -151,8 +152,8 @@ class StoreFiles : public ::testing::Test {
     const io::RecordingSpan span = io::recording_span(*in);
     const passes::Common run{.recording_started_at = span.started_at,
                              .recording_ended_at = span.ended_at};
-    auto found =
-        find_binaries(*dsos, passes::recording_facts(*dsos, run), host, {.resolver = &resolver});
+    auto found = find_binaries(*dsos, passes::recording_facts(*dsos, run), host,
+                               {.resolver = &resolver, .memory = memory});
     EXPECT_TRUE(found.ok()) << found.status();
     return found.ok() ? found->binaries : std::vector<Binary>{};
   }
@@ -187,6 +188,57 @@ TEST_F(StoreFiles, OnlyAFileWithTheNamedIdIsProof) {
 
 // A container's file while the container lives: under the root of a process that maps it, but
 // not one whose pid was reused since the recording, or under a container's mounted overlay.
+// follow's chunks: what one found is used by the next while its files are unchanged, and found
+// again once they changed.
+TEST_F(StoreFiles, WhatARunFoundIsUsedAgainOnlyWhileItsFilesAreUnchanged) {
+  PerfDataBuilder b;
+  b.attr({}).mmap2_build_id(1, 0x400000, 0x1000, 0, "/usr/bin/prog", bytes_of(id_of(prog_id_)));
+  const Bytes recording = b.build();
+  testing::FakeHost host;
+  const resolve::ResolverConfig config{.sysroot = dir_ + "/root"};
+  const std::string prog = dir_ + "/root/usr/bin/prog";
+  FindMemory memory;
+  auto found = find(recording, host, config, false, &memory);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0].path, prog);
+  EXPECT_EQ(memory.size(), 1U);
+
+  // What is remembered is what the next run takes: here a finding of another file, with a debug
+  // file beside it.
+  const std::string key = FindMemory::key("/usr/bin/prog", id_of(prog_id_), std::nullopt);
+  const std::string copy = dir_ + "/copy";
+  const std::string debug = dir_ + "/copy.debug";
+  fs::copy_file(prog, copy);
+  fs::copy_file(prog, debug);
+  memory.remember(key, {.copy = {Binary::From::kFile, copy, "remembered", ""},
+                        .debug = resolve::Copy{Binary::From::kFile, debug, "its debug file", ""}});
+  found = find(recording, host, config, false, &memory);
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].evidence, "remembered");
+  EXPECT_EQ(found[1].kind, EntryKind::kDebug);
+  EXPECT_EQ(found[1].path, debug);
+
+  // The debug file gone: found again, from the file itself.
+  fs::remove(debug);
+  EXPECT_FALSE(memory.recall(key));
+  memory.remember(key, {.copy = {Binary::From::kFile, copy, "remembered", ""}});
+  ASSERT_TRUE(memory.recall(key));
+  // The copy changed in place (another binary's bytes at the same inode): found again, and the
+  // file at the path is the one named.
+  {
+    std::ofstream(copy, std::ios::binary | std::ios::trunc)
+        << std::ifstream("/usr/bin/false", std::ios::binary).rdbuf();
+  }
+  EXPECT_FALSE(memory.recall(key));
+  found = find(recording, host, config, false, &memory);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0].path, prog);
+  EXPECT_NE(found[0].evidence, "remembered");
+  // A copy that is not a file is not remembered.
+  memory.remember("kallsyms", {.copy = {Binary::From::kKallsyms, "", "kallsyms", ""}});
+  EXPECT_FALSE(memory.recall("kallsyms"));
+}
+
 TEST_F(StoreFiles, AContainersFileIsFoundUnderItsProcessOrItsOverlay) {
   const std::string path = "/pdfix-test-absent/usr/bin/prog";
   fs::create_directories(dir_ + "/root/pdfix-test-absent/usr/bin");

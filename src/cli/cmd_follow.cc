@@ -12,6 +12,7 @@
 #include "follow/follow.h"
 #include "llvm/Support/raw_os_ostream.h"
 #include "passes/repair.h"
+#include "store/find_memory.h"
 
 namespace pdfix::cli {
 namespace {
@@ -79,6 +80,8 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
             }
             if (auto s = check_fix_args(options); !s.ok()) return fail(s);
             const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
+            // What earlier chunks' binaries were found to be, for the chunks after.
+            store::FindMemory memory;
             const auto fix = [&](const std::string& in, const std::string& out,
                                  llvm::json::Object& report) {
               FixArgs args = options;
@@ -88,7 +91,8 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               // modules) may have changed since.
               const std::unique_ptr<resolve::Host> now = host.anew();
               // Each chunk's own report is its JSON line's, or else fix's text.
-              return run_fix("follow", chosen, args, *now, options.json ? &report : nullptr, false);
+              return run_fix("follow", chosen, args, *now, options.json ? &report : nullptr, false,
+                             &memory);
             };
             llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);

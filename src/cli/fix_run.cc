@@ -85,7 +85,8 @@ absl::Status check_fix_args(const FixArgs& a) {
 }
 
 int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kinds,
-            const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single) {
+            const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
+            store::FindMemory* memory) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(in.status());
   if (!a.archive.empty()) {
@@ -118,7 +119,7 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
     repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
   }
   const std::optional<resolve::RecordedDsos> listed = listing.take();
-  const KeepRun run{.common = &common, .listing = listed ? &*listed : nullptr};
+  const KeepRun run{.common = &common, .listing = listed ? &*listed : nullptr, .memory = memory};
   KeepArgs keep_args{.sysroot = a.sysroot,
                      .search = a.search,
                      .verbose = a.verbose,

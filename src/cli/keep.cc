@@ -147,7 +147,8 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   auto named = store::find_binaries(*dsos, passes::recording_facts(*dsos, *common), host,
                                     {.resolver = common->resolver.get(),
                                      .more_caches = args.more_caches,
-                                     .debug_files = !args.no_debug});
+                                     .debug_files = !args.no_debug,
+                                     .memory = run.memory});
   if (!named.ok()) return fail(named.status());
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);

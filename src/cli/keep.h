@@ -11,6 +11,7 @@
 #include "passes/repair.h"
 #include "resolve/host.h"
 #include "resolve/recorded_dsos.h"
+#include "store/find_memory.h"
 
 namespace pdfix::cli {
 
@@ -49,6 +50,8 @@ struct KeepRun {
   // What the recording names, listed as it was written (inspect/listing_tap.h); null: the
   // recording is read to list it.
   const resolve::RecordedDsos* listing = nullptr;
+  // What the run found for the recordings before (follow's chunks); null: a run of one.
+  store::FindMemory* memory = nullptr;
 };
 
 // Keeps `recording`'s binaries, found and proven by the run's resolver.

@@ -138,21 +138,41 @@ absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
       continue;  // [vsyscall], a module known only as "[name]", //anon: no file to look for
     } else if (!cache_entry(b.name, b.id, b.kind)) {
       b.missing = "its name cannot be a path in a build-id cache";
-    } else if (prove) {
-      take(b, resolve::copy_of(
-                  host,
-                  {.name = b.name,
-                   .id = b.id,
-                   .inode = d.has_inode ? std::optional(resolve::Inode{d.maj, d.min, d.ino})
-                                        : std::nullopt,
-                   .pids = b.pids,
-                   .kind = b.kind},
-                  places));
+    }
+    std::optional<Binary> debug;
+    if (prove && b.missing.empty() && !b.guest) {
+      const auto inode =
+          d.has_inode ? std::optional(resolve::Inode{d.maj, d.min, d.ino}) : std::nullopt;
+      const std::string key = FindMemory::key(b.name, b.id, inode);
+      const auto again = options.memory != nullptr ? options.memory->recall(key) : std::nullopt;
+      if (again) {
+        take(b, again->copy);
+        if (again->debug) {
+          debug = b;
+          take(*debug, *again->debug);
+        }
+      } else {
+        take(b,
+             resolve::copy_of(
+                 host, {.name = b.name, .id = b.id, .inode = inode, .pids = b.pids, .kind = b.kind},
+                 places));
+        debug = options.debug_files ? debug_file_of(b, places) : std::nullopt;
+        // Without debug files asked for, none is remembered as found: a later run may ask.
+        if (options.memory != nullptr && options.debug_files) {
+          options.memory->remember(
+              key, {.copy = {b.from, b.path, b.evidence, b.missing},
+                    .debug = debug ? std::optional(resolve::Copy{debug->from, debug->path,
+                                                                 debug->evidence, ""})
+                                   : std::nullopt});
+        }
+      }
     }
     by_id.emplace(d.build_id, out.binaries.size());
     out.binaries.push_back(b);
-    if (prove && options.debug_files) {
-      if (auto debug = debug_file_of(b, places)) out.binaries.push_back(*debug);
+    if (debug && options.debug_files) {
+      debug->kind = EntryKind::kDebug;
+      debug->samples = 0;  // the binary's entry speaks for its samples
+      out.binaries.push_back(*debug);
     }
     if (prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
       if (auto v = resolve::vmlinux_of(host, b.id, places)) {

@@ -19,6 +19,7 @@
 #include "resolve/host.h"
 #include "resolve/recorded_dsos.h"
 #include "resolve/resolver.h"
+#include "store/find_memory.h"
 
 namespace pdfix::store {
 
@@ -68,6 +69,8 @@ struct FindOptions {
   // Each proven program's and library's separate debug file too (resolve::find_debug_file), as a
   // Binary of kind kDebug after it.
   bool debug_files = true;
+  // What earlier recordings of the run found (follow's chunks), used and filled; null: none.
+  FindMemory* memory = nullptr;
 };
 
 // One Binary per build-id (the first DSO that names it), kernel vmlinux images after their
