@@ -7,8 +7,10 @@
 #   cp       every chunk into an empty directory;
 #   loop     `pdfix fix -q --store CHUNK OUT` for every chunk, one process each, into an empty
 #            store (HOME of its own): the first chunk stores the binaries, the rest find them;
+#   plain    `pdfix fix -q CHUNK OUT` for every chunk, no store: a standalone fix of each;
 #   follow   `pdfix follow -q --once --store CHUNKS OUT` (one process, an empty store too);
-#   base     the loop with PDFIX_BASELINE=OTHER/pdfix, when given: the build before.
+#   many     `pdfix fix -q --store CHUNK... OUT` (one process, an empty store too);
+#   base     follow with PDFIX_BASELINE=OTHER/pdfix, when given: the build before.
 # Printed: each one's median seconds and peak RSS, and the medians of the per-round ratios.
 #
 #   bash bench/follow_vs_fix.sh [ROUNDS]     (5 by default)
@@ -41,14 +43,25 @@ run_loop() {
     HOME=$at/home "$bin" fix -q --store "$c" "$at/out/$(basename "$c")" || [ $? = 3 ]
   done
 }
-run_follow() {
+run_plain() {
   mkdir -p "$1/out" "$1/home"
-  HOME=$1/home "$pdfix" follow -q --once --store "$chunks" "$1/out" || [ $? = 3 ]
+  for c in "$chunks"/perf.data.*; do
+    HOME=$1/home "$pdfix" fix -q "$c" "$1/out/$(basename "$c")" || [ $? = 3 ]
+  done
 }
-export -f run_cp run_loop run_follow
+run_many() {
+  mkdir -p "$1/out" "$1/home"
+  HOME=$1/home "$pdfix" fix -q --store "$chunks"/perf.data.* "$1/out" || [ $? = 3 ]
+}
+run_follow() {
+  local bin=$1 at=$2
+  mkdir -p "$at/out" "$at/home"
+  HOME=$at/home "$bin" follow -q --once --store "$chunks" "$at/out" || [ $? = 3 ]
+}
+export -f run_cp run_loop run_plain run_follow run_many
 export chunks pdfix
 
-jobs=(cp loop follow)
+jobs=(cp loop plain follow many)
 [ -n "$base" ] && jobs+=(base)
 declare -A secs rss
 for ((r = 0; r < rounds; r++)); do
@@ -60,8 +73,10 @@ for ((r = 0; r < rounds; r++)); do
     case $job in
       cp) read -r s m < <(time_of bash -c "run_cp $at") ;;
       loop) read -r s m < <(time_of bash -c "run_loop $pdfix $at") ;;
-      follow) read -r s m < <(time_of bash -c "run_follow $at") ;;
-      base) read -r s m < <(time_of bash -c "run_loop $base $at") ;;
+      plain) read -r s m < <(time_of bash -c "run_plain $at") ;;
+      follow) read -r s m < <(time_of bash -c "run_follow $pdfix $at") ;;
+      many) read -r s m < <(time_of bash -c "run_many $at") ;;
+      base) read -r s m < <(time_of bash -c "run_follow $base $at") ;;
     esac
     secs[$job]+="$s "
     rss[$job]+="$m "
@@ -74,9 +89,9 @@ ratio_of() {
   paste <(echo "${secs[$1]}" | tr ' ' '\n' | grep .) <(echo "${secs[$2]}" | tr ' ' '\n' | grep .) |
     awk '{ printf "%.3f\n", $1 / $2 }' | median
 }
-printf '| job | median s | peak RSS MiB | / cp | / loop |\n|---|---|---|---|---|\n'
+printf '| job | median s | peak RSS MiB | / cp | / loop | / plain |\n|---|---|---|---|---|---|\n'
 for job in "${jobs[@]}"; do
-  printf '| %s | %s | %s | %s | %s |\n' "$job" "$(echo "${secs[$job]}" | median)" \
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$job" "$(echo "${secs[$job]}" | median)" \
     "$(echo "${rss[$job]}" | median | awk '{ printf "%.0f", $1 / 1024 }')" \
-    "$(ratio_of "$job" cp)" "$(ratio_of "$job" loop)"
+    "$(ratio_of "$job" cp)" "$(ratio_of "$job" loop)" "$(ratio_of "$job" plain)"
 done

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/fix_many.h"
 #include "cli/fix_run.h"
 #include "cli/keep.h"
 #include "cli/man_page.h"
@@ -91,7 +92,7 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
   CLI::App* cmd = add_command(
       app, "fix",
       {"pdfix fix", "every repair pass in one read: the step before a recording is archived",
-       "pdfix fix [OPTIONS] IN OUT",
+       "pdfix fix [OPTIONS] IN OUT\npdfix fix [OPTIONS] IN... OUTDIR",
        absl::StrCat("Runs, in one read of IN:\n", steps,
                     "In this order each pass sees what the one before did. Running fix on its own "
                     "output\nchanges nothing. See each verb's --help for the details and the trust "
@@ -105,10 +106,23 @@ Verb add_fix(CLI::App& app, const std::vector<passes::RepairKind*>& kinds,
                                            " Also when a pass could not do all it was asked:",
                                            incomplete_exits(kinds))}})});
   auto options = add_fix_options(*cmd, kinds);
-  add_in_out(*cmd, options->args);
-  return {cmd, [options, &host] {
-            if (auto s = check_fix_args(options->args); !s.ok()) return fail(s);
-            return run("fix", options->chosen(), options->args, host, false);
+  // IN... OUT as one list: CLI11 fills a list greedily and leaves no trailing positional.
+  auto paths = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("IN OUT", *paths,
+                  "The recording to read ('-': stdin), then where to write the result ('-': "
+                  "stdout). Several recordings, each a file, are fixed into OUT, a directory, each "
+                  "under its own name, in one run.")
+      ->required()
+      ->expected(2, -1);
+  return {cmd, [options, paths, &host] {
+            FixArgs args = options->args;
+            args.out = paths->back();
+            if (auto s = check_fix_args(args); !s.ok()) return fail(s);
+            if (paths->size() > 2) {
+              return fix_many(options->chosen(), args, {paths->begin(), paths->end() - 1}, host);
+            }
+            args.in = paths->front();
+            return run("fix", options->chosen(), args, host, false);
           }};
 }
 

@@ -112,4 +112,13 @@ Sighting match(const Host& host, const std::string& file, const Place& place,
   return {stale ? Match::kStale : Match::kTheMapped, same_device};
 }
 
+std::optional<FileStamp> stamp_of(const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  constexpr int64_t kNanos = 1'000'000'000;
+  return FileStamp{st.st_dev, st.st_ino, st.st_size,
+                   st.st_mtim.tv_sec * kNanos + st.st_mtim.tv_nsec,
+                   st.st_ctim.tv_sec * kNanos + st.st_ctim.tv_nsec};
+}
+
 }  // namespace pdfix::resolve

@@ -89,4 +89,17 @@ Sighting match(const Host& host, const std::string& file, const Place& place,
                const std::optional<Inode>& inode, std::optional<int64_t> started_at,
                std::optional<int64_t> ended_at);
 
+// A file as stat(2) sees it: equal stamps are the same file, unchanged since (what a run may
+// remember of a file it read holds while the stamp does).
+struct FileStamp {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+// nullopt: no regular file at `path`.
+std::optional<FileStamp> stamp_of(const std::string& path);
+
 }  // namespace pdfix::resolve

@@ -1,19 +1,8 @@
 #include "store/find_memory.h"
 
-#include <sys/stat.h>
-
 #include "absl/strings/str_cat.h"
 
 namespace pdfix::store {
-
-std::optional<FileStamp> stamp_of(const std::string& path) {
-  struct stat st{};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  constexpr int64_t kNanos = 1'000'000'000;
-  return FileStamp{st.st_dev, st.st_ino, st.st_size,
-                   st.st_mtim.tv_sec * kNanos + st.st_mtim.tv_nsec,
-                   st.st_ctim.tv_sec * kNanos + st.st_ctim.tv_nsec};
-}
 
 std::string FindMemory::key(const std::string& name, const format::BuildId& id,
                             const std::optional<resolve::Inode>& inode) {
@@ -26,20 +15,20 @@ std::optional<FindMemory::Found> FindMemory::recall(const std::string& key) cons
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   const Entry& e = it->second;
-  if (stamp_of(e.found.copy.path) != e.copy) return std::nullopt;
+  if (resolve::stamp_of(e.found.copy.path) != e.copy) return std::nullopt;
   // A debug file found must be there as it was; none found stays none while the binary, whose
   // .gnu_debuglink named where to look, is unchanged.
-  if (e.found.debug && stamp_of(e.found.debug->path) != e.debug) return std::nullopt;
+  if (e.found.debug && resolve::stamp_of(e.found.debug->path) != e.debug) return std::nullopt;
   return e.found;
 }
 
 void FindMemory::remember(const std::string& key, Found found) {
   if (found.copy.from != resolve::Copy::From::kFile) return;
-  const std::optional<FileStamp> copy = stamp_of(found.copy.path);
+  const std::optional<resolve::FileStamp> copy = resolve::stamp_of(found.copy.path);
   if (!copy) return;
-  std::optional<FileStamp> debug;
+  std::optional<resolve::FileStamp> debug;
   if (found.debug) {
-    debug = stamp_of(found.debug->path);
+    debug = resolve::stamp_of(found.debug->path);
     if (!debug) return;
   }
   entries_.insert_or_assign(key, Entry{std::move(found), *copy, debug});

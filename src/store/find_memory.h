@@ -12,20 +12,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "format/build_id.h"
+#include "resolve/file_places.h"
 #include "resolve/find_copy.h"
 
 namespace pdfix::store {
-
-// A file as stat(2) sees it; equal stamps: the same file, unchanged.
-struct FileStamp {
-  uint64_t dev = 0;
-  uint64_t ino = 0;
-  int64_t size = 0;
-  int64_t mtime_ns = 0;
-  int64_t ctime_ns = 0;
-  bool operator==(const FileStamp&) const = default;
-};
-std::optional<FileStamp> stamp_of(const std::string& path);
 
 class FindMemory {
  public:
@@ -45,8 +35,8 @@ class FindMemory {
  private:
   struct Entry {
     Found found;
-    FileStamp copy;
-    std::optional<FileStamp> debug;
+    resolve::FileStamp copy;
+    std::optional<resolve::FileStamp> debug;
   };
   absl::flat_hash_map<std::string, Entry> entries_;
 };
