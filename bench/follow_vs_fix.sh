@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# pdfix follow on a real chunk sequence against what a user scripts without it, a loop of
-# `pdfix fix --store` over the chunks, and against cp of the chunks, in the same rounds.
+# pdfix follow on a real chunk sequence against a standalone `pdfix fix` of each chunk, against
+# what a user scripts without follow (a loop of `pdfix fix --store`), and against cp of the chunks,
+# in the same rounds.
 #
 # The chunks: `perf record -a -g --switch-output=2s` over gcc compiles for about 20 s (kept in
-# $work/chunks between runs with PDFIX_BENCH_DIR). Each round, in an order that rotates, runs:
-#   cp       every chunk into an empty directory;
-#   loop     `pdfix fix -q --store CHUNK OUT` for every chunk, one process each, into an empty
-#            store (HOME of its own): the first chunk stores the binaries, the rest find them;
-#   plain    `pdfix fix -q CHUNK OUT` for every chunk, no store: a standalone fix of each;
-#   follow   `pdfix follow -q --once --store CHUNKS OUT` (one process, an empty store too);
-#   many     `pdfix fix -q --store CHUNK... OUT` (one process, an empty store too);
-#   base     follow with PDFIX_BASELINE=OTHER/pdfix, when given: the build before.
+# $work/chunks between runs with PDFIX_BENCH_DIR). A days-long run's store already holds its
+# binaries: every job that stores starts from a copy of one store filled once by follow ("warm",
+# copied before the clock starts), but follow-cold, which fills an empty one. Each round, in an
+# order that rotates, runs:
+#   cp           every chunk into an empty directory;
+#   plain        `pdfix fix -q CHUNK OUT` for every chunk, no store: a standalone fix of each;
+#   loop         `pdfix fix -q --store CHUNK OUT` for every chunk, one process each (warm);
+#   follow       `pdfix follow -q --once --store CHUNKS OUT`, one process (warm);
+#   many         `pdfix fix -q --store CHUNK... OUT`, one process (warm);
+#   follow-cold  follow into an empty store: the first chunk stores the binaries;
+#   base         follow (warm) with PDFIX_BASELINE=OTHER/pdfix, when given: the build before.
 # Printed: each one's median seconds and peak RSS, and the medians of the per-round ratios.
 #
 #   bash bench/follow_vs_fix.sh [ROUNDS]     (5 by default)
@@ -35,33 +39,31 @@ echo "$n chunks, $size MB, $rounds rounds" >&2
 scratch=$(mktemp -d -p "${TMPDIR:-/var/tmp}")
 trap 'rm -rf "$scratch"; [ -n "${PDFIX_BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
 
+warm=$scratch/warm
+mkdir -p "$warm/out" "$warm/home"
+HOME=$warm/home "$pdfix" follow -q --once --store "$chunks" "$warm/out" || [ $? = 3 ]
+
 run_cp() { mkdir -p "$1/out" && cp "$chunks"/perf.data.* "$1/out/"; }
-run_loop() {
-  local bin=$1 at=$2
-  mkdir -p "$at/out" "$at/home"
-  for c in "$chunks"/perf.data.*; do
-    HOME=$at/home "$bin" fix -q --store "$c" "$at/out/$(basename "$c")" || [ $? = 3 ]
-  done
-}
 run_plain() {
-  mkdir -p "$1/out" "$1/home"
   for c in "$chunks"/perf.data.*; do
     HOME=$1/home "$pdfix" fix -q "$c" "$1/out/$(basename "$c")" || [ $? = 3 ]
   done
 }
-run_many() {
-  mkdir -p "$1/out" "$1/home"
-  HOME=$1/home "$pdfix" fix -q --store "$chunks"/perf.data.* "$1/out" || [ $? = 3 ]
+run_loop() {
+  for c in "$chunks"/perf.data.*; do
+    HOME=$1/home "$pdfix" fix -q --store "$c" "$1/out/$(basename "$c")" || [ $? = 3 ]
+  done
 }
 run_follow() {
-  local bin=$1 at=$2
-  mkdir -p "$at/out" "$at/home"
-  HOME=$at/home "$bin" follow -q --once --store "$chunks" "$at/out" || [ $? = 3 ]
+  HOME=$2/home "$1" follow -q --once --store "$chunks" "$2/out" || [ $? = 3 ]
 }
-export -f run_cp run_loop run_plain run_follow run_many
+run_many() {
+  HOME=$1/home "$pdfix" fix -q --store "$chunks"/perf.data.* "$1/out" || [ $? = 3 ]
+}
+export -f run_cp run_plain run_loop run_follow run_many
 export chunks pdfix
 
-jobs=(cp loop plain follow many)
+jobs=(cp plain loop follow many follow-cold)
 [ -n "$base" ] && jobs+=(base)
 declare -A secs rss
 for ((r = 0; r < rounds; r++)); do
@@ -69,12 +71,15 @@ for ((r = 0; r < rounds; r++)); do
     job=${jobs[$(((k + r) % ${#jobs[@]}))]}
     at=$scratch/$job
     rm -rf "$at"
-    mkdir -p "$at"
+    mkdir -p "$at/out" "$at/home"
+    case $job in
+      loop | follow | many | base) cp -a "$warm/home/." "$at/home/" ;;
+    esac
     case $job in
       cp) read -r s m < <(time_of bash -c "run_cp $at") ;;
-      loop) read -r s m < <(time_of bash -c "run_loop $pdfix $at") ;;
       plain) read -r s m < <(time_of bash -c "run_plain $at") ;;
-      follow) read -r s m < <(time_of bash -c "run_follow $pdfix $at") ;;
+      loop) read -r s m < <(time_of bash -c "run_loop $at") ;;
+      follow | follow-cold) read -r s m < <(time_of bash -c "run_follow $pdfix $at") ;;
       many) read -r s m < <(time_of bash -c "run_many $at") ;;
       base) read -r s m < <(time_of bash -c "run_follow $base $at") ;;
     esac
