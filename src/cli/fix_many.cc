@@ -65,6 +65,14 @@ int fix_many(const std::vector<passes::RepairKind*>& kinds, const FixArgs& a,
   }
   say.out() << absl::StrCat("pdfix fix: ", done, " fixed, ", incomplete,
                             " with something missing, ", failed, " not fixed\n");
+  if (a.json) {
+    llvm::raw_os_ostream out(std::cout);
+    out << llvm::json::Value(llvm::json::Object{
+               {"summary", llvm::json::Object{{"fixed", static_cast<int64_t>(done)},
+                                              {"incomplete", static_cast<int64_t>(incomplete)},
+                                              {"not_fixed", static_cast<int64_t>(failed)}}}})
+        << "\n";
+  }
   return failed > 0 ? kExitError : incomplete > 0 ? kExitIncomplete : kExitOk;
 }
 

@@ -64,8 +64,15 @@ TEST_F(FixManyTest, EachIsFixedAsAloneAndTheStoreIsTheSame) {
   ASSERT_EQ(r.status, 0) << r.err;
   std::istringstream lines(r.out);
   size_t n = 0;
+  bool summarized = false;
   for (std::string line; std::getline(lines, line); ++n) {
     const llvm::json::Object o = parse_object(line);
+    if (const llvm::json::Object* summary = o.getObject("summary")) {
+      EXPECT_EQ(int_of(*summary, "fixed"), 3);
+      EXPECT_EQ(int_of(*summary, "not_fixed"), 0);
+      summarized = true;
+      break;
+    }
     ASSERT_LT(n, inputs_.size());
     EXPECT_EQ(o.getString("input").value_or(""), inputs_[n]);
     EXPECT_EQ(int_of(o, "status"), 0);
@@ -73,6 +80,7 @@ TEST_F(FixManyTest, EachIsFixedAsAloneAndTheStoreIsTheSame) {
     EXPECT_NE(o.getObject("fix")->getObject("store"), nullptr) << line;
   }
   EXPECT_EQ(n, inputs_.size());
+  EXPECT_TRUE(summarized) << r.out;
   EXPECT_NE(r.err.find("pdfix fix: 3 fixed, 0 with something missing, 0 not fixed"),
             std::string::npos)
       << r.err;
