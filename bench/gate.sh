@@ -60,6 +60,13 @@ gcc_loop() {
   printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' >"$work/hello.c"
   for _ in $(seq "${1:-60}"); do gcc -O2 -o "$work/hello" "$work/hello.c"; done
 }
+# The kept recordings are of this machine's programs: once a package changed (setup upgrades what
+# it installs), their maps name files that are gone, and unwind rightly says it could not do all.
+# They are recorded anew then.
+packages=$(dpkg-query -W -f '${Package} ${Version}\n' | sha256sum | cut -c1-16)
+if [ "$(cat "$work/recordings.packages" 2>/dev/null)" != "$packages" ]; then
+  rm -f "$work/dense.data" "$work/sysdwarf.data" "$work/compile.data"
+fi
 if [ ! -s "$work/dense.data" ]; then record_dense "$work/dense.data"; fi
 if [ ! -s "$work/sysdwarf.data" ]; then
   perf record -q -a -F 999 --call-graph dwarf,8192 -o "$work/sysdwarf.data" -- \
@@ -76,6 +83,7 @@ for r in dense sysdwarf compile; do
     exit 2
   }
 done
+echo "$packages" >"$work/recordings.packages"
 
 rev=$(git rev-parse --short "$base")
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt)
