@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixture/fake_host.h"
@@ -30,7 +33,7 @@ using testing::PerfDataBuilder;
 
 TEST(TimeOrder, ARoundIsDeliveredUpToTheTimeTheRoundBeforeReached) {
   std::vector<int> got;
-  transform::TimeOrder<int> order([&](int& v) { got.push_back(v); });
+  transform::TimeOrder<int> order([&](int& v, std::span<const uint64_t>) { got.push_back(v); });
   order.add(30, 30);
   order.add(10, 10);
   order.add(std::nullopt, 0);  // no time: at once
@@ -46,22 +49,73 @@ TEST(TimeOrder, ARoundIsDeliveredUpToTheTimeTheRoundBeforeReached) {
   EXPECT_EQ(got, std::vector<int>({0, 10, 20, 30, 40, 41}));
 }
 
+// Each item is delivered with the words it was added with, however long it waited and whatever
+// was delivered around it.
+TEST(TimeOrder, AnItemKeepsItsOwnWordsThroughTheRoundsItWaits) {
+  std::vector<std::pair<int, std::vector<uint64_t>>> got;
+  transform::TimeOrder<int> order([&](int& v, std::span<const uint64_t> words) {
+    got.emplace_back(v, std::vector<uint64_t>(words.begin(), words.end()));
+  });
+  const std::vector<uint64_t> thirty = {30, 31, 32};
+  const std::vector<uint64_t> ten = {10};
+  const std::vector<uint64_t> fifty = {50, 51};
+  order.add(30, 30, thirty);
+  order.add(10, 10, ten);
+  order.add(20, 20);
+  order.round();
+  order.add(50, 50, fifty);
+  order.round();  // up to 30: 50 waits, its words moved with it
+  order.add(40, 40, ten);
+  order.round();
+  order.finish();
+  const std::vector<std::pair<int, std::vector<uint64_t>>> want = {
+      {10, ten}, {20, {}}, {30, thirty}, {40, ten}, {50, fifty}};
+  EXPECT_EQ(got, want);
+}
+
+// Whatever order the records come in (a run a CPU, or none at all), they are delivered by time and,
+// at equal times, in the order they came.
+TEST(TimeOrder, RunsAndDisorderAreDeliveredInTimeThenArrivalOrder) {
+  for (const size_t runs : {1, 2, 3, 7, 64, 65, 1000}) {
+    std::vector<std::pair<uint64_t, int>> got;
+    transform::TimeOrder<std::pair<uint64_t, int>> order(
+        [&](std::pair<uint64_t, int>& v, std::span<const uint64_t>) { got.push_back(v); });
+    std::vector<std::pair<uint64_t, int>> sent;
+    uint64_t state = runs;
+    for (int i = 0; i < 1000; ++i) {
+      // A run restarts every 1000 / runs items, at a time of its own; times repeat across runs.
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      const uint64_t time = (i % (1000 / runs == 0 ? 1 : 1000 / runs)) * 3 + (state >> 62);
+      sent.emplace_back(time, i);
+      order.add(time, sent.back());
+    }
+    order.finish();
+    std::stable_sort(sent.begin(), sent.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    EXPECT_EQ(got, sent) << runs << " runs";
+  }
+}
+
 // Past its bound the queue delivers all it holds in the time order reached, counts it, and holds
 // from nothing again: what a size field claims cannot make it grow without end.
 TEST(TimeOrder, WhatWaitsIsBoundedAndAnEarlyFlushCounted) {
   std::vector<int> got;
-  constexpr uint64_t kEntry = 64;  // more than an int's entry
-  transform::TimeOrder<int> order([&](int& v) { got.push_back(v); }, 3 * kEntry);
-  order.add(30, 30, kEntry);
-  order.add(10, 10, kEntry);
+  // 16 words an item: more than an int's own entry, so that two fit under the bound and three
+  // pass it.
+  const std::vector<uint64_t> words(16);
+  constexpr uint64_t kWords = 16 * sizeof(uint64_t);
+  transform::TimeOrder<int> order([&](int& v, std::span<const uint64_t>) { got.push_back(v); },
+                                  3 * kWords);
+  order.add(30, 30, words);
+  order.add(10, 10, words);
   EXPECT_EQ(order.waiting(), 2u);
   EXPECT_TRUE(got.empty());
-  order.add(20, 20, kEntry);  // the third passes the bound: 3 * (64 + the entry's own size)
+  order.add(20, 20, words);  // the third passes the bound: 3 * (128 + the entry's own size)
   EXPECT_EQ(got, std::vector<int>({10, 20, 30}));
   EXPECT_EQ(order.waiting(), 0u);
   EXPECT_EQ(order.early_flushes(), 1u);
-  order.add(5, 5, kEntry);  // held again, from nothing
-  order.add(1, 1, kEntry);
+  order.add(5, 5, words);  // held again, from nothing
+  order.add(1, 1, words);
   EXPECT_EQ(order.waiting(), 2u);
   order.finish();
   EXPECT_EQ(got, std::vector<int>({10, 20, 30, 1, 5}));

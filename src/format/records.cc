@@ -225,17 +225,16 @@ absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint
   return pos;
 }
 
-absl::StatusOr<std::vector<uint64_t>> sample_callchain(std::span<const uint8_t> record,
-                                                       const Endian& e, uint64_t sample_type,
-                                                       uint64_t read_format, uint64_t file_offset) {
+absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
+                              uint64_t sample_type, uint64_t read_format, uint64_t file_offset,
+                              std::vector<uint64_t>& to) {
   auto at = sample_callchain_at(record, e, sample_type, read_format, file_offset);
   if (!at.ok()) return at.status();
-  std::vector<uint64_t> entries;
-  if (!*at) return entries;
+  if (!*at) return absl::OkStatus();
   const uint64_t nr = e.u64(record.data() + **at);
-  entries.reserve(nr);
-  for (uint64_t i = 0; i < nr; ++i) entries.push_back(e.u64(record.data() + **at + 8 * (i + 1)));
-  return entries;
+  to.reserve(to.size() + nr);
+  for (uint64_t i = 0; i < nr; ++i) to.push_back(e.u64(record.data() + **at + 8 * (i + 1)));
+  return absl::OkStatus();
 }
 
 std::optional<uint64_t> deferred_cookie(std::span<const uint64_t> callchain) {

@@ -158,10 +158,11 @@ inline constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
 inline bool is_context_marker(uint64_t entry) { return entry >= kContextMax; }
 
 // A SAMPLE's callchain entries, context markers included (READ values skipped as
-// sample_callchain_at skips them); empty when sample_type has no CALLCHAIN.
-absl::StatusOr<std::vector<uint64_t>> sample_callchain(std::span<const uint8_t> record,
-                                                       const Endian& e, uint64_t sample_type,
-                                                       uint64_t read_format, uint64_t file_offset);
+// sample_callchain_at skips them), appended to `to`: none when sample_type has no CALLCHAIN. The
+// caller's vector, so that one per reader serves every sample.
+absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
+                              uint64_t sample_type, uint64_t read_format, uint64_t file_offset,
+                              std::vector<uint64_t>& to);
 
 // The cookie of a callchain whose user part comes later: it ends with PERF_CONTEXT_USER_DEFERRED
 // and the cookie. nullopt: the callchain is whole.

@@ -116,17 +116,15 @@ class Model {
   transform::ProcessTimeline timeline_;
 };
 
-// What one record does to the model, decoded, waiting for its turn.
+// What one record does to the model, decoded, waiting for its turn. A sample's addresses are the
+// words it is queued with: its ip, then its callchain as recorded (context markers included).
 struct Event {
-  enum class Kind { kMap, kFork, kExec, kSample } kind = Kind::kMap;
+  enum class Kind : uint8_t { kMap, kFork, kExec, kSample } kind = Kind::kMap;
+  uint16_t misc = 0;  // kMap: the record's; kSample: the cpumode of its ip
   uint32_t pid = 0;
   uint32_t ppid = 0;
-  // kMap
-  uint16_t misc = 0;
   std::optional<uint64_t> kernel_start;  // for the kernel's own map: the session's
   transform::ProcessTimeline::Map map;
-  // kSample: each address with the cpumode it is to be looked up in
-  std::vector<std::pair<uint16_t, uint64_t>> ips;
 };
 
 std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint64_t ip) {
@@ -136,7 +134,7 @@ std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint64_t i
   return m->file;
 }
 
-void apply(Model& model, const Event& e) {
+void apply(Model& model, const Event& e, std::span<const uint64_t> words) {
   switch (e.kind) {
     case Event::Kind::kMap:
       model.timeline().map(e.misc, e.pid, e.map, e.kernel_start);
@@ -147,12 +145,20 @@ void apply(Model& model, const Event& e) {
     case Event::Kind::kExec:
       model.timeline().exec(e.pid);
       break;
-    case Event::Kind::kSample:
-      for (size_t i = 0; i < e.ips.size(); ++i) {
-        const auto dso = mark(model, e.ips[i].first, e.pid, e.ips[i].second);
-        if (i == 0) model.sampled(dso);
+    case Event::Kind::kSample: {
+      if (words.empty()) break;
+      model.sampled(mark(model, e.misc, e.pid, words.front()));
+      uint16_t context = e.misc;
+      for (const uint64_t ip : words.subspan(1)) {
+        if (format::is_context_marker(ip)) {
+          if (ip == format::kContextKernel) context = format::kCpuModeKernel;
+          if (ip == format::kContextUser) context = format::kCpuModeUser;
+          continue;
+        }
+        mark(model, context, e.pid, ip);
       }
       break;
+    }
   }
 }
 
@@ -204,31 +210,31 @@ absl::StatusOr<Event> exec_event(const transform::RecordRef& r, const transform:
   return e;
 }
 
-absl::StatusOr<std::optional<Event>> sample_event(const transform::RecordRef& r,
-                                                  const transform::Session& s, bool callchain) {
+// A sample, its time (when its event records one), and in `words` its ip and callchain.
+struct SampleEvent {
+  Event event;
+  std::optional<uint64_t> time;
+};
+absl::StatusOr<std::optional<SampleEvent>> sample_event(const transform::RecordRef& r,
+                                                        const transform::Session& s, bool callchain,
+                                                        std::vector<uint64_t>& words) {
+  words.clear();
   const format::EventAttr* attr = s.attr_for(r);
   if (attr == nullptr) return std::nullopt;
   const uint64_t st = attr->sample_type;
   auto head = format::decode_sample_head(r.bytes, s.endian(), st, r.offset);
   if (!head.ok()) return head.status();
-  Event e;
-  e.kind = Event::Kind::kSample;
-  e.pid = head->pid;
-  const uint16_t mode = r.header.misc & format::kCpuModeMask;
-  e.ips.emplace_back(mode, head->ip);
-  if (!callchain) return e;
-  auto chain = format::sample_callchain(r.bytes, s.endian(), st, attr->read_format, r.offset);
-  if (!chain.ok()) return chain.status();
-  uint16_t context = mode;
-  for (const uint64_t ip : *chain) {
-    if (format::is_context_marker(ip)) {
-      if (ip == format::kContextKernel) context = format::kCpuModeKernel;
-      if (ip == format::kContextUser) context = format::kCpuModeUser;
-      continue;
-    }
-    e.ips.emplace_back(context, ip);
-  }
-  return e;
+  SampleEvent out;
+  out.event.kind = Event::Kind::kSample;
+  out.event.pid = head->pid;
+  out.event.misc = r.header.misc & format::kCpuModeMask;
+  if ((st & format::kSampleTime) != 0) out.time = head->time;
+  words.push_back(head->ip);
+  if (!callchain) return out;
+  absl::Status read =
+      format::sample_callchain(r.bytes, s.endian(), st, attr->read_format, r.offset, words);
+  if (!read.ok()) return read;
+  return out;
 }
 
 }  // namespace
@@ -237,7 +243,8 @@ class DsoHits::Impl {
  public:
   Impl(bool callchains, uint64_t look_ahead_bytes)
       : callchains_(callchains),
-        ordered_([this](Event& e) { apply(model_, e); }, look_ahead_bytes) {}
+        ordered_([this](Event& e, std::span<const uint64_t> words) { apply(model_, e, words); },
+                 look_ahead_bytes) {}
   // The DSOs as listed: those without an id of their own given the table's, then one entry per
   // machine, name and id. Made when first asked for after a change.
   struct Listing {
@@ -283,6 +290,7 @@ class DsoHits::Impl {
   std::vector<size_t> file_table_;  // DSOs the file's own table names, in its order, once each
   std::vector<bool> in_table_;      // by DSO: in file_table_
   transform::TimeOrder<Event> ordered_;
+  std::vector<uint64_t> words_;  // a sample's, reused: no allocation a sample
   std::optional<Listing> listing_;
 };
 
@@ -332,12 +340,9 @@ absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Sessio
       break;
     }
     case format::kSample: {
-      auto e = sample_event(r, s, impl_->callchains_);
+      auto e = sample_event(r, s, impl_->callchains_, impl_->words_);
       if (!e.ok()) return e.status();
-      if (*e) {
-        const uint64_t bytes = (*e)->ips.capacity() * sizeof((*e)->ips.front());
-        ordered.add(time(), std::move(**e), bytes);
-      }
+      if (*e) ordered.add((*e)->time, (*e)->event, impl_->words_);
       break;
     }
     case format::kComm: {

@@ -99,10 +99,12 @@ absl::Status describe(const transform::RecordRef& r, const transform::Session& s
       if (a->sample_type & format::kSampleCpu) o["cpu"] = static_cast<int64_t>(h->cpu);
       if (a->sample_type & format::kSamplePeriod) o["period"] = static_cast<int64_t>(h->period);
       if (a->sample_type & format::kSampleCallchain) {
-        auto chain = format::sample_callchain(r.bytes, e, a->sample_type, a->read_format, r.offset);
-        if (!chain.ok()) return chain.status();
-        o["callchain"] = static_cast<int64_t>(chain->size());
-        if (auto cookie = format::deferred_cookie(*chain)) o["deferred"] = hex(*cookie);
+        std::vector<uint64_t> chain;
+        absl::Status read =
+            format::sample_callchain(r.bytes, e, a->sample_type, a->read_format, r.offset, chain);
+        if (!read.ok()) return read;
+        o["callchain"] = static_cast<int64_t>(chain.size());
+        if (auto cookie = format::deferred_cookie(chain)) o["deferred"] = hex(*cookie);
       }
       return absl::OkStatus();
     }

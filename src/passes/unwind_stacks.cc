@@ -73,7 +73,7 @@ UnwindStacks::UnwindStacks(UnwindConfig config, const Common& common)
       common_(common),
       binaries_(config_, common_, report_),
       held_(common.look_ahead_bytes),
-      order_([this](uint64_t& seq) {
+      order_([this](uint64_t& seq, std::span<const uint64_t> /*words*/) {
         Held& h = held_[seq - held_first_];
         if (auto st = apply(h, *session_); !st.ok() && delivered_.ok()) delivered_ = st;
         h.ready = true;
