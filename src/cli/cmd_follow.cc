@@ -82,6 +82,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
             const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
             // What earlier chunks' binaries were found to be, for the chunks after.
             store::FindMemory memory;
+            keep_freed_memory_between_recordings();
             const auto fix = [&](const std::string& in, const std::string& out,
                                  llvm::json::Object& report) {
               FixArgs args = options;

@@ -38,6 +38,7 @@ int fix_many(const std::vector<passes::RepairKind*>& kinds, const FixArgs& a,
     }
   }
   store::FindMemory memory;
+  keep_freed_memory_between_recordings();
   Summary say(a.quiet);
   size_t done = 0;
   size_t incomplete = 0;

@@ -1,5 +1,7 @@
 #include "cli/fix_run.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -170,6 +172,15 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
     (*json)[a.store ? "store" : "archive"] = std::move(kept);
   }
   return status;
+}
+
+void keep_freed_memory_between_recordings() {
+  // glibc maps a large block of its own and unmaps it when freed, and returns a heap top above
+  // its trim threshold; both thresholds otherwise start at 128 KiB. 32 MiB is the most
+  // M_MMAP_THRESHOLD takes on 64-bit.
+  constexpr int kMmapThreshold = 32 << 20;
+  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+  mallopt(M_TRIM_THRESHOLD, 2 * kMmapThreshold);
 }
 
 }  // namespace pdfix::cli

@@ -63,4 +63,10 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
             store::FindMemory* memory = nullptr);
 
+// For a process that fixes one recording after another (follow, fix IN... OUTDIR): what one
+// recording's passes free is kept for the next instead of going back to the kernel, which would
+// fault it in again, zeroed, page by page (a tenth of a chunk's time in follow). The heap then
+// stays at the largest recording's need, which the look-ahead bound caps.
+void keep_freed_memory_between_recordings();
+
 }  // namespace pdfix::cli
