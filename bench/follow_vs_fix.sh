@@ -15,7 +15,10 @@
 #   many         `pdfix fix -q --store CHUNK... OUT`, one process (warm);
 #   follow-cold  follow into an empty store: the first chunk stores the binaries;
 #   base         follow (warm) with PDFIX_BASELINE=OTHER/pdfix, when given: the build before.
-# Printed: each one's median seconds and peak RSS, and the medians of the per-round ratios.
+# Printed: each one's median seconds and peak RSS, and the medians of the per-round ratios; then
+# follow's peak RSS over the first 5 chunks and over the first 20 (flat: what a run holds does not
+# grow with its chunks), and the stores follow filled from empty (whole binaries, and --slim)
+# against the sum of one bundle a chunk (`pdfix fix --archive`, what a loop without follow keeps).
 #
 #   bash bench/follow_vs_fix.sh [ROUNDS]     (5 by default)
 set -euo pipefail
@@ -26,10 +29,11 @@ pdfix=$PWD/build/pdfix
 base=${PDFIX_BASELINE:-}
 
 chunks=$work/chunks
-if ! compgen -G "$chunks/perf.data.*" >/dev/null; then
+if [ "$(find "$chunks" -name 'perf.data.*' 2>/dev/null | wc -l)" -lt 20 ]; then
+  rm -rf "$chunks"
   mkdir -p "$chunks"
   perf record -q -a -g --switch-output=2s -o "$chunks/perf.data" -- sh -c \
-    'for i in $(seq 20); do gcc -O2 -c src/format/records.cc -Isrc -o /dev/null; done' \
+    'for i in $(seq 30); do gcc -O2 -c src/format/records.cc -Isrc -o /dev/null; done' \
     2>/dev/null
 fi
 n=$(find "$chunks" -name 'perf.data.*' | wc -l)
@@ -99,4 +103,35 @@ for job in "${jobs[@]}"; do
   printf '| %s | %s | %s | %s | %s | %s |\n' "$job" "$(echo "${secs[$job]}" | median)" \
     "$(echo "${rss[$job]}" | median | awk '{ printf "%.0f", $1 / 1024 }')" \
     "$(ratio_of "$job" cp)" "$(ratio_of "$job" loop)" "$(ratio_of "$job" plain)"
+done
+
+# What a run holds, at chunk 5 and at chunk 20: follow over the first 5 and over the first 20.
+for k in 5 20; do
+  at=$scratch/first-$k
+  mkdir -p "$at/in" "$at/out" "$at/home"
+  cp -a "$warm/home/." "$at/home/"
+  find "$chunks" -name 'perf.data.*' | sort | head -n "$k" | xargs cp -t "$at/in"
+  read -r _ m < <(time_of bash -c "HOME=$at/home $pdfix follow -q --once --store $at/in $at/out || [ \$? = 3 ]")
+  echo "follow's peak RSS over the first $k chunks: $((m / 1024)) MiB"
+done
+
+# Each binary stored once: the store follow filled from empty, against a bundle a chunk.
+mkdir -p "$scratch/bundles/out" "$scratch/bundles/home"
+for c in "$chunks"/perf.data.*; do
+  name=$(basename "$c")
+  HOME=$scratch/bundles/home "$pdfix" fix -q --archive "$scratch/bundles/$name.tar.zst" "$c" \
+    "$scratch/bundles/out/$name" || [ $? = 3 ]
+done
+# A store of slim copies, as the bundles hold by default (the store's default is whole binaries,
+# for perf annotate).
+mkdir -p "$scratch/slim/out" "$scratch/slim/home"
+HOME=$scratch/slim/home "$pdfix" follow -q --once --store --slim "$chunks" "$scratch/slim/out" ||
+  [ $? = 3 ]
+bundles=$(find "$scratch/bundles" -maxdepth 1 -name '*.tar*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+echo "$n bundles, one a chunk (slim, zstd): $((bundles / 1048576)) MiB"
+# On disk, not apparent sizes: a slim copy keeps its sections' offsets and leaves holes.
+for kind in warm slim; do
+  store=$(du -s -B1 "$scratch/$kind/home/.debug" | cut -f1)
+  echo "store filled by follow ($kind: $([ $kind = slim ] && echo slim || echo whole) binaries," \
+    "on disk): $((store / 1048576)) MiB, $(ratio "$store" "$bundles")x the bundles"
 done
