@@ -1,6 +1,7 @@
 // pdfix follow against a real `perf record -a -g --switch-output`: every chunk fixed while its
 // programs live, a program rebuilt at its path between chunks keeping each run's own id (judged by
-// the ids the files had when they ran), both binaries in the store; and the journal's promises
+// the ids the files had when they ran), both binaries in the store, the store served by debuginfod
+// to a second host; and the journal's promises
 // under SIGKILL, a chunk perf never finished, and a second run on the same output directory.
 #include <gtest/gtest.h>
 
@@ -210,6 +211,32 @@ TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsE
   }
   EXPECT_GE(named["spin_v1"], 1);
   EXPECT_GE(named["spin_v2"], 1);
+
+  // The store is what a fleet's debuginfod serves (-F: its ELF files, by their ids). A second
+  // host, its cache empty and the program's files gone, fetches what a chunk of the first build's
+  // runs names, and perf names that build's function from what came.
+  std::string first;
+  for (const auto& [chunk, ids] : ids_in) {
+    if (first.empty() && ids.count(v1) && !ids.count(v2)) first = chunk;
+  }
+  ASSERT_NE(first, "") << "no chunk of the first build's runs alone";
+  fs::create_directories(dir_ + "/server");
+  fs::create_directories(dir_ + "/host2");
+  Debuginfod server(dir_ + "/server", "-F " + quote(dir_ + "/.debug"));
+  const bool ready = server.serves("executable", v1, dir_ + "/served-app");
+  fs::remove_all(dir_ + "/app");
+  const std::string host2 = "env HOME=" + quote(dir_ + "/host2") +
+                            " DEBUGINFOD_CACHE_PATH=" + quote(dir_ + "/client") + " ";
+  r = sh(host2 + pdfix() + " fetch --json --buildid-dir " + quote(dir_ + "/host2/.debug") +
+         " --debuginfod " + server.url() + " " + quote(dir_ + "/out/" + first));
+  server.stop();
+  ASSERT_TRUE(ready) << "debuginfod never served the first build from the store";
+  EXPECT_EQ(r.status, 0) << r.err;
+  const llvm::json::Object fetched = parse_object(r.out);
+  ASSERT_NE(fetched.getObject("counts"), nullptr) << r.out;
+  EXPECT_GE(int_of(*fetched.getObject("counts"), "fetched"), 1) << r.out;
+  r = sh(host2 + "perf report --stdio --sort sym -i " + quote(dir_ + "/out/" + first) + " 2>&1");
+  EXPECT_NE(r.out.find("spin_v1"), std::string::npos) << first << "\n" << r.out;
 }
 
 TEST_F(FollowTest, KilledAndStartedAgainItFixesEveryChunkOnce) {
