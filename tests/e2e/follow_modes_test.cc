@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "e2e/follow_fixture.h"
 #include "e2e/harness.h"
 
 namespace pdfix::e2e {
@@ -29,31 +30,13 @@ struct Mode {
 };
 void PrintTo(const Mode& m, std::ostream* os) { *os << m.name; }
 
-class FollowModesTest : public ::testing::TestWithParam<Mode> {
+class FollowModesTest : public FollowFixture<::testing::TestWithParam<Mode>> {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir();
-    fs::create_directories(dir_ + "/raw");
-    fs::create_directories(dir_ + "/out");
-  }
-  void TearDown() override {
-    for (const std::string& pid : started_) sh("kill -KILL " + pid + " 2>/dev/null");
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string start(const std::string& command, const std::string& log) {
-    RunResult r = sh("setsid " + command + " >" + quote(dir_ + "/" + log) + " 2>" +
-                     quote(dir_ + "/" + log + ".err") + " & echo $!");
-    EXPECT_EQ(r.status, 0) << r.err;
-    started_.push_back(r.out.substr(0, r.out.find('\n')));
-    return started_.back();
-  }
   void stop(const std::string& pid) {
     ASSERT_EQ(sh("kill -INT " + pid + "; while kill -0 " + pid + " 2>/dev/null; do sleep 0.1; done")
                   .status,
               0);
   }
-  std::string dir_;
-  std::vector<std::string> started_;
 };
 
 TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryTheirId) {
@@ -63,11 +46,12 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
   build_app(dir_ + "/app", "1");
   const std::string id = own_id(app);
   const std::string home = "env HOME=" + quote(dir_) + " ";
-  const std::string follow = start(home + pdfix() + " follow --json --store " + mode.follow + " " +
-                                       quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
-                                   "follow.jsonl");
-  const std::string perf =
-      start("perf record -a " + mode.record + " -o " + quote(dir_ + "/raw/perf.data"), "perf.log");
+  const std::string follow =
+      background_->start(home + pdfix() + " follow --json --store " + mode.follow + " " +
+                             quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
+                         "follow.jsonl");
+  const std::string perf = background_->start(
+      "perf record -a " + mode.record + " -o " + quote(dir_ + "/raw/perf.data"), "perf.log");
   // The program runs eight times, about a second apart: six or more chunks of a second. The
   // flight recorder is told to write a chunk after the third and the sixth run.
   for (int i = 1; i <= 8; ++i) {

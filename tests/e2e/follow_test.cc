@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "e2e/follow_fixture.h"
 #include "e2e/harness.h"
 
 namespace pdfix::e2e {
@@ -66,29 +68,13 @@ size_t journal_lines(const std::string& out) {
   return n;
 }
 
-class FollowTest : public ::testing::Test {
+class FollowTest : public FollowFixture<::testing::Test> {
  protected:
   void SetUp() override {
-    dir_ = temp_dir();
-    fs::create_directories(dir_ + "/raw");
-    fs::create_directories(dir_ + "/out");
+    FollowFixture::SetUp();
     // perf reads its cache at ~/.debug (PERF_BUILDID_DIR is what it tells the scripts it runs):
     // a HOME of the test's, where pdfix stores too.
     store_env_ = "env HOME=" + quote(dir_) + " ";
-  }
-  void TearDown() override {
-    // What a failed test left running.
-    for (const std::string& pid : started_) sh("kill -KILL " + pid + " 2>/dev/null");
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  // Starts `command` in the background, its stdout to `log` and stderr to `log`.err; returns its
-  // pid.
-  std::string start(const std::string& command, const std::string& log) {
-    RunResult r = sh("setsid " + command + " >" + quote(dir_ + "/" + log) + " 2>" +
-                     quote(dir_ + "/" + log + ".err") + " & echo $!");
-    EXPECT_EQ(r.status, 0) << r.err;
-    started_.push_back(r.out.substr(0, r.out.find('\n')));
-    return started_.back();
   }
   // Copies of one small recording as chunks perf finished, oldest first: the `from`th on.
   void make_chunks(int n, int from = 0) {
@@ -101,9 +87,7 @@ class FollowTest : public ::testing::Test {
     return sh(store_env_ + pdfix() + " follow --once --json " + more + " " + quote(dir_ + "/raw") +
               " " + quote(dir_ + "/out"));
   }
-  std::string dir_;
   std::string store_env_;
-  std::vector<std::string> started_;
 };
 
 TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsEachRunsId) {
@@ -111,12 +95,13 @@ TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsE
   const std::string app = dir_ + "/app/app";
   build_app(dir_ + "/app", "1");
   const std::string v1 = own_id(app);
-  const std::string follow = start(store_env_ + pdfix() + " follow --json --store " +
-                                       quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
-                                   "follow.jsonl");
-  const std::string perf =
-      start("perf record -a -g -F 499 --switch-output=1s -o " + quote(dir_ + "/raw/perf.data"),
-            "perf.log");
+  const std::string follow =
+      background_->start(store_env_ + pdfix() + " follow --json --store " + quote(dir_ + "/raw") +
+                             " " + quote(dir_ + "/out"),
+                         "follow.jsonl");
+  const std::string perf = background_->start(
+      "perf record -a -g -F 499 --switch-output=1s -o " + quote(dir_ + "/raw/perf.data"),
+      "perf.log");
   // Short processes, each inside a chunk; the program is rebuilt at its path (a new inode, as
   // an upgrade makes) while perf records, and runs again.
   const auto runs = [&](const std::string& pids) {
@@ -242,7 +227,7 @@ TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsE
 TEST_F(FollowTest, KilledAndStartedAgainItFixesEveryChunkOnce) {
   make_chunks(3);
   // SIGKILL once the chunks there are finished.
-  const std::string follow = start(
+  const std::string follow = background_->start(
       store_env_ + pdfix() + " follow --json " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
       "first.jsonl");
   ASSERT_TRUE(within_a_minute([&] { return journal_lines(dir_ + "/out") == 3; }));
@@ -319,8 +304,8 @@ TEST_F(FollowTest, AChunkPerfNeverFinishedIsSalvagedAndTheRunGoesOn) {
 }
 
 TEST_F(FollowTest, ASecondRunOnTheSameOutputDirectoryIsRefused) {
-  const std::string follow =
-      start(pdfix() + " follow " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"), "f.log");
+  const std::string follow = background_->start(
+      pdfix() + " follow " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"), "f.log");
   ASSERT_TRUE(within_a_minute([&] { return fs::exists(dir_ + "/out/.pdfix-follow-journal"); }));
   RunResult r = once();
   EXPECT_EQ(r.status, 2);

@@ -336,6 +336,18 @@ std::string perf_sid_root() {
   return r.status == 0 ? dir + "/root" : "";
 }
 
+Background::~Background() {
+  for (const std::string& pid : pids_) sh("kill -KILL " + pid + " 2>/dev/null");
+}
+
+std::string Background::start(const std::string& command, const std::string& log) {
+  RunResult r = sh("setsid " + command + " >" + quote(dir_ + "/" + log) + " 2>" +
+                   quote(dir_ + "/" + log + ".err") + " & echo $!");
+  EXPECT_EQ(r.status, 0) << r.err;
+  pids_.push_back(r.out.substr(0, r.out.find('\n')));
+  return pids_.back();
+}
+
 Debuginfod::Debuginfod(const std::string& dir, const std::string& sources) : dir_(dir) {
   RunResult port =
       sh("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "

@@ -5,6 +5,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llvm/Support/JSON.h"
@@ -112,6 +113,22 @@ std::vector<MapRecord> maps_of(const std::string& recording);
 // /var/tmp/pdfix-perf-sid/root: perf's newer reader, run by chroot. A test failure, and "", when it
 // cannot be made.
 std::string perf_sid_root();
+
+// Commands a test starts in the background, each in a session of its own, its stdout to DIR/LOG
+// and its stderr to DIR/LOG.err. What still runs when it goes (a failed test's) is killed.
+class Background {
+ public:
+  explicit Background(std::string dir) : dir_(std::move(dir)) {}
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  // Returns the command's pid.
+  std::string start(const std::string& command, const std::string& log);
+
+ private:
+  std::string dir_;
+  std::vector<std::string> pids_;
+};
 
 // elfutils' debuginfod on a free port of 127.0.0.1, serving what `sources` names ("-F DIR",
 // "-Z .tar.zst=zstdcat DIR"), its database and log under `dir`; stopped by its pid, and waited
