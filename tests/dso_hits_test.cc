@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "fixture/perf_data_builder.h"
+#include "format/records.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
 
@@ -103,6 +104,25 @@ TEST(DsoHits, TheTablesIdIsTheOnlyFilesOfItsPath) {
   b.sample(0x10010, 1, 1, 10).sample(0x10010, 2, 2, 11);
   b.build_id_entry(2, -1, kHostId, kLibc);
   EXPECT_EQ(libc_hits(b.build()), (std::vector<std::pair<std::string, uint64_t>>{{kHostHex, 2}}));
+}
+
+// A DSO that only a callchain passes through is hit: perf lists it in the build-id table, and its
+// binary is kept.
+TEST(DsoHits, ACallchainsFramesAreHitsThoughNoSampleIsInThem) {
+  constexpr char kApp[] = "/usr/bin/app";
+  constexpr char kLib[] = "/usr/lib/libcaller.so";
+  PerfDataBuilder b;
+  b.attr({.sample_type = 0x127, .sample_id_all = false});
+  b.mmap2(1, 0x10000, 0x1000, 0, kApp, 254, 0, 1);
+  b.mmap2(1, 0x20000, 0x1000, 0, kLib, 254, 0, 2);
+  b.sample_callchain(0x10010, 1, 1, 10, {format::kContextUser, 0x10010, 0x20010});
+  auto in = io::open_input(testing::write_temp(b.build()));
+  ASSERT_TRUE(in.ok()) << in.status();
+  auto listing = inspect::list_build_ids(*in, {.hits = true, .count_samples = true});
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  std::vector<std::pair<std::string, uint64_t>> hit;
+  for (const auto& d : listing->dsos) hit.emplace_back(d.name, d.samples);
+  EXPECT_EQ(hit, (std::vector<std::pair<std::string, uint64_t>>{{kApp, 1}, {kLib, 0}}));
 }
 
 }  // namespace
