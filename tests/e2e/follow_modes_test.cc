@@ -1,7 +1,8 @@
 // pdfix follow beside the other ways perf switches chunks: DWARF stacks unwound as each chunk is
 // fixed (`--call-graph dwarf`, `follow --unwind`), the flight recorder (`--overwrite`, a chunk at
 // each SIGUSR2, its maps written at its end) and perf removing the oldest chunks itself
-// (`--switch-max-files 3`). Each against a real system-wide `perf record`, a program of this test's
+// (`--switch-max-files 3`), and Debian sid's perf (7.2 today), which writes build-ids into its
+// maps itself. Each against a real system-wide `perf record`, a program of this test's
 // running in it; every chunk perf finished is fixed (or, removed by perf first, said to be gone),
 // and every map of the program carries its id.
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@ struct Mode {
   std::string record;  // perf record's options beyond -a -o
   std::string follow;  // follow's beyond --json --store
   bool by_signal;      // chunks switched by SIGUSR2, not by time
+  bool sid = false;    // recorded by Debian sid's perf, not this machine's
 };
 void PrintTo(const Mode& m, std::ostream* os) { *os << m.name; }
 
@@ -50,8 +52,10 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
       background_->start(home + pdfix() + " follow --json --store " + mode.follow + " " +
                              quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
                          "follow.jsonl");
+  const std::string recorder = mode.sid ? perf_sid_command() : "perf";
+  ASSERT_NE(recorder, "");
   const std::string perf = background_->start(
-      "perf record -a " + mode.record + " -o " + quote(dir_ + "/raw/perf.data"), "perf.log");
+      recorder + " record -a " + mode.record + " -o " + quote(dir_ + "/raw/perf.data"), "perf.log");
   // The program runs eight times, about a second apart: six or more chunks of a second. The
   // flight recorder is told to write a chunk after the third and the sixth run.
   for (int i = 1; i <= 8; ++i) {
@@ -132,6 +136,18 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
     if (unwind != nullptr) unwound += int_of(*unwind, "samples");
   }
   EXPECT_GE(maps, 1u) << "no chunk maps the program";
+  if (mode.sid) {
+    // The perf that recorded the chunks reads each fixed one (in its own root, beside its own
+    // addr2line), and names the program's function from the store.
+    bool named = false;
+    for (const llvm::json::Object& chunk : chunks) {
+      const std::string name = chunk.getString("chunk").value_or("").str();
+      RunResult r = in_sid_root(dir_, "HOME=/b perf report --stdio --sort sym -i /b/out/" + name);
+      EXPECT_EQ(r.status, 0) << name << "\n" << r.err;
+      named |= r.out.find("spin_v1") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << "perf 7 named spin_v1 in no chunk";
+  }
   if (mode.name == "dwarf") {
     EXPECT_GT(unwound, 0u) << "no sample unwound";
     // The 8 KiB stack copies are gone, each replaced by its callchain.
@@ -164,7 +180,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Mode{"dwarf", "-F 199 --call-graph dwarf,8192 --switch-output=2s", "--unwind", false},
         Mode{"overwrite", "-g -F 499 --overwrite --switch-output", "", true},
-        Mode{"max_files", "-g -F 499 --switch-output=1s --switch-max-files 3", "", false}),
+        Mode{"max_files", "-g -F 499 --switch-output=1s --switch-max-files 3", "", false},
+        Mode{"perf7", "-g -F 499 --switch-output=1s", "", false, true}),
     [](const ::testing::TestParamInfo<Mode>& info) { return info.param.name; });
 
 }  // namespace

@@ -336,6 +336,18 @@ std::string perf_sid_root() {
   return r.status == 0 ? dir + "/root" : "";
 }
 
+RunResult in_sid_root(const std::string& dir, const std::string& command) {
+  const std::string root = perf_sid_root();
+  if (root.empty()) return {2, "", "no root with Debian sid's perf"};
+  return sh("unshare -m sh -c " + quote("mount --bind " + quote(dir) + " " + quote(root + "/b") +
+                                        " && chroot " + quote(root) + " sh -c " + quote(command)));
+}
+
+std::string perf_sid_command() {
+  const std::string root = perf_sid_root();
+  return root.empty() ? "" : fs::path(root).parent_path().string() + "/perf";
+}
+
 Background::~Background() {
   for (const std::string& pid : pids_) sh("kill -KILL " + pid + " 2>/dev/null");
 }

@@ -113,6 +113,12 @@ std::vector<MapRecord> maps_of(const std::string& recording);
 // /var/tmp/pdfix-perf-sid/root: perf's newer reader, run by chroot. A test failure, and "", when it
 // cannot be made.
 std::string perf_sid_root();
+// `command` run by sh in that root, with `dir` bound at /b (a test failure, and status 2, when
+// there is no root).
+RunResult in_sid_root(const std::string& dir, const std::string& command);
+// The command that runs that perf in this host's mount namespace, by the root's own loader and
+// libraries (perf 7 cannot record from a chroot); "" as above.
+std::string perf_sid_command();
 
 // Commands a test starts in the background, each in a session of its own, its stdout to DIR/LOG
 // and its stderr to DIR/LOG.err. What still runs when it goes (a failed test's) is killed.

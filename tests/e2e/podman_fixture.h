@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "e2e/harness.h"
@@ -66,6 +67,16 @@ class PodmanFixture : public ::testing::Test {
     ASSERT_EQ(r.status, 0) << r.err;
     r = sh("podman import -q " + quote(dir_ + "/rootfs.tar") + " " + base());
     ASSERT_EQ(r.status, 0) << r.err;
+  }
+  // The file at `path` in the root the layers make, by overlayfs's own rule (the topmost layer
+  // that has it); "" when that is not a regular file.
+  static std::string file_in_layers(const std::vector<std::string>& layers,
+                                    const std::string& path) {
+    struct stat st{};
+    for (const std::string& layer : layers) {
+      if (lstat((layer + path).c_str(), &st) == 0) return S_ISREG(st.st_mode) ? layer + path : "";
+    }
+    return "";
   }
   // The image's layers, by the README's command.
   std::string layers(const std::string& of) {

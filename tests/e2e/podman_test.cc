@@ -112,12 +112,7 @@ class PodmanTest : public PodmanFixture {
                  ? m.filename
                  : "";
     }
-    for (const std::string& layer : layers) {
-      if (lstat((layer + m.filename).c_str(), &st) == 0) {
-        return S_ISREG(st.st_mode) ? layer + m.filename : "";
-      }
-    }
-    return "";
+    return file_in_layers(layers, m.filename);
   }
   std::string id(const std::string& path) {
     auto [it, added] = ids_.try_emplace(path);

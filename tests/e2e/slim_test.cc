@@ -107,15 +107,10 @@ class SlimTest : public ::testing::Test {
 
   // The same by Debian sid's perf (7.2 today), in its own root: none of this host's files in sight.
   std::string newer_perf(const std::string& which, const std::string& verb_and_options) const {
-    const std::string root = perf_sid_root();
-    if (root.empty()) return "";
     const std::string d = "/b/" + which;
     RunResult r =
-        sh("unshare -m sh -c " +
-           quote("mount --bind " + quote(dir_) + " " + quote(root + "/b") + " && chroot " +
-                 quote(root) + " sh -c " +
-                 quote("HOME=/b/home perf --buildid-dir " + d + "/.debug " + verb_and_options +
-                       " -i " + d + "/perf.data 2>/dev/null | grep -v '^#' | grep -v '^$'")));
+        in_sid_root(dir_, "HOME=/b/home perf --buildid-dir " + d + "/.debug " + verb_and_options +
+                              " -i " + d + "/perf.data 2>/dev/null | grep -v '^#' | grep -v '^$'");
     EXPECT_EQ(r.status, 0) << r.err;
     return r.out;
   }
