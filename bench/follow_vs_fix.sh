@@ -29,13 +29,7 @@ pdfix=$PWD/build/pdfix
 base=${PDFIX_BASELINE:-}
 
 chunks=$work/chunks
-if [ "$(find "$chunks" -name 'perf.data.*' 2>/dev/null | wc -l)" -lt 20 ]; then
-  rm -rf "$chunks"
-  mkdir -p "$chunks"
-  perf record -q -a -g --switch-output=2s -o "$chunks/perf.data" -- sh -c \
-    'for i in $(seq 30); do gcc -O2 -c src/format/records.cc -Isrc -o /dev/null; done' \
-    2>/dev/null
-fi
+ensure_chunks
 n=$(find "$chunks" -name 'perf.data.*' | wc -l)
 size=$(du -sm "$chunks" | cut -f1)
 echo "$n chunks, $size MB, $rounds rounds" >&2

@@ -11,7 +11,9 @@
 #   compile  the gcc loop alone, --call-graph dwarf -F 999
 # Jobs: copy, inject --buildids, fix (of every recording) against cp, with the header walk
 # (bench/header_walk.cc) in the same rounds; unwind (of the DWARF ones) against perf script (perf's
-# own unwinding); archive (dense) against perf archive.
+# own unwinding); archive (dense) against perf archive; follow of a chunk sequence (perf record -a -g
+# --switch-output=2s, 20 chunks or more, bench/chunk_jobs.sh) against a loop of `fix --store` of
+# each chunk.
 # BASE (a commit, HEAD~1 by default) is built beside this one (the same CMAKE_BUILD_TYPE as build/,
 # kept in $PDFIX_BENCH_DIR). --build DIR judges DIR/pdfix instead of build/pdfix (the gate's own
 # mutant, bench/gate_mutant.sh, uses it). --short (CI): 10 rounds a job instead of 20.
@@ -54,6 +56,7 @@ declare -A LIMITS=(
   ["sysdwarf copy"]=1.60 ["sysdwarf inject"]=3.60 ["sysdwarf fix"]=3.60
   ["compile copy"]=1.60 ["compile inject"]=3.60 ["compile fix"]=3.60
   ["sysdwarf unwind"]=0.30 ["compile unwind"]=0.30 ["dense archive"]=0.50
+  ["chunks follow"]=0.60
 )
 
 gcc_loop() {
@@ -65,7 +68,7 @@ gcc_loop() {
 # They are recorded anew then.
 packages=$(dpkg-query -W -f '${Package} ${Version}\n' | sha256sum | cut -c1-16)
 if [ "$(cat "$work/recordings.packages" 2>/dev/null)" != "$packages" ]; then
-  rm -f "$work/dense.data" "$work/sysdwarf.data" "$work/compile.data"
+  rm -rf "$work/dense.data" "$work/sysdwarf.data" "$work/compile.data" "$work/chunks"
 fi
 if [ ! -s "$work/dense.data" ]; then record_dense "$work/dense.data"; fi
 if [ ! -s "$work/sysdwarf.data" ]; then
@@ -76,6 +79,7 @@ if [ ! -s "$work/compile.data" ]; then
   perf record -q -F 999 --call-graph dwarf -o "$work/compile.data" -- \
     bash -c "$(declare -f gcc_loop); work=$work; gcc_loop 150" 2>/dev/null
 fi
+ensure_chunks
 for r in dense sysdwarf compile; do
   size=$(stat -c %s "$work/$r.data")
   [ "$size" -ge $((50 << 20)) ] || {
@@ -130,10 +134,20 @@ job "dense archive" "${LIMITS[dense archive]}" "perf archive" "perf archive $wor
   "$pdfix archive -q $work/dense.data $tar" "$built/pdfix archive -q $work/dense.data $tar" \
   "$tar $work/dense.data.tar.bz2"
 
+# The store a days-long run has filled: every chunk's binaries already in it.
+store=$work/gate-chunks-home
+rm -rf "$store" "$work/gate-chunks-out"
+mkdir -p "$store" "$work/gate-chunks-out"
+HOME=$store "$pdfix" follow -q --once --store "$work/chunks" "$work/gate-chunks-out" || [ $? = 3 ]
+rm -rf "$work/gate-chunks-out"
+chunk_job() { echo "bash $here/bench/chunk_jobs.sh $1 $2 $work/chunks $work/gate-chunks-out $store"; }
+job "chunks follow" "${LIMITS[chunks follow]}" "fix --store loop" "$(chunk_job loop "$pdfix")" "" \
+  "$(chunk_job follow "$pdfix")" "$(chunk_job follow "$built/pdfix")" ""
+
 echo "gate: $(git rev-parse --short HEAD)$([ "$this_build" = "$here/build" ] || echo " ($this_build)")" \
   "against $rev, $rounds rounds a job" >&2
 failed=0
 python3 bench/gate_rounds.py "$rounds" "$jobs" || failed=1
-rm -f "$out" "$tar" "$work/dense.data.tar.bz2"
+rm -rf "$out" "$tar" "$work/dense.data.tar.bz2" "$work/gate-chunks-out" "$store"
 echo "gate: $([ "$failed" = 0 ] && echo passed || echo FAILED)" >&2
 exit "$failed"

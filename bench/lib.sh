@@ -41,3 +41,15 @@ ensure_recordings() {
   [ -s "$work/dense.data" ] || record_dense "$work/dense.data"
   [ -s "$work/dwarf.data" ] || record_dwarf "$work/dwarf.data"
 }
+
+# A chunk sequence in $work/chunks, recorded unless kept: `perf record -a -g --switch-output=2s`
+# over about 20 s of gcc compiles, 20 chunks or more.
+ensure_chunks() {
+  if [ "$(find "$work/chunks" -name 'perf.data.*' 2>/dev/null | wc -l)" -lt 20 ]; then
+    rm -rf "$work/chunks"
+    mkdir -p "$work/chunks"
+    perf record -q -a -g --switch-output=2s -o "$work/chunks/perf.data" -- sh -c \
+      'for i in $(seq 30); do gcc -O2 -c src/format/records.cc -Isrc -o /dev/null; done' \
+      2>/dev/null
+  fi
+}
