@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "follow/follow.h"
 #include "llvm/Support/raw_os_ostream.h"
 #include "passes/repair.h"
+#include "store/bundle_chain.h"
 #include "store/find_memory.h"
 
 namespace pdfix::cli {
@@ -34,6 +36,13 @@ cannot be read is reported and left as it was, and the run goes on; one that per
 (--switch-max-files) is reported as gone. The raw chunk is removed only
 with --remove-raw, and only after its fixed copy is complete and synced to disk.
 
+With --archive DIR, each fixed chunk also goes into a bundle of its own, DIR/<chunk>.tar.zst,
+as `pdfix fix --archive` makes one, holding only the binaries that no earlier bundle in DIR
+holds: its manifest names the bundle beside it that holds each of the others, and
+`pdfix unpack` takes them from there. What DIR's bundles hold is kept in DIR/.pdfix-bundle-chain,
+so that a run started again goes on with the same chain. --self-contained makes each bundle
+hold all its binaries.
+
 SIGINT or SIGTERM stops the run after the chunk under way, with a summary. With --once, the
 chunks present are fixed and pdfix exits: a backlog in one run. --json prints a line of JSON a
 chunk on stdout (its name, exit status, bytes, seconds and fix's report), then the summary's.)";
@@ -45,6 +54,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
     follow::FollowConfig config;
     std::vector<std::unique_ptr<passes::RepairKind>> kinds = passes::repair_kinds();
     std::shared_ptr<FixOptions> fix;
+    bool self_contained = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = add_command(
@@ -68,32 +78,51 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
   std::vector<passes::RepairKind*> kinds;
   for (const auto& k : a->kinds) kinds.push_back(k.get());
   a->fix = add_fix_options(*cmd, kinds);
+  a->fix->archive
+      ->description(
+          "Also bundle each fixed chunk as DIR/<chunk>.tar.zst with the binaries no earlier "
+          "bundle in DIR holds (see --self-contained).")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_flag("--self-contained", a->self_contained,
+                "With --archive: each bundle holds all its chunk's binaries.")
+      ->needs(a->fix->archive);
   return {cmd, [a, &host] {
             const FixArgs& options = a->fix->args;
-            if (!options.archive.empty()) {
-              return fail(absl::InvalidArgumentError(
-                  "follow keeps binaries with --store; --archive makes one bundle a recording"));
-            }
             std::error_code ec;
             if (std::filesystem::equivalent(a->config.dir, a->config.out_dir, ec)) {
               return fail(absl::InvalidArgumentError("OUTDIR must not be DIR"));
+            }
+            if (!options.archive.empty() &&
+                std::filesystem::equivalent(a->config.dir, options.archive, ec)) {
+              return fail(absl::InvalidArgumentError("--archive's DIR must not be DIR"));
             }
             if (auto s = check_fix_args(options); !s.ok()) return fail(s);
             const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
             // What earlier chunks' binaries were found to be, for the chunks after.
             store::FindMemory memory;
+            a->config.bundle_dir = options.archive;
+            std::optional<store::BundleChain> chain;
+            if (!options.archive.empty() && !a->self_contained) {
+              auto opened = store::BundleChain::open(options.archive);
+              if (!opened.ok()) return fail(opened.status());
+              chain.emplace(*std::move(opened));
+            }
             keep_freed_memory_between_recordings();
             const auto fix = [&](const std::string& in, const std::string& out,
                                  llvm::json::Object& report) {
               FixArgs args = options;
               args.in = in;
               args.out = out;
+              if (!options.archive.empty()) {
+                args.archive = follow::bundle_path(a->config, std::filesystem::path(in).filename());
+              }
               // This host as it is now: what it remembered for the chunk before (mounts,
               // modules) may have changed since.
               const std::unique_ptr<resolve::Host> now = host.anew();
               // Each chunk's own report is its JSON line's, or else fix's text.
               return run_fix("follow", chosen, args, *now, options.json ? &report : nullptr, false,
-                             &memory);
+                             &memory, chain ? &*chain : nullptr);
             };
             llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);
@@ -119,6 +148,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
                 {"not_fixed", summary->failed},    {"gone", summary->gone},
                 {"earlier", summary->earlier},     {"bytes_in", summary->bytes_in},
                 {"bytes_out", summary->bytes_out}, {"seconds", summary->seconds}};
+            if (!options.archive.empty()) total["bytes_bundled"] = summary->bytes_bundled;
             if (summary->stop_signal != 0) {
               total["stopped_by"] = summary->stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
             }

@@ -97,7 +97,12 @@ same tree. The note goes to stderr, the commands to stdout.
 A bundle made without --with-code holds slim copies (symbol tables, unwind tables, notes,
 debug information; no code or data, at the offsets they had): perf report, perf script and
 hotspot give the same names, source lines and callchains as from whole binaries, and perf
-annotate has no code to show. The note says how many; DIR/pdfix-bundle.json names them.)",
+annotate has no code to show. The note says how many; DIR/pdfix-bundle.json names them.
+
+A bundle of `pdfix follow --archive` holds only the binaries that no earlier bundle of its
+run holds; its DIR/pdfix-bundle.json names the bundle that holds each of the others, and
+they are taken from there, beside BUNDLE (so not from stdin). One missing is an error, with
+nothing written; `tar -xf` gives such a bundle's own files only.)",
        exit_status({{kExitError, "A bundle that is refused is not unpacked at all."}})});
   cmd->add_option("BUNDLE", a->bundle, "The bundle ('-': stdin).")->required();
   cmd->add_option("DIR", a->dir, "Where to unpack it (new or empty).")->required();
@@ -118,6 +123,10 @@ annotate has no code to show. The note says how many; DIR/pdfix-bundle.json name
                 roots.push_back(llvm::json::Object{
                     {"dir", r.dir}, {"files", std::move(files)}, {"pids", std::move(pids)}});
               }
+              llvm::json::Object elsewhere;
+              for (const auto& [bundle, files] : done->elsewhere) {
+                elsewhere[bundle] = static_cast<int64_t>(files);
+              }
               std::ostringstream commands;
               print_commands(*done, commands);
               llvm::json::Array lines;
@@ -132,6 +141,7 @@ annotate has no code to show. The note says how many; DIR/pdfix-bundle.json name
                                             {"kallsyms", done->kallsyms},
                                             {"slim", static_cast<int64_t>(done->slim.size())},
                                             {"unwind_tables", done->unwind_tables},
+                                            {"from_earlier_bundles", std::move(elsewhere)},
                                             {"commands", std::move(lines)}},
                          std::cout);
               return kExitOk;
@@ -146,6 +156,10 @@ annotate has no code to show. The note says how many; DIR/pdfix-bundle.json name
             }
             if (!a->cache.empty()) {
               say.out() << " (" << done->added << " new to " << done->cache << ")";
+            }
+            for (const auto& [bundle, files] : done->elsewhere) {
+              say.out() << "; " << files << " files from " << bundle
+                        << ", an earlier bundle of its chain";
             }
             say.out() << "; report it with:\n";
             if (!done->slim.empty()) {

@@ -88,7 +88,7 @@ absl::Status check_fix_args(const FixArgs& a) {
 
 int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kinds,
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
-            store::FindMemory* memory) {
+            store::FindMemory* memory, store::BundleChain* bundles) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(in.status());
   if (!a.archive.empty()) {
@@ -121,7 +121,10 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
     repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
   }
   const std::optional<resolve::RecordedDsos> listed = listing.take();
-  const KeepRun run{.common = &common, .listing = listed ? &*listed : nullptr, .memory = memory};
+  const KeepRun run{.common = &common,
+                    .listing = listed ? &*listed : nullptr,
+                    .memory = memory,
+                    .chain = bundles};
   KeepArgs keep_args{.sysroot = a.sysroot,
                      .search = a.search,
                      .verbose = a.verbose,

@@ -13,6 +13,7 @@
 #include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "resolve/host.h"
+#include "store/bundle_chain.h"
 #include "store/find_memory.h"
 
 namespace pdfix::cli {
@@ -58,10 +59,10 @@ absl::Status check_fix_args(const FixArgs& a);
 // Runs `kinds` over a.in into a.out and keeps what OUT names when asked. The reports go to `json`
 // when given (an object with a member per pass, or the one pass's report when `single`), else as
 // text to stderr (not with -q). `memory`, when given, is what the run's earlier recordings found
-// of their binaries. Returns the exit status.
+// of their binaries; `bundles`, the chain of bundles --archive adds to. Returns the exit status.
 int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kinds,
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
-            store::FindMemory* memory = nullptr);
+            store::FindMemory* memory = nullptr, store::BundleChain* bundles = nullptr);
 
 // For a process that fixes one recording after another (follow, fix IN... OUTDIR): what one
 // recording's passes free is kept for the next instead of going back to the kernel, which would

@@ -1,5 +1,6 @@
 #include "cli/keep.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -157,11 +158,16 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                    // A cache serves any recording; a bundle the one it holds.
                                    .unwind_tables = !archive || dsos->user_stacks,
                                    .zstd_level = args.zstd_level,
-                                   .progress = say.quiet() ? nullptr : progress.callback()};
+                                   .progress = say.quiet() ? nullptr : progress.callback(),
+                                   .chain = archive ? run.chain : nullptr};
   auto kept =
       archive ? store::archive_recording(*in, binaries, named->idless, host, target.bundle, options)
               : store::store_binaries(binaries, named->idless, host, target.cache, options);
   if (!kept.ok()) return fail(kept.status());
+  if (archive && run.chain != nullptr) {
+    const std::string name = std::filesystem::path(target.bundle).filename();
+    if (absl::Status s = run.chain->add(name, kept->files); !s.ok()) return fail(s);
+  }
 
   const store::Verdict verdict = store::judge(*named);
   const size_t missing = verdict.missing;
@@ -234,6 +240,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     if (archive) {
       (*json)["bundle"] = target.bundle;
       (*json)["bundle_bytes"] = static_cast<int64_t>(kept->bytes);
+      if (run.chain != nullptr) {
+        (*json)["in_earlier_bundles"] = static_cast<int64_t>(kept->elsewhere);
+      }
     } else {
       (*json)["cache"] = target.cache;
       (*json)["added"] = static_cast<int64_t>(kept->added);
@@ -246,8 +255,12 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
       kept->debug == 0 ? "" : absl::StrFormat(" and %d debug files", kept->debug);
   if (archive) {
     os << absl::StrFormat(
-        "archive: %d binaries%s in %s (%s), %d missing", kept->added - kept->debug, debug_files,
-        target.bundle == "-" ? "<stdout>" : target.bundle, mib(kept->bytes), missing);
+        "archive: %d binaries%s in %s (%s)%s, %d missing", kept->added - kept->debug, debug_files,
+        target.bundle == "-" ? "<stdout>" : target.bundle, mib(kept->bytes),
+        run.chain == nullptr
+            ? ""
+            : absl::StrFormat(", %d files in earlier bundles of the run", kept->elsewhere),
+        missing);
   } else {
     os << absl::StrFormat("store: %d binaries%s added to %s (%s), %d already there, %d missing",
                           kept->added - kept->debug, debug_files, target.cache, mib(kept->bytes),

@@ -11,6 +11,7 @@
 #include "passes/repair.h"
 #include "resolve/host.h"
 #include "resolve/recorded_dsos.h"
+#include "store/bundle_chain.h"
 #include "store/find_memory.h"
 
 namespace pdfix::cli {
@@ -52,6 +53,9 @@ struct KeepRun {
   const resolve::RecordedDsos* listing = nullptr;
   // What the run found for the recordings before (follow's chunks); null: a run of one.
   store::FindMemory* memory = nullptr;
+  // The run's chain of bundles (follow --archive): a bundle holds only what its earlier ones do
+  // not, and is added to the chain once complete. Null: a bundle holds everything.
+  store::BundleChain* chain = nullptr;
 };
 
 // Keeps `recording`'s binaries, found and proven by the run's resolver.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -41,16 +42,20 @@ absl::Status remove_chunk(const std::string& path) {
   return absl::OkStatus();
 }
 
-// What a run killed by SIGKILL left in OUTDIR: a chunk's temporary output (io/output.h),
-// unfinished. The journal's lock says no other run is writing there.
-void remove_unfinished(const std::string& out_dir, const std::string& base) {
+constexpr char kBundleSuffix[] = ".tar.zst";
+
+// What a run killed by SIGKILL left in `dir`: a chunk's temporary output or bundle
+// (io/output.h), unfinished. The journal's lock says no other run is writing there.
+void remove_unfinished(const std::string& dir, const std::string& base, std::string_view suffix) {
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(out_dir, ec)) {
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename();
     const size_t cut = name.rfind(".pdfix-");
-    if (cut == std::string::npos) continue;
-    const std::string chunk = name.substr(1, cut - 1);
-    if (is_chunk_name(chunk, base) && name.starts_with(io::temp_prefix(chunk))) {
+    if (cut == std::string::npos || cut < 1 + suffix.size()) continue;
+    const std::string file = name.substr(1, cut - 1);
+    if (!file.ends_with(suffix)) continue;
+    if (is_chunk_name(file.substr(0, file.size() - suffix.size()), base) &&
+        name.starts_with(io::temp_prefix(file))) {
       std::filesystem::remove_all(e.path(), ec);
     }
   }
@@ -88,6 +93,11 @@ absl::Status Run::take(const std::string& name) {
   llvm::json::Object report{{"chunk", name}, {"input", in}};
   int status = 0;
   struct stat st;
+  const std::string bundle = config_.bundle_dir.empty() ? "" : bundle_path(config_, name);
+  if (lstat(out.c_str(), &st) == 0 && !bundle.empty() && lstat(bundle.c_str(), &st) != 0) {
+    // Killed between the fixed chunk and its bundle: fixed again, bundle and all.
+    if (absl::Status s = remove_chunk(out); !s.ok()) return s;
+  }
   if (lstat(out.c_str(), &st) == 0) {
     // Written completely (outputs appear only so) by a run killed before its journal line.
     if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
@@ -118,6 +128,13 @@ absl::Status Run::take(const std::string& name) {
       const uint64_t bytes_out = size_of(out);
       report["output"] = out;
       report["bytes_out"] = bytes_out;
+      if (!bundle.empty()) {
+        if (absl::Status s = sync_to_disk(bundle); !s.ok()) return s;
+        const uint64_t bundled = size_of(bundle);
+        report["bundle"] = bundle;
+        report["bundle_bytes"] = bundled;
+        summary_.bytes_bundled += bundled;
+      }
       report["fix"] = std::move(fixed);
       summary_.bytes_out += bytes_out;
       ++(status == 0 ? summary_.fixed : summary_.incomplete);
@@ -134,11 +151,16 @@ absl::Status Run::take(const std::string& name) {
 
 }  // namespace
 
+std::string bundle_path(const FollowConfig& config, const std::string& name) {
+  return absl::StrCat(config.bundle_dir, "/", name, kBundleSuffix);
+}
+
 absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk& fix,
                                      const std::function<void(llvm::json::Object)>& each) {
   auto journal = Journal::open(config.out_dir);
   if (!journal.ok()) return journal.status();
-  remove_unfinished(config.out_dir, config.base);
+  remove_unfinished(config.out_dir, config.base, "");
+  if (!config.bundle_dir.empty()) remove_unfinished(config.bundle_dir, config.base, kBundleSuffix);
   auto watch = ChunkWatch::open(config.dir, config.base);
   if (!watch.ok()) return watch.status();
   Run run(config, fix, each, std::move(*journal));

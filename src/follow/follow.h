@@ -19,7 +19,13 @@ struct FollowConfig {
   std::string out_dir;             // where each fixed chunk goes, under the chunk's name
   bool remove_raw = false;         // remove a chunk once its fixed copy is on disk
   bool once = false;               // the chunks there now, then stop: a backlog
+  // Where each chunk's bundle goes (--archive), at bundle_path(); empty: no bundles. A chunk is
+  // done only when its bundle is there too.
+  std::string bundle_dir;
 };
+
+// The bundle of chunk `name`: BUNDLE_DIR/NAME.tar.zst.
+std::string bundle_path(const FollowConfig& config, const std::string& name);
 
 // Fixes the recording at `in` into `out`, filling `report`; returns the exit status (0 done, 3 done
 // but incomplete, 2 not done: nothing written).
@@ -34,8 +40,9 @@ struct FollowSummary {
   uint64_t earlier = 0;     // finished by an earlier run (the journal)
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
-  double seconds = 0;   // spent fixing
-  int stop_signal = 0;  // what ended the run, when a signal did
+  uint64_t bytes_bundled = 0;  // the chunks' bundles
+  double seconds = 0;          // spent fixing
+  int stop_signal = 0;         // what ended the run, when a signal did
 };
 
 // Runs until a stop signal (or, with `once`, until the chunks present are done). `each` is told

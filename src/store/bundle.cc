@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -62,15 +63,6 @@ std::vector<std::string_view> components(std::string_view path) {
     parts.emplace_back(p.data(), p.size());
   }
   return parts;
-}
-
-// Whether `name` is a relative path of plain components, naming something inside the tree.
-bool is_inside(std::string_view name) {
-  if (name.empty() || name.front() == '/') return false;
-  for (std::string_view part : components(name)) {
-    if (part == "..") return false;
-  }
-  return true;
 }
 
 // Whether a symlink at `name` pointing to `target` resolves inside the tree, as the kernel would
@@ -144,7 +136,10 @@ absl::StatusOr<std::pair<size_t, size_t>> merge_into(const std::string& bundle_c
   return std::pair{files, added};
 }
 
-absl::Status extract(const LibArchive& api, const std::string& bundle, const std::string& root) {
+// Unpacks `bundle` into `root`; with `only`, just the files it names (a bundle's files held by an
+// earlier one of its chain), each erased from it once unpacked.
+absl::Status extract(const LibArchive& api, const std::string& bundle, const std::string& root,
+                     std::set<std::string>* only = nullptr) {
   Archive in(api.read_new(), {api.free});
   api.read_support_filter_all(in.get());
   api.read_support_format_tar(in.get());
@@ -165,7 +160,7 @@ absl::Status extract(const LibArchive& api, const std::string& bundle, const std
     }
     std::string name = api.entry_pathname(e) != nullptr ? api.entry_pathname(e) : "";
     while (name.starts_with("./")) name.erase(0, 2);
-    if (name.empty() || name == "." || name == "./") {
+    if (name.empty() || name == "." || name == "./" || (only != nullptr && !only->contains(name))) {
       api.read_data_skip(in.get());
       continue;
     }
@@ -212,8 +207,9 @@ absl::Status extract(const LibArchive& api, const std::string& bundle, const std
       return absl::InternalError(
           absl::StrCat("cannot unpack '", name, "': ", api.error_string(disk.get())));
     }
+    if (only != nullptr) only->erase(name);
   }
-  if (!has_recording) return not_a_bundle(bundle, "it holds no perf.data");
+  if (!has_recording && only == nullptr) return not_a_bundle(bundle, "it holds no perf.data");
   return absl::OkStatus();
 }
 
@@ -246,44 +242,35 @@ absl::StatusOr<BundleManifest> read_manifest(const std::string& root) {
   return parse_bundle_manifest(**text);
 }
 
-}  // namespace
-
-std::string bundle_manifest_json(const BundleManifest& manifest) {
-  llvm::json::Array slim;
-  for (const std::string& name : manifest.slim) slim.push_back(name);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", llvm::json::Value(
-                                   llvm::json::Object{{"format", 1},
-                                                      {"slim", std::move(slim)},
-                                                      {"unwind_tables", manifest.unwind_tables},
-                                                      {"slim_means",
-                                                       "symbols, unwind tables, notes and debug "
-                                                       "information; no code or data"}}))
-     << "\n";
-  return text;
-}
-
-absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text) {
-  const auto bad = [](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(kBundleManifest, ": ", why));
-  };
-  auto value = llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!value) return bad(llvm::toString(value.takeError()));
-  const llvm::json::Object* top = value->getAsObject();
-  const llvm::json::Array* slim = top != nullptr ? top->getArray("slim") : nullptr;
-  if (slim == nullptr) return bad("no \"slim\" array");
-  BundleManifest manifest;
-  manifest.unwind_tables = top->getBoolean("unwind_tables").value_or(true);
-  for (const llvm::json::Value& v : *slim) {
-    auto name = v.getAsString();
-    if (!name || !is_inside(std::string_view(name->data(), name->size()))) {
-      return bad("a slim file's name is not a path in the bundle");
+// What the manifest of `bundle`, unpacked at `root`, says earlier bundles of its chain hold,
+// unpacked there from each of them, found beside it.
+absl::Status extract_elsewhere(const LibArchive& api, const std::string& bundle,
+                               const BundleManifest& manifest, const std::string& root) {
+  for (const auto& [sibling, names] : manifest.elsewhere) {
+    if (bundle == "-") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "<stdin>: ", names.size(), " of its files are in the bundle ", sibling,
+          " of its chain, which is looked for beside the bundle: give the bundle as a file"));
     }
-    manifest.slim.emplace_back(*name);
+    const std::string path = (fs::path(bundle).parent_path() / sibling).string();
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      return absl::NotFoundError(
+          absl::StrCat(bundle, ": ", names.size(), " of its files are in the bundle ", sibling,
+                       " of its chain, which is not beside it (", path, ")"));
+    }
+    std::set<std::string> wanted(names.begin(), names.end());
+    if (absl::Status s = extract(api, path, root, &wanted); !s.ok()) return s;
+    if (!wanted.empty()) {
+      return absl::NotFoundError(absl::StrCat(bundle, ": ", path, " lacks ", wanted.size(),
+                                              " of the files it is said to hold, ", *wanted.begin(),
+                                              " first"));
+    }
   }
-  return manifest;
+  return absl::OkStatus();
 }
+
+}  // namespace
 
 BundleWriter::BundleWriter(std::unique_ptr<io::Output> out, const LibArchive& api)
     : out_(std::move(out)), sink_(std::make_unique<BundleSink>(BundleSink{out_.get(), api})) {}
@@ -420,7 +407,22 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
   auto api = load_libarchive();
   if (!api.ok()) return api.status();
   absl::Status s = extract(*api, bundle, temp);
+  std::optional<BundleManifest> manifest;
   if (s.ok()) {
+    auto read = read_manifest(temp);
+    if (read.ok()) {
+      manifest = *std::move(read);
+      s = extract_elsewhere(*api, bundle, *manifest, temp);
+    } else {
+      s = read.status();
+    }
+  }
+  if (s.ok()) {
+    for (const auto& [sibling, names] : manifest->elsewhere) {
+      result.elsewhere.emplace_back(sibling, names.size());
+    }
+    result.slim = std::move(manifest->slim);
+    result.unwind_tables = manifest->unwind_tables;
     result.binaries = entries_of(temp + "/.debug").size();
     result.cache = target.string() + "/.debug";
     if (!options.merge_cache.empty()) {
@@ -431,15 +433,6 @@ absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::str
       } else {
         s = merged.status();
       }
-    }
-  }
-  if (s.ok()) {
-    auto manifest = read_manifest(temp);
-    if (manifest.ok()) {
-      result.slim = std::move(manifest->slim);
-      result.unwind_tables = manifest->unwind_tables;
-    } else {
-      s = manifest.status();
     }
   }
   std::optional<format::BuildId> kernel;

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "io/output.h"
+#include "store/bundle_manifest.h"
 #include "store/file_image.h"
 #include "store/symfs_layout.h"
 
@@ -50,16 +51,6 @@ class BundleWriter {
   struct archive* tar_ = nullptr;
 };
 
-// The bundle's own facts, at its top: which of its files are slim copies (store/slim_elf.h),
-// by their names in the bundle. Written only when some are.
-inline constexpr char kBundleManifest[] = "pdfix-bundle.json";
-struct BundleManifest {
-  std::vector<std::string> slim;
-  bool unwind_tables = true;  // whether the slim copies keep theirs
-};
-std::string bundle_manifest_json(const BundleManifest& manifest);
-absl::StatusOr<BundleManifest> parse_bundle_manifest(std::string_view text);
-
 struct UnpackOptions {
   // Where the binaries go: empty for DIR/.debug, else this build-id cache (merged into it).
   std::string merge_cache;
@@ -77,11 +68,15 @@ struct Unpacked {
   // The slim copies among the binaries, by their names in the bundle: no code to annotate.
   std::vector<std::string> slim;
   bool unwind_tables = true;  // whether they keep their unwind tables
+  // The earlier bundles of its chain its files were taken from, and how many from each.
+  std::vector<std::pair<std::string, size_t>> elsewhere;
 };
 
 // Unpacks `bundle` ("-": stdin) into `dir`, which must not exist or be empty; it appears only
 // complete. Refused: anything that is not a tar holding perf.data, and any entry that would land
-// outside `dir` (absolute names, "..", links pointing out, hard links, devices).
+// outside `dir` (absolute names, "..", links pointing out, hard links, devices). The files its
+// manifest says earlier bundles of its chain hold are taken from those, found beside it; one
+// missing is an error.
 absl::StatusOr<Unpacked> unpack_bundle(const std::string& bundle, const std::string& dir,
                                        const UnpackOptions& options);
 

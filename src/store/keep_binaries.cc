@@ -1,6 +1,7 @@
 #include "store/keep_binaries.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -62,13 +63,17 @@ void count(Kept& kept, const Binary& b, const Prepared& p) {
 absl::Status for_each_proven(
     const std::vector<Binary>& binaries, const resolve::Host& host, const KeepOptions& options,
     const std::function<absl::Status(size_t, const CacheEntry&, const Prepared&)>& keep,
-    const std::function<bool(const CacheEntry&)>& kept_already = nullptr) {
+    const std::function<absl::StatusOr<bool>(size_t, const CacheEntry&)>& kept_already) {
   for (size_t i = 0; i < binaries.size(); ++i) {
     const Binary& b = binaries[i];
     auto entry = cache_entry(b.name, b.id, b.kind);
-    if (b.from != Binary::From::kNothing && entry && kept_already && kept_already(*entry)) {
-      if (options.progress) options.progress(i + 1, binaries.size());
-      continue;
+    if (b.from != Binary::From::kNothing && entry) {
+      auto already = kept_already(i, *entry);
+      if (!already.ok()) return already.status();
+      if (*already) {
+        if (options.progress) options.progress(i + 1, binaries.size());
+        continue;
+      }
     }
     if (b.from != Binary::From::kNothing && entry) {
       auto image = load_binary(b, host);
@@ -188,6 +193,14 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
   if (auto s = add_recording(**w, in); !s.ok()) return s;
   Kept kept;
   BundleManifest manifest{.unwind_tables = options.unwind_tables};
+  const std::string own_name = std::filesystem::path(path).filename();
+  // A second file of the same id (a vmlinux beside kallsyms, a debug file beside its binary)
+  // shares the link.
+  const auto link = [&](size_t i, const CacheEntry& entry) {
+    const bool linked = i > 0 && binaries[i - 1].id == binaries[i].id &&
+                        binaries[i - 1].from != Binary::From::kNothing;
+    return linked ? absl::OkStatus() : (*w)->add_symlink(".debug/" + entry.link, entry.link_target);
+  };
   auto s = for_each_proven(
       binaries, host, options,
       [&](size_t i, const CacheEntry& entry, const Prepared& p) -> absl::Status {
@@ -196,21 +209,29 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
         const std::string name = ".debug/" + entry.file;
         if (auto s = (*w)->add_file(name, p.image, mode); !s.ok()) return s;
         if (p.slim) manifest.slim.push_back(name);
+        kept.files.emplace_back(name, p.slim != nullptr);
         count(kept, b, p);
         ++kept.added;
         kept.debug += b.kind == EntryKind::kDebug ? 1 : 0;
-        // A second file of the same id (a vmlinux beside kallsyms, a debug file beside its
-        // binary) shares the link.
-        const bool linked =
-            i > 0 && binaries[i - 1].id == b.id && binaries[i - 1].from != Binary::From::kNothing;
-        return linked ? absl::OkStatus()
-                      : (*w)->add_symlink(".debug/" + entry.link, entry.link_target);
+        return link(i, entry);
+      },
+      [&](size_t i, const CacheEntry& entry) -> absl::StatusOr<bool> {
+        const std::string name = ".debug/" + entry.file;
+        const HeldFile* held =
+            options.chain != nullptr ? options.chain->holder(name, own_name) : nullptr;
+        if (held == nullptr) return false;
+        // In the earlier bundle: its link here, the file there.
+        manifest.elsewhere[held->bundle].push_back(name);
+        if (held->slim) manifest.slim.push_back(name);
+        ++kept.elsewhere;
+        if (auto s = link(i, entry); !s.ok()) return s;
+        return true;
       });
   if (!s.ok()) return s;
   if (auto s = add_symfs(**w, by_path, binaries, host, options, kept, manifest); !s.ok()) {
     return s;
   }
-  if (!manifest.slim.empty()) {
+  if (!manifest.empty()) {
     const std::string text = bundle_manifest_json(manifest);
     if (auto s = (*w)->add_file(kBundleManifest,
                                 {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, 0644);
@@ -242,7 +263,7 @@ absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
         }
         return absl::OkStatus();
       },
-      [&](const CacheEntry& entry) {
+      [&](size_t, const CacheEntry& entry) -> absl::StatusOr<bool> {
         if (!holds_entry(cache, entry)) return false;
         ++kept.present;
         return true;

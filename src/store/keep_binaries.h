@@ -11,6 +11,7 @@
 #include "io/input.h"
 #include "resolve/host.h"
 #include "store/binaries.h"
+#include "store/bundle_chain.h"
 
 namespace pdfix::store {
 
@@ -32,6 +33,10 @@ struct Kept {
   uint64_t left_out = 0;  // bytes of code and data the slim copies left out
   // By group: the binaries that samples hit, the others, the separate debug files.
   Cost hit, not_hit, debug_cost;
+  // A bundle's files under .debug, and whether each is a slim copy: what a chain of bundles
+  // takes it to hold.
+  std::vector<std::pair<std::string, bool>> files;
+  size_t elsewhere = 0;  // files the bundle's manifest names in earlier bundles of its chain
 };
 
 // Called after each binary with how many are done and the total.
@@ -44,12 +49,15 @@ struct KeepOptions {
   bool unwind_tables = true;
   int zstd_level = 3;  // a bundle's
   KeepProgress progress;
+  // A bundle's chain (pdfix follow --archive): what an earlier bundle of it holds is named in the
+  // manifest, not added. Null: the bundle holds everything.
+  const BundleChain* chain = nullptr;
 };
 
 // `in` (a mapped file or a directory recording) as perf.data, every binary with a proven copy
 // under .debug, and every file of `by_path` with a proven copy (no build-id) under symfs/
 // (store/symfs_layout.h), into the bundle at `path` ("-": stdout). The bundle's manifest
-// (kBundleManifest) names the files kept slim.
+// (kBundleManifest) names the files kept slim, and those that earlier bundles of its chain hold.
 absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
                                        const std::vector<Binary>& by_path,
                                        const resolve::Host& host, const std::string& path,

@@ -303,6 +303,116 @@ TEST_F(FollowTest, AChunkPerfNeverFinishedIsSalvagedAndTheRunGoesOn) {
   }
 }
 
+// The files of an unpacked bundle's cache, by their names in it.
+std::string cache_files(const std::string& dir) {
+  return sh("cd " + quote(dir + "/.debug") + " && find . -type f | sort").out;
+}
+
+TEST_F(FollowTest, ArchiveKeepsEachBinaryInOneBundleOfTheRunAndUnpackGathersThem) {
+  PDFIX_NEEDS_PERF_RECORD();
+  // Two recordings: one of sh and ls, one of sh and gzip. Chunks: the first twice, the second,
+  // then (a second run) the second again, and one a killed run left fixed but not bundled.
+  for (const auto& [name, command] : std::vector<std::pair<std::string, std::string>>{
+           {"ls", "ls -R /usr/share/doc >/dev/null"},
+           {"gzip", "head -c 3000000 /dev/urandom | gzip -c >/dev/null"}}) {
+    RunResult r = sh("perf record -q -o " + quote(dir_ + "/" + name + ".data") + " -- sh -c " +
+                     quote(command));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  const auto chunk = [&](int i, const std::string& of) {
+    const std::string name = "perf.data.2026112812000" + std::to_string(10 + i);
+    fs::copy_file(dir_ + "/" + of + ".data", dir_ + "/raw/" + name);
+    return name;
+  };
+  const std::vector<std::string> chunks = {chunk(0, "ls"), chunk(1, "ls"), chunk(2, "gzip")};
+  const std::string bundles = dir_ + "/bundles";
+  fs::create_directories(bundles);
+  RunResult r = once("--archive " + quote(bundles));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = lines_of(r.out);
+  const auto archived = [&](const std::string& name) -> llvm::json::Object {
+    const llvm::json::Object* fix = lines[name].empty() ? nullptr : lines[name][0].getObject("fix");
+    const llvm::json::Object* a = fix != nullptr ? fix->getObject("archive") : nullptr;
+    EXPECT_NE(a, nullptr) << name << "\n" << r.out;
+    return a != nullptr ? *a : llvm::json::Object{};
+  };
+  // The first bundle holds the binaries; a copy of it holds none of its own; the gzip recording's
+  // holds gzip (and what else it alone maps).
+  EXPECT_GT(int_of(archived(chunks[0]), "kept"), 3);
+  EXPECT_EQ(int_of(archived(chunks[0]), "in_earlier_bundles"), 0);
+  EXPECT_EQ(int_of(archived(chunks[1]), "kept"), 0);
+  EXPECT_GT(int_of(archived(chunks[1]), "in_earlier_bundles"), 3);
+  EXPECT_GE(int_of(archived(chunks[2]), "kept"), 1);
+  EXPECT_GT(int_of(archived(chunks[2]), "in_earlier_bundles"), 1);
+
+  // Started again: the chain goes on. A killed run left the fifth chunk fixed, not bundled: it is
+  // fixed again, bundle and all.
+  const std::string fourth = chunk(3, "gzip");
+  const std::string fifth = chunk(4, "gzip");
+  fs::copy_file(dir_ + "/raw/" + fifth, dir_ + "/out/" + fifth);
+  r = once("--archive " + quote(bundles));
+  ASSERT_EQ(r.status, 0) << r.err;
+  lines = lines_of(r.out);
+  for (const std::string& name : {fourth, fifth}) {
+    EXPECT_EQ(int_of(archived(name), "kept"), 0) << name;
+    ASSERT_TRUE(fs::exists(bundles + "/" + name + ".tar.zst")) << name;
+  }
+  ASSERT_EQ(lines[fifth].size(), 1u) << r.out;
+  EXPECT_EQ(int_of(lines[fifth][0], "status"), 0) << r.out;
+  const std::string manifest =
+      sh("tar --zstd -xOf " + quote(bundles + "/" + fourth + ".tar.zst") + " pdfix-bundle.json")
+          .out;
+  EXPECT_NE(manifest.find(chunks[0] + ".tar.zst"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find(chunks[2] + ".tar.zst"), std::string::npos) << manifest;
+
+  // Unpacked, the fourth bundle gives the cache and the report a bundle of its own gives.
+  r = sh(pdfix() + " unpack " + quote(bundles + "/" + fourth + ".tar.zst") + " " +
+         quote(dir_ + "/u4"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("from " + chunks[0] + ".tar.zst, an earlier bundle of its chain"),
+            std::string::npos)
+      << r.err;
+  r = sh(store_env_ + pdfix() + " fix -q --archive " + quote(dir_ + "/whole.tar.zst") + " " +
+         quote(dir_ + "/raw/" + fourth) + " " + quote(dir_ + "/whole.data"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh(pdfix() + " unpack " + quote(dir_ + "/whole.tar.zst") + " " + quote(dir_ + "/uw"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string gathered = cache_files(dir_ + "/u4");
+  EXPECT_EQ(gathered, cache_files(dir_ + "/uw"));
+  EXPECT_GT(std::count(gathered.begin(), gathered.end(), '\n'), 3) << gathered;
+  EXPECT_TRUE(same_file(dir_ + "/u4/perf.data", dir_ + "/uw/perf.data"));
+  const auto report = [&](const std::string& d) {
+    return sh("perf --buildid-dir " + quote(d + "/.debug") + " report --stdio --sort dso,sym -i " +
+              quote(d + "/perf.data") + " 2>/dev/null | grep -v '^#'")
+        .out;
+  };
+  EXPECT_EQ(report(dir_ + "/u4"), report(dir_ + "/uw"));
+  EXPECT_NE(report(dir_ + "/u4").find("gzip"), std::string::npos);
+
+  // The bundle that holds the rest gone: unpack says which, and writes nothing.
+  fs::rename(bundles + "/" + chunks[0] + ".tar.zst", dir_ + "/moved.tar.zst");
+  r = sh(pdfix() + " unpack " + quote(bundles + "/" + fourth + ".tar.zst") + " " +
+         quote(dir_ + "/u5"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(chunks[0] + ".tar.zst of its chain, which is not beside it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/u5"));
+
+  // --self-contained: each bundle holds all its chunk's binaries.
+  fs::create_directories(dir_ + "/out2");
+  fs::create_directories(dir_ + "/alone");
+  r = sh(store_env_ + pdfix() + " follow --once --json --archive " + quote(dir_ + "/alone") +
+         " --self-contained " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out2"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(
+      sh("tar --zstd -tf " + quote(dir_ + "/alone/" + fourth + ".tar.zst") +
+         " | grep -c '^.debug/.*/elf$'")
+          .out,
+      sh("tar --zstd -tf " + quote(dir_ + "/whole.tar.zst") + " | grep -c '^.debug/.*/elf$'").out);
+  EXPECT_FALSE(fs::exists(dir_ + "/alone/.pdfix-bundle-chain"));
+}
+
 TEST_F(FollowTest, ASecondRunOnTheSameOutputDirectoryIsRefused) {
   const std::string follow = background_->start(
       pdfix() + " follow " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"), "f.log");

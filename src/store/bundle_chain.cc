@@ -1,0 +1,100 @@
+#include "store/bundle_chain.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "llvm/Support/JSON.h"
+
+namespace pdfix::store {
+
+absl::StatusOr<BundleChain> BundleChain::open(const std::string& dir) {
+  const std::string path = absl::StrCat(dir, "/", kName);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(fd);
+    return err == EWOULDBLOCK ? absl::FailedPreconditionError(absl::StrCat(
+                                    "another run is writing bundles into ", dir, " (", path, ")"))
+                              : absl::ErrnoToStatus(err, absl::StrCat("cannot lock ", path));
+  }
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; (n = pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) > 0;) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  BundleChain chain(fd, {});
+  // A bundle a line, as JSON: {"bundle": NAME, "files": [[FILE, SLIM], ...]}. A line cut short by
+  // a crash does not parse, and its bundle's files are bundled again.
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    auto value = llvm::json::parse(llvm::StringRef(line.data(), line.size()));
+    if (!value) {
+      llvm::consumeError(value.takeError());
+      continue;
+    }
+    const llvm::json::Object* o = value->getAsObject();
+    const auto bundle = o != nullptr ? o->getString("bundle") : std::nullopt;
+    const llvm::json::Array* files = o != nullptr ? o->getArray("files") : nullptr;
+    if (!bundle || files == nullptr) continue;
+    std::vector<std::pair<std::string, bool>> held;
+    for (const llvm::json::Value& f : *files) {
+      const llvm::json::Array* pair = f.getAsArray();
+      if (pair == nullptr || pair->size() != 2) continue;
+      const auto name = (*pair)[0].getAsString();
+      const auto slim = (*pair)[1].getAsBoolean();
+      if (name && slim) held.emplace_back(name->str(), *slim);
+    }
+    chain.take(bundle->str(), held);
+  }
+  if (!text.empty() && text.back() != '\n' && write(fd, "\n", 1) != 1) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
+  }
+  return chain;
+}
+
+BundleChain::BundleChain(int fd, std::map<std::string, HeldFile> held)
+    : fd_(fd), held_(std::move(held)) {}
+
+BundleChain::BundleChain(BundleChain&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), held_(std::move(other.held_)) {}
+
+BundleChain::~BundleChain() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void BundleChain::take(const std::string& bundle,
+                       const std::vector<std::pair<std::string, bool>>& files) {
+  // A bundle written again holds what its last writing did.
+  std::erase_if(held_, [&](const auto& e) { return e.second.bundle == bundle; });
+  for (const auto& [file, slim] : files) held_.try_emplace(file, HeldFile{bundle, slim});
+}
+
+const HeldFile* BundleChain::holder(const std::string& file, const std::string& bundle) const {
+  const auto it = held_.find(file);
+  return it == held_.end() || it->second.bundle == bundle ? nullptr : &it->second;
+}
+
+absl::Status BundleChain::add(const std::string& bundle,
+                              const std::vector<std::pair<std::string, bool>>& files) {
+  llvm::json::Array list;
+  for (const auto& [file, slim] : files) list.push_back(llvm::json::Array{file, slim});
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << llvm::json::Value(llvm::json::Object{{"bundle", bundle}, {"files", std::move(list)}})
+     << "\n";
+  os.flush();
+  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+      fsync(fd_) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write what ", bundle, " holds"));
+  }
+  take(bundle, files);
+  return absl::OkStatus();
+}
+
+}  // namespace pdfix::store
