@@ -18,7 +18,8 @@
 # Printed: each one's median seconds and peak RSS, and the medians of the per-round ratios; then
 # follow's peak RSS over the first 5 chunks and over the first 20 (flat: what a run holds does not
 # grow with its chunks), and the stores follow filled from empty (whole binaries, and --slim)
-# against the sum of one bundle a chunk (`pdfix fix --archive`, what a loop without follow keeps).
+# against the sum of one bundle a chunk (`pdfix fix --archive`, what a loop without follow keeps)
+# and against follow --archive's chain of bundles.
 #
 #   bash bench/follow_vs_fix.sh [ROUNDS]     (5 by default)
 set -euo pipefail
@@ -123,6 +124,12 @@ HOME=$scratch/slim/home "$pdfix" follow -q --once --store --slim "$chunks" "$scr
   [ $? = 3 ]
 bundles=$(find "$scratch/bundles" -maxdepth 1 -name '*.tar*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
 echo "$n bundles, one a chunk (slim, zstd): $((bundles / 1048576)) MiB"
+# follow --archive: a bundle a chunk, each binary in one of them.
+mkdir -p "$scratch/chain/out" "$scratch/chain/home" "$scratch/chain/b"
+read -r s m < <(time_of bash -c "HOME=$scratch/chain/home $pdfix follow -q --once --archive $scratch/chain/b $chunks $scratch/chain/out || [ \$? = 3 ]")
+chain=$(find "$scratch/chain/b" -name '*.tar.zst' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+echo "$n bundles of follow --archive (a chain: each binary in one): $((chain / 1048576)) MiB," \
+  "$(ratio "$chain" "$bundles")x the bundles one a chunk; $s s, peak RSS $((m / 1024)) MiB"
 # On disk, not apparent sizes: a slim copy keeps its sections' offsets and leaves holes.
 for kind in warm slim; do
   store=$(du -s -B1 "$scratch/$kind/home/.debug" | cut -f1)
