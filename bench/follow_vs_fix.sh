@@ -100,6 +100,8 @@ for job in "${jobs[@]}"; do
     "$(ratio_of "$job" cp)" "$(ratio_of "$job" loop)" "$(ratio_of "$job" plain)"
 done
 
+[ -z "$base" ] || echo "follow / base, the median of per-round ratios: $(ratio_of follow base)"
+
 # What a run holds, at chunk 5 and at chunk 20: follow over the first 5 and over the first 20.
 for k in 5 20; do
   at=$scratch/first-$k

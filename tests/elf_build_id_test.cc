@@ -22,6 +22,7 @@
 #include "fixture/resolve_files.h"
 #include "format/machine.h"
 #include "format/map_kind.h"
+#include "resolve/id_memory.h"
 #include "resolve/module_area.h"
 #include "resolve/mountinfo.h"
 #include "resolve/proc_modules.h"
@@ -265,6 +266,36 @@ TEST(MapKind, ClassifiesMaps) {
   EXPECT_EQ(classify("/usr/lib/libc.so.6", 2), MapKind::kFile);
   EXPECT_EQ(module_name("/lib/modules/6.1.0/kernel/drivers/net/virtio-net.ko.zst"), "virtio_net");
   EXPECT_EQ(module_name("[qeth_l2]"), "qeth_l2");
+}
+
+}  // namespace
+}  // namespace pdfix::resolve
+
+namespace pdfix::resolve {
+namespace {
+
+TEST_F(ResolveFiles, AnIdRememberedIsReadAgainOnlyWhenItsFileChanged) {
+  IdMemory memory;
+  const std::string prog = dir_ + "/prog";
+  EXPECT_EQ(hex_of(*memory.id_of(prog)), expected_);
+  EXPECT_EQ(hex_of(*memory.id_of(prog)), expected_);
+  EXPECT_EQ(memory.reads(), 1u);
+  // Rewritten in place, as a linker does: the same inode, another program.
+  const std::string other = readelf_build_id("/usr/bin/false");
+  ASSERT_NE(other, expected_);
+  struct stat st{};
+  ASSERT_EQ(stat(prog.c_str(), &st), 0);
+  const ino_t before = st.st_ino;
+  {
+    std::ifstream in("/usr/bin/false", std::ios::binary);
+    std::ofstream out(prog, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  ASSERT_EQ(stat(prog.c_str(), &st), 0);
+  ASSERT_EQ(st.st_ino, before);
+  EXPECT_EQ(hex_of(*memory.id_of(prog)), other);
+  EXPECT_EQ(memory.reads(), 2u);
+  EXPECT_EQ(memory.size(), 2u);
 }
 
 }  // namespace

@@ -100,13 +100,14 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
             if (auto s = check_fix_args(options); !s.ok()) return fail(s);
             const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
             // What earlier chunks' binaries were found to be, for the chunks after.
-            store::FindMemory memory;
+            RunMemory memory;
             a->config.bundle_dir = options.archive;
             std::optional<store::BundleChain> chain;
             if (!options.archive.empty() && !a->self_contained) {
               auto opened = store::BundleChain::open(options.archive);
               if (!opened.ok()) return fail(opened.status());
               chain.emplace(*std::move(opened));
+              memory.bundles = &*chain;
             }
             keep_freed_memory_between_recordings();
             const auto fix = [&](const std::string& in, const std::string& out,
@@ -122,7 +123,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               const std::unique_ptr<resolve::Host> now = host.anew();
               // Each chunk's own report is its JSON line's, or else fix's text.
               return run_fix("follow", chosen, args, *now, options.json ? &report : nullptr, false,
-                             &memory, chain ? &*chain : nullptr);
+                             &memory);
             };
             llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);

@@ -37,7 +37,7 @@ int fix_many(const std::vector<passes::RepairKind*>& kinds, const FixArgs& a,
           absl::StrCat("two recordings are named ", name, ": each is written as OUT/", name)));
     }
   }
-  store::FindMemory memory;
+  RunMemory memory;
   keep_freed_memory_between_recordings();
   Summary say(a.quiet);
   size_t done = 0;

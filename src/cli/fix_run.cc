@@ -88,13 +88,14 @@ absl::Status check_fix_args(const FixArgs& a) {
 
 int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kinds,
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
-            store::FindMemory* memory, store::BundleChain* bundles) {
+            RunMemory* memory) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(in.status());
   if (!a.archive.empty()) {
     if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
   }
-  const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds);
+  const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds,
+                                                   memory != nullptr ? &memory->ids : nullptr);
   std::optional<KeepTarget> target;
   if (!a.archive.empty()) target = KeepTarget{.bundle = a.archive};
   // The cache the run resolves from, --buildid-dir's when given, as `pdfix store` fills its own.
@@ -123,8 +124,8 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   const std::optional<resolve::RecordedDsos> listed = listing.take();
   const KeepRun run{.common = &common,
                     .listing = listed ? &*listed : nullptr,
-                    .memory = memory,
-                    .chain = bundles};
+                    .memory = memory != nullptr ? &memory->found : nullptr,
+                    .chain = memory != nullptr ? memory->bundles : nullptr};
   KeepArgs keep_args{.sysroot = a.sysroot,
                      .search = a.search,
                      .verbose = a.verbose,

@@ -13,6 +13,7 @@
 #include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "resolve/host.h"
+#include "resolve/id_memory.h"
 #include "store/bundle_chain.h"
 #include "store/find_memory.h"
 
@@ -56,13 +57,21 @@ std::shared_ptr<FixOptions> add_fix_options(CLI::App& cmd,
 // What a run of fix found wrong with its options before reading anything; OK when none.
 absl::Status check_fix_args(const FixArgs& a);
 
+// What a run of several recordings (follow, fix IN... OUTDIR) keeps from one to the next.
+struct RunMemory {
+  store::FindMemory found;  // each binary's copy and debug file
+  resolve::IdMemory ids;    // each file's build-id, by its stamp
+  // The chain of bundles --archive adds to (follow --archive); null: each bundle holds all.
+  store::BundleChain* bundles = nullptr;
+};
+
 // Runs `kinds` over a.in into a.out and keeps what OUT names when asked. The reports go to `json`
 // when given (an object with a member per pass, or the one pass's report when `single`), else as
-// text to stderr (not with -q). `memory`, when given, is what the run's earlier recordings found
-// of their binaries; `bundles`, the chain of bundles --archive adds to. Returns the exit status.
+// text to stderr (not with -q). `memory`, when given, is what the run's earlier recordings
+// found. Returns the exit status.
 int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kinds,
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
-            store::FindMemory* memory = nullptr, store::BundleChain* bundles = nullptr);
+            RunMemory* memory = nullptr);
 
 // For a process that fixes one recording after another (follow, fix IN... OUTDIR): what one
 // recording's passes free is kept for the next instead of going back to the kernel, which would

@@ -142,7 +142,9 @@ std::vector<std::unique_ptr<RepairKind>> repair_kinds();
 // cache times with, the survey of the whole recording, and the run's one resolver. Its config is
 // assembled here and nowhere else: --sysroot, --search, what each pass's options add (add_to), and
 // perf's cache where this host keeps it (made in the same run by inject-jit for JIT code).
+// `ids`: the build-ids the run's earlier recordings read (null: none kept).
 Common common_for(io::Input* in, const std::string& sysroot, const std::vector<std::string>& search,
-                  const resolve::Host& host, const std::vector<RepairKind*>& kinds);
+                  const resolve::Host& host, const std::vector<RepairKind*>& kinds,
+                  resolve::IdMemory* ids = nullptr);
 
 }  // namespace pdfix::passes

@@ -405,7 +405,7 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
     case Match::kStale:
       return {std::nullopt, "", "stale (modified after the recording began)", true};
   }
-  auto id = build_id_of_file(path);
+  auto id = config_.ids != nullptr ? config_.ids->id_of(path) : build_id_of_file(path);
   if (absl::IsInvalidArgument(id.status())) return {std::nullopt, "", "not ELF"};
   if (!id.ok()) return {std::nullopt, "", std::string(id.status().message())};
   // Only a live file checked against the map's inode is proven; a sysroot's is proven by its id.
@@ -445,7 +445,7 @@ Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
             .absence = seen == Match::kMissing ? Resolution::Absence::kNoFile
                                                : Resolution::Absence::kOther};
   }
-  auto id = build_id_of_file(path);
+  auto id = config_.ids != nullptr ? config_.ids->id_of(path) : build_id_of_file(path);
   if (!id.ok()) return {std::nullopt, "", "not ELF"};
   if (!id->has_value()) {
     return {std::nullopt, place.source, std::string(kNoBuildIdInFile), false, path};

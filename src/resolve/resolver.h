@@ -22,6 +22,7 @@
 #include "resolve/file_places.h"
 #include "resolve/find_copy.h"
 #include "resolve/host.h"
+#include "resolve/id_memory.h"
 
 namespace pdfix::resolve {
 
@@ -34,6 +35,8 @@ struct ResolverConfig {
   // More places a process's files may be seen from here (--search): a container's rootfs, a
   // chroot, an image layer. A file there proves a map only by being its inode.
   std::vector<std::string> search;
+  // The ids a run of several recordings read from files (follow's chunks); null: read each time.
+  IdMemory* ids = nullptr;
 };
 
 // What the recording itself says of where it was made: its header's and table's part of the
