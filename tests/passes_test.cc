@@ -90,6 +90,37 @@ TEST_P(PassTest, InjectGivesEveryProvenIdAndAddsItToTheTable) {
   }
 }
 
+TEST_P(PassTest, InjectWritesAMapTheKernelMarkedWithAnotherSessionsBitAsTheDevAndInodeItHolds) {
+  // MMAP_BUILD_ID set over dev/ino (the kernel's, from another session's build-id event): one map
+  // proven (here by the user's id), one left alone; neither is written with the bit over dev/ino.
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.comm(10, 10, "app")
+      .mmap2(10, 0x400000, 0x1000, 0, "/opt/gone/app", 254, 0, 13894821, 2 | 0x4000)
+      .mmap2(10, 0x500000, 0x1000, 0, "/opt/gone/lib", 254, 0, 13894822, 2 | 0x4000)
+      .sample(0x400010, 10, 10, 1000)
+      .finished_round();
+  const std::string path =
+      run("inject", b.build(), {{"--known-build-ids", "/opt/gone/app=" + kAppId}});
+  auto out = read_output(path);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->maps.size(), 2U);
+  EXPECT_EQ(out->maps[0].id, kAppId);
+  EXPECT_EQ(out->maps[1].id, "");
+  EXPECT_EQ(out->maps[1].fields.maj, 254U);
+  EXPECT_EQ(out->maps[1].fields.ino, 13894822U);
+  EXPECT_EQ(report().getInteger("kernel_build_id_bits_cleared"), 2);
+  auto raw = testing::read_back(path);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  std::vector<uint16_t> misc;
+  for (size_t i = 0; i < raw->types.size(); ++i) {
+    if (raw->types[i] == format::kMmap2) misc.push_back(raw->endian.u16(raw->bytes[i].data() + 4));
+  }
+  ASSERT_EQ(misc.size(), 2U);
+  EXPECT_NE(misc[0] & format::kMiscMmapBuildId, 0);  // now carrying the app's id
+  EXPECT_EQ(misc[1] & format::kMiscMmapBuildId, 0);  // dev/ino, as it holds
+}
+
 TEST_P(PassTest, InjectTakesNothingFromAHostOfAnotherBoot) {
   host_.module_ids["nf_tables"] = *format::BuildId::from_hex(kNfId);
   const Bytes input = injectable(*this, builder());

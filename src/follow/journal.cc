@@ -1,7 +1,6 @@
 #include "follow/journal.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,50 +43,25 @@ absl::Status sync_to_disk(const std::string& path) {
 }
 
 absl::StatusOr<Journal> Journal::open(const std::string& dir) {
-  const std::string path = absl::StrCat(dir, "/", kName);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open the journal ", path));
   // One run an output directory: a second would fix the same chunks and take the first's
   // temporary files for a killed run's.
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    close(fd);
-    return err == EWOULDBLOCK
-               ? absl::FailedPreconditionError(
-                     absl::StrCat("another pdfix follow is writing into ", dir, " (", path, ")"))
-               : absl::ErrnoToStatus(err, absl::StrCat("cannot lock the journal ", path));
-  }
-  std::string text;
-  char buffer[65536];
-  for (ssize_t n; (n = pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) > 0;) {
-    text.append(buffer, static_cast<size_t>(n));
-  }
+  auto log = io::LockedLog::open(absl::StrCat(dir, "/", kName),
+                                 absl::StrCat("another pdfix follow is writing into ", dir));
+  if (!log.ok()) return log.status();
   std::map<std::string, int> finished;
   // A line cut short by a crash has no status and is not taken: its chunk is looked at again.
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(log->text(), '\n')) {
     const std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
     int status = 0;
     if (fields.size() == 2 && absl::SimpleAtoi(fields[1], &status)) {
       finished[std::string(fields[0])] = status;
     }
   }
-  if (!text.empty() && text.back() != '\n' && write(fd, "\n", 1) != 1) {
-    const int err = errno;
-    close(fd);
-    return absl::ErrnoToStatus(err, absl::StrCat("cannot write the journal ", path));
-  }
-  return Journal(fd, std::move(finished));
+  return Journal(*std::move(log), std::move(finished));
 }
 
-Journal::Journal(int fd, std::map<std::string, int> finished)
-    : fd_(fd), finished_(std::move(finished)) {}
-
-Journal::Journal(Journal&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), finished_(std::move(other.finished_)) {}
-
-Journal::~Journal() {
-  if (fd_ >= 0) close(fd_);
-}
+Journal::Journal(io::LockedLog log, std::map<std::string, int> finished)
+    : log_(std::move(log)), finished_(std::move(finished)) {}
 
 std::optional<int> Journal::finished(const std::string& chunk) const {
   const auto it = finished_.find(chunk);
@@ -96,10 +70,8 @@ std::optional<int> Journal::finished(const std::string& chunk) const {
 }
 
 absl::Status Journal::record(const std::string& chunk, int status) {
-  const std::string line = absl::StrCat(chunk, " ", status, "\n");
-  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
-      fsync(fd_) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write the journal entry for ", chunk));
+  if (absl::Status s = log_.append(absl::StrCat(chunk, " ", status, "\n")); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), ": the journal entry for ", chunk));
   }
   finished_[chunk] = status;
   return absl::OkStatus();

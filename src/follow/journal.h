@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "io/locked_log.h"
 
 namespace pdfix::follow {
 
@@ -19,9 +20,6 @@ class Journal {
   // The journal of output directory `dir` (made if there is none yet), held locked: one run an
   // output directory.
   static absl::StatusOr<Journal> open(const std::string& dir);
-  Journal(Journal&&) noexcept;
-  Journal& operator=(Journal&&) = delete;
-  ~Journal();
 
   // The exit status the chunk's fix had; nullopt when it has not been finished.
   std::optional<int> finished(const std::string& chunk) const;
@@ -32,8 +30,8 @@ class Journal {
   static constexpr char kName[] = ".pdfix-follow-journal";
 
  private:
-  Journal(int fd, std::map<std::string, int> finished);
-  int fd_;
+  Journal(io::LockedLog log, std::map<std::string, int> finished);
+  io::LockedLog log_;
   std::map<std::string, int> finished_;
 };
 

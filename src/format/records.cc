@@ -28,6 +28,16 @@ absl::StatusOr<std::string_view> string_field(std::span<const uint8_t> record, u
   return std::string_view(p, std::find(p, end, '\0') - p);
 }
 
+// Whether an MMAP2's 24 bytes after pgoff are a build-id as the kernel and perf write one: a size
+// of 1 to 20, three zero bytes, the id, and zeros after it.
+bool holds_build_id(const uint8_t* p) {
+  const uint8_t size = p[kMmap2BuildIdSizeOffset];
+  if (size == 0 || size > 20) return false;
+  const uint8_t* id = p + kMmap2BuildIdOffset;
+  return std::all_of(p + kMmap2BuildIdSizeOffset + 1, id, [](uint8_t b) { return b == 0; }) &&
+         std::all_of(id + size, id + 20, [](uint8_t b) { return b == 0; });
+}
+
 }  // namespace
 
 bool MmapRecord::has_build_id() const { return is_mmap2 && (misc & kMiscMmapBuildId); }
@@ -49,8 +59,15 @@ absl::StatusOr<MmapRecord> decode_mmap(std::span<const uint8_t> record, const En
   m.len = e.u64(p + 24);
   m.pgoff = e.u64(p + 32);
   if (m.is_mmap2) {
+    if ((m.misc & kMiscMmapBuildId) && !holds_build_id(p)) {
+      // The kernel sets MMAP_BUILD_ID in the record it shares among the sessions recording a
+      // mapping and does not clear it (perf_event_mmap_output): a session that asked for no
+      // build-ids, beside one that did, gets its dev/ino under the bit.
+      m.misc &= ~kMiscMmapBuildId;
+      m.build_id_bit_leaked = true;
+    }
     if (m.misc & kMiscMmapBuildId) {
-      m.build_id_size = std::min<uint8_t>(p[kMmap2BuildIdSizeOffset], 20);
+      m.build_id_size = p[kMmap2BuildIdSizeOffset];
       std::memcpy(m.build_id.data(), p + kMmap2BuildIdOffset, 20);
     } else {
       m.maj = e.u32(p + 40);

@@ -49,6 +49,9 @@ struct MmapRecord {
   uint64_t ino_generation = 0;
   uint8_t build_id_size = 0;
   std::array<uint8_t, 20> build_id{};
+  // The record's misc says MMAP_BUILD_ID, its bytes hold dev/ino: decoded as dev/ino, the bit
+  // cleared in `misc` (not in the record's bytes).
+  bool build_id_bit_leaked = false;
   uint32_t prot = 0;
   uint32_t flags = 0;
   std::string_view filename;

@@ -137,8 +137,13 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     if (res.absence != resolve::Resolution::Absence::kAnonymous) {
       note(filename, MapOutcome::kLeftAlone, res.reason, "");
     }
+    if (m.fields.build_id_bit_leaked) {
+      ++report_.leaked_bits_cleared;
+      return out.emit(rebuilt_.map_without_leaked_bit(r, s));
+    }
     return out.emit(r);
   }
+  report_.leaked_bits_cleared += m.fields.build_id_bit_leaked ? 1 : 0;
   if (auto st = add_to_table(r, *res.id, false, s, out); !st.ok()) return st;
   ++report_.upgraded;
   ++report_.upgraded_by_source[res.source];
@@ -229,6 +234,7 @@ llvm::json::Object InjectBuildIds::report_json() const {
       {"had_build_id", static_cast<int64_t>(report_.already)},
       {"left_alone", static_cast<int64_t>(report_.left)},
       {"left_alone_by_reason", std::move(reasons)},
+      {"kernel_build_id_bits_cleared", static_cast<int64_t>(report_.leaked_bits_cleared)},
       {"table_entries_added", static_cast<int64_t>(report_.table_entries_added)},
       {"table_entries_from_records", static_cast<int64_t>(report_.table_entries_from_records)},
       {"table_entries_contradicted", static_cast<int64_t>(report_.table_entries_contradicted)},
@@ -246,6 +252,11 @@ void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
     out << ", " << r.table_entries_from_records << " more for ids already in the records";
   }
   out << "\n";
+  if (r.leaked_bits_cleared > 0) {
+    out << "  " << r.leaked_bits_cleared
+        << " map records said to carry a build-id held a device and inode (the kernel's mark of "
+           "another session's build-id maps): read as such\n";
+  }
   if (r.table_entries_contradicted > 0) {
     out << "  " << r.table_entries_contradicted
         << " ids in records not added to the table: another file's, or the table gives another\n";

@@ -41,6 +41,9 @@ struct InjectReport {
   uint64_t upgraded = 0;
   uint64_t already = 0;
   uint64_t left = 0;
+  // MMAP2s whose MMAP_BUILD_ID bit the kernel leaked onto their dev/ino (format::MmapRecord),
+  // written with it cleared, or upgraded.
+  uint64_t leaked_bits_cleared = 0;
   uint64_t table_entries_added = 0;  // for ids the pass injected
   // For ids the map records already carried (perf record --buildid-mmap, perf >= 6.17).
   uint64_t table_entries_from_records = 0;

@@ -1,10 +1,5 @@
 #include "store/bundle_chain.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,22 +9,11 @@
 namespace pdfix::store {
 
 absl::StatusOr<BundleChain> BundleChain::open(const std::string& dir) {
-  const std::string path = absl::StrCat(dir, "/", kName);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", path));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    close(fd);
-    return err == EWOULDBLOCK ? absl::FailedPreconditionError(absl::StrCat(
-                                    "another run is writing bundles into ", dir, " (", path, ")"))
-                              : absl::ErrnoToStatus(err, absl::StrCat("cannot lock ", path));
-  }
-  std::string text;
-  char buffer[65536];
-  for (ssize_t n; (n = pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) > 0;) {
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  BundleChain chain(fd, {});
+  auto log = io::LockedLog::open(absl::StrCat(dir, "/", kName),
+                                 absl::StrCat("another run is writing bundles into ", dir));
+  if (!log.ok()) return log.status();
+  const std::string text = log->text();
+  BundleChain chain(*std::move(log));
   // A bundle a line, as JSON: {"bundle": NAME, "files": [[FILE, SLIM], ...]}. A line cut short by
   // a crash does not parse, and its bundle's files are bundled again.
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
@@ -52,21 +36,10 @@ absl::StatusOr<BundleChain> BundleChain::open(const std::string& dir) {
     }
     chain.take(bundle->str(), held);
   }
-  if (!text.empty() && text.back() != '\n' && write(fd, "\n", 1) != 1) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path));
-  }
   return chain;
 }
 
-BundleChain::BundleChain(int fd, std::map<std::string, HeldFile> held)
-    : fd_(fd), held_(std::move(held)) {}
-
-BundleChain::BundleChain(BundleChain&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), held_(std::move(other.held_)) {}
-
-BundleChain::~BundleChain() {
-  if (fd_ >= 0) close(fd_);
-}
+BundleChain::BundleChain(io::LockedLog log) : log_(std::move(log)) {}
 
 void BundleChain::take(const std::string& bundle,
                        const std::vector<std::pair<std::string, bool>>& files) {
@@ -89,9 +62,8 @@ absl::Status BundleChain::add(const std::string& bundle,
   os << llvm::json::Value(llvm::json::Object{{"bundle", bundle}, {"files", std::move(list)}})
      << "\n";
   os.flush();
-  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
-      fsync(fd_) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write what ", bundle, " holds"));
+  if (absl::Status s = log_.append(line); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), ": what ", bundle, " holds"));
   }
   take(bundle, files);
   return absl::OkStatus();

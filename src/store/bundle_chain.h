@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "io/locked_log.h"
 
 namespace pdfix::store {
 
@@ -23,9 +24,6 @@ class BundleChain {
  public:
   // The chain of directory `dir` (begun if there is none), held locked: one run a directory.
   static absl::StatusOr<BundleChain> open(const std::string& dir);
-  BundleChain(BundleChain&&) noexcept;
-  BundleChain& operator=(BundleChain&&) = delete;
-  ~BundleChain();
 
   // The bundle other than `bundle` that holds `file` (a name under .debug); null when none does.
   const HeldFile* holder(const std::string& file, const std::string& bundle) const;
@@ -38,9 +36,9 @@ class BundleChain {
   static constexpr char kName[] = ".pdfix-bundle-chain";
 
  private:
-  BundleChain(int fd, std::map<std::string, HeldFile> held);
+  explicit BundleChain(io::LockedLog log);
   void take(const std::string& bundle, const std::vector<std::pair<std::string, bool>>& files);
-  int fd_;
+  io::LockedLog log_;
   std::map<std::string, HeldFile> held_;
 };
 

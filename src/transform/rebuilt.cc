@@ -36,6 +36,22 @@ RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildI
   return r;
 }
 
+RecordRef Rebuilt::map_without_leaked_bit(const RecordRef& from, const Session& s) {
+  bytes_.assign(from.bytes.begin(), from.bytes.end());
+  map_ = *from.map;
+  RecordRef r = from;
+  r.bytes = bytes_;
+  r.header.misc = map_.fields.misc;
+  format::write_record_header(s.endian(), bytes_.data(), r.header);
+  const auto at = static_cast<size_t>(from.map->fields.filename.data() -
+                                      reinterpret_cast<const char*>(from.bytes.data()));
+  map_.fields.filename = {reinterpret_cast<const char*>(bytes_.data()) + at,
+                          from.map->fields.filename.size()};
+  r.original = false;
+  r.map = &map_;
+  return r;
+}
+
 RecordRef Rebuilt::map_without_build_id(const RecordRef& from, const Session& s) {
   const format::Endian& e = s.endian();
   bytes_.assign(from.bytes.begin(), from.bytes.end());

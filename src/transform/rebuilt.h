@@ -21,6 +21,9 @@ class Rebuilt {
   // `from` (an MMAP2 that carries a build-id) without it: dev/ino unknown (zero), as an MMAP2 of
   // a file perf could not stat. For an id known to be wrong.
   RecordRef map_without_build_id(const RecordRef& from, const Session& s);
+  // `from` (an MMAP2 whose MMAP_BUILD_ID bit the kernel leaked onto its dev/ino,
+  // format::MmapRecord::build_id_bit_leaked) as it was meant: the bit cleared, all else kept.
+  RecordRef map_without_leaked_bit(const RecordRef& from, const Session& s);
   // A new MMAP2 of `fields` carrying `id`, with `trailer` for its sample_id, placed where `at` is:
   // a map the input did not have (of a file a pass wrote).
   RecordRef new_map(const format::MmapRecord& fields, const format::BuildId& id,

@@ -4,13 +4,37 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "e2e/harness.h"
 
 namespace pdfix::e2e {
+
+// The chunks perf finished in `dir` (perf.data.<timestamp>), oldest first.
+inline std::vector<std::string> chunks_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename();
+    if (name.starts_with("perf.data.")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The pids a test's shell wrote into `file`, one a line.
+inline std::set<uint32_t> pids_in(const std::string& file) {
+  std::set<uint32_t> pids;
+  std::ifstream in(file);
+  for (uint32_t pid; in >> pid;) pids.insert(pid);
+  return pids;
+}
 
 // `Base`: ::testing::Test, or TestWithParam<...>.
 template <typename Base>

@@ -21,23 +21,6 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-std::vector<std::string> chunks_in(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename();
-    if (name.starts_with("perf.data.")) names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::set<uint32_t> pids_in(const std::string& file) {
-  std::set<uint32_t> pids;
-  std::ifstream in(file);
-  for (uint32_t pid; in >> pid;) pids.insert(pid);
-  return pids;
-}
-
 // The JSON lines follow printed, by chunk name (the summary's under "summary").
 std::map<std::string, std::vector<llvm::json::Object>> lines_of(const std::string& text) {
   std::map<std::string, std::vector<llvm::json::Object>> by_chunk;

@@ -21,30 +21,13 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "e2e/follow_fixture.h"
 #include "e2e/harness.h"
 #include "e2e/podman_fixture.h"
 
 namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
-
-std::vector<std::string> chunks_in(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().filename().string().starts_with("perf.data.")) {
-      names.push_back(e.path().filename());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::set<uint32_t> pids_in(const std::string& file) {
-  std::set<uint32_t> pids;
-  std::ifstream in(file);
-  for (uint32_t pid; in >> pid;) pids.insert(pid);
-  return pids;
-}
 
 // How many samples each process has in `recording`, by perf, which resolves nothing for it.
 std::map<uint32_t, int> samples_by_pid(const std::string& recording) {
