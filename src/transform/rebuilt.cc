@@ -36,9 +36,7 @@ RecordRef Rebuilt::map_with_build_id(const RecordRef& from, const format::BuildI
   return r;
 }
 
-RecordRef Rebuilt::map_without_leaked_bit(const RecordRef& from, const Session& s) {
-  bytes_.assign(from.bytes.begin(), from.bytes.end());
-  map_ = *from.map;
+RecordRef Rebuilt::copied(const RecordRef& from, const Session& s) {
   RecordRef r = from;
   r.bytes = bytes_;
   r.header.misc = map_.fields.misc;
@@ -52,8 +50,13 @@ RecordRef Rebuilt::map_without_leaked_bit(const RecordRef& from, const Session& 
   return r;
 }
 
+RecordRef Rebuilt::map_without_leaked_bit(const RecordRef& from, const Session& s) {
+  bytes_.assign(from.bytes.begin(), from.bytes.end());
+  map_ = *from.map;
+  return copied(from, s);
+}
+
 RecordRef Rebuilt::map_without_build_id(const RecordRef& from, const Session& s) {
-  const format::Endian& e = s.endian();
   bytes_.assign(from.bytes.begin(), from.bytes.end());
   map_ = *from.map;
   map_.build_id.reset();
@@ -64,17 +67,7 @@ RecordRef Rebuilt::map_without_build_id(const RecordRef& from, const Session& s)
   map_.fields.ino = map_.fields.ino_generation = 0;
   // The 24 bytes of the build-id become maj, min, ino and ino_generation, all zero.
   std::fill(bytes_.begin() + format::kMmap2IdOffset, bytes_.begin() + format::kMmap2ProtOffset, 0);
-  RecordRef r = from;
-  r.bytes = bytes_;
-  r.header.misc = map_.fields.misc;
-  format::write_record_header(e, bytes_.data(), r.header);
-  const auto at = static_cast<size_t>(from.map->fields.filename.data() -
-                                      reinterpret_cast<const char*>(from.bytes.data()));
-  map_.fields.filename = {reinterpret_cast<const char*>(bytes_.data()) + at,
-                          from.map->fields.filename.size()};
-  r.original = false;
-  r.map = &map_;
-  return r;
+  return copied(from, s);
 }
 
 RecordRef Rebuilt::new_map(const format::MmapRecord& fields, const format::BuildId& id,

@@ -35,6 +35,8 @@ class Rebuilt {
                           const format::Endian& e);
 
  private:
+  // `from` as bytes_ and map_ now hold it: its header's misc map_'s, its filename in bytes_.
+  RecordRef copied(const RecordRef& from, const Session& s);
   std::vector<uint8_t> bytes_;
   Map map_;
 };
