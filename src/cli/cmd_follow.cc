@@ -20,8 +20,8 @@ namespace pdfix::cli {
 namespace {
 
 constexpr const char* kDescription =
-    R"(Watches DIR, where `perf record --switch-output` (or a `perf daemon` session) writes,
-and fixes each chunk as soon as perf has finished it: perf writes BASE (perf.data, or its
+    R"(Watches DIR, where `perf record --switch-output` writes (for a `perf daemon` session, its
+daemon.base/session-NAME), and fixes each chunk as soon as perf has finished it: perf writes BASE (perf.data, or its
 -o name) and at each switch renames it BASE.<timestamp>; a chunk is taken by that name only,
 so a chunk perf is still writing is never read. Each is fixed as `pdfix fix` would fix it, with
 the same options (--unwind, --store, --search, ...), into OUTDIR under its own name, while the

@@ -1,10 +1,11 @@
 // pdfix follow beside the other ways perf switches chunks: DWARF stacks unwound as each chunk is
 // fixed (`--call-graph dwarf`, `follow --unwind`), the flight recorder (`--overwrite`, a chunk at
 // each SIGUSR2, its maps written at its end) and perf removing the oldest chunks itself
-// (`--switch-max-files 3`), and Debian sid's perf (7.2 today), which writes build-ids into its
-// maps itself. Each against a real system-wide `perf record`, a program of this test's
-// running in it; every chunk perf finished is fixed (or, removed by perf first, said to be gone),
-// and every map of the program carries its id.
+// (`--switch-max-files 3`), Debian sid's perf (7.2 today), which writes build-ids into its
+// maps itself, and a `perf daemon` session (a flight recorder in the daemon's directory, a chunk
+// at each `perf daemon signal`). Each against a real system-wide `perf record`, a program of this
+// test's running in it; every chunk perf finished is fixed (or, removed by perf first, said to be
+// gone), and every map of the program carries its id.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -25,10 +26,11 @@ namespace fs = std::filesystem;
 
 struct Mode {
   std::string name;
-  std::string record;  // perf record's options beyond -a -o
-  std::string follow;  // follow's beyond --json --store
-  bool by_signal;      // chunks switched by SIGUSR2, not by time
-  bool sid = false;    // recorded by Debian sid's perf, not this machine's
+  std::string record;   // perf record's options beyond -a -o
+  std::string follow;   // follow's beyond --json --store
+  bool by_signal;       // chunks switched by SIGUSR2, not by time
+  bool sid = false;     // recorded by Debian sid's perf, not this machine's
+  bool daemon = false;  // recorded by a `perf daemon` session, not a perf record of the test's
 };
 void PrintTo(const Mode& m, std::ostream* os) { *os << m.name; }
 
@@ -48,30 +50,56 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
   build_app(dir_ + "/app", "1");
   const std::string id = own_id(app);
   const std::string home = "env HOME=" + quote(dir_) + " ";
+  // A daemon's session records in BASE/session-NAME, its perf's output to a file there.
+  const std::string raw = mode.daemon ? dir_ + "/daemon/session-s" : dir_ + "/raw";
+  const std::string daemon = "perf daemon --config " + quote(dir_ + "/daemon.conf") + " ";
+  fs::create_directories(raw);
   const std::string follow =
       background_->start(home + pdfix() + " follow --json --store " + mode.follow + " " +
-                             quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
+                             quote(raw) + " " + quote(dir_ + "/out"),
                          "follow.jsonl");
   const std::string recorder = mode.sid ? perf_sid_command() : "perf";
   ASSERT_NE(recorder, "");
-  const std::string perf = background_->start(
-      recorder + " record -a " + mode.record + " -o " + quote(dir_ + "/raw/perf.data"), "perf.log");
+  std::string perf;
+  if (mode.daemon) {
+    std::ofstream(dir_ + "/daemon.conf") << "[daemon]\nbase = " << dir_ << "/daemon\n"
+                                         << "[session-s]\nrun = -a " << mode.record << "\n";
+    perf = background_->start(daemon + "start --foreground", "perf.log");
+  } else {
+    perf = background_->start(
+        recorder + " record -a " + mode.record + " -o " + quote(raw + "/perf.data"), "perf.log");
+  }
+  ASSERT_EQ(sh("for i in $(seq 100); do [ -e " + quote(raw + "/perf.data") +
+               " ] && exit 0; sleep 0.1; done; exit 1")
+                .status,
+            0)
+      << "perf did not start";
   // The program runs eight times, about a second apart: six or more chunks of a second. The
   // flight recorder is told to write a chunk after the third and the sixth run.
   for (int i = 1; i <= 8; ++i) {
     RunResult r = sh("sleep 0.8; " + quote(app));
     ASSERT_LE(r.status, 1) << r.err;  // main returns s == 42
-    if (mode.by_signal && i % 3 == 0) sh("kill -USR2 " + perf + "; sleep 0.5");
+    if (mode.by_signal && i % 3 == 0) {
+      sh((mode.daemon ? daemon + "signal --session s" : "kill -USR2 " + perf) + "; sleep 0.5");
+    }
   }
-  stop(perf);
+  if (mode.daemon) {
+    ASSERT_EQ(sh(daemon + "stop").status, 0);
+    ASSERT_EQ(sh("while kill -0 " + perf + " 2>/dev/null; do sleep 0.1; done").status, 0);
+  } else {
+    stop(perf);
+  }
   // perf names each chunk it finished ("Dump"), the last at its exit included.
-  const std::string perf_said = sh("cat " + quote(dir_ + "/perf.log.err")).out;
+  const std::string perf_said =
+      sh("cat " + quote(mode.daemon ? raw + "/output" : dir_ + "/perf.log.err")).out;
   size_t dumped = 0;
   for (size_t at = perf_said.find("Dump "); at != std::string::npos;
        at = perf_said.find("Dump ", at + 1)) {
     ++dumped;
   }
   ASSERT_GE(dumped, 2u) << perf_said;
+  // Signalled twice, the flight recorder wrote a chunk each time and one at its end.
+  if (mode.by_signal) EXPECT_EQ(dumped, 3u) << perf_said;
   // follow takes the last chunk, then stops at SIGINT with its summary.
   for (int i = 0; i < 600; ++i) {
     if (sh("grep -c . " + quote(dir_ + "/out/.pdfix-follow-journal")).out ==
@@ -110,8 +138,8 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
   if (removes) {
     // perf did remove the oldest: three chunks are left of more.
     EXPECT_GT(dumped, 3u) << perf_said;
-    EXPECT_LE(std::distance(fs::directory_iterator(dir_ + "/raw"), fs::directory_iterator{}), 3)
-        << sh("ls " + quote(dir_ + "/raw")).out;
+    EXPECT_LE(std::distance(fs::directory_iterator(raw), fs::directory_iterator{}), 3)
+        << sh("ls " + quote(raw)).out;
   }
 
   size_t maps = 0;
@@ -122,8 +150,8 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
     const std::string name = chunk.getString("chunk").value_or("").str();
     const std::string out = dir_ + "/out/" + name;
     ASSERT_TRUE(fs::exists(out)) << name;
-    if (fs::exists(dir_ + "/raw/" + name)) {
-      raw_bytes += fs::file_size(dir_ + "/raw/" + name);
+    if (fs::exists(raw + "/" + name)) {
+      raw_bytes += fs::file_size(raw + "/" + name);
       out_bytes += fs::file_size(out);
     }
     for (const MapRecord& m : maps_of(out)) {
@@ -181,7 +209,8 @@ INSTANTIATE_TEST_SUITE_P(
         Mode{"dwarf", "-F 199 --call-graph dwarf,8192 --switch-output=2s", "--unwind", false},
         Mode{"overwrite", "-g -F 499 --overwrite --switch-output", "", true},
         Mode{"max_files", "-g -F 499 --switch-output=1s --switch-max-files 3", "", false},
-        Mode{"perf7", "-g -F 499 --switch-output=1s", "", false, true}),
+        Mode{"perf7", "-g -F 499 --switch-output=1s", "", false, true},
+        Mode{"daemon", "-g -F 499 --overwrite --switch-output", "", true, false, true}),
     [](const ::testing::TestParamInfo<Mode>& info) { return info.param.name; });
 
 }  // namespace
