@@ -99,7 +99,9 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
   }
   ASSERT_GE(dumped, 2u) << perf_said;
   // Signalled twice, the flight recorder wrote a chunk each time and one at its end.
-  if (mode.by_signal) EXPECT_EQ(dumped, 3u) << perf_said;
+  if (mode.by_signal) {
+    EXPECT_EQ(dumped, 3u) << perf_said;
+  }
   // follow takes the last chunk, then stops at SIGINT with its summary.
   for (int i = 0; i < 600; ++i) {
     if (sh("grep -c . " + quote(dir_ + "/out/.pdfix-follow-journal")).out ==
