@@ -165,6 +165,7 @@ TEST_F(PodmanFollowTest, HalfAMinuteOfCompilesRebuildsAndAContainerIsFixedChunkB
   std::map<std::string, std::set<std::string>> carried;    // by path: the ids carried
   std::map<uint32_t, std::string> build_of;                // pid -> the program's id it ran
   std::map<std::string, std::set<std::string>> builds_in;  // by chunk: the program's ids carried
+  std::map<std::string, std::string> app_maps_in;          // by chunk: "pid:id" a map, to show
   for (const std::string& chunk : chunks) {
     const std::vector<MapRecord> before = maps_of(dir_ + "/raw/" + chunk);
     const std::vector<MapRecord> after = maps_of(dir_ + "/out/" + chunk);
@@ -176,6 +177,7 @@ TEST_F(PodmanFollowTest, HalfAMinuteOfCompilesRebuildsAndAContainerIsFixedChunkB
       const MapRecord& m = before[i];
       const std::string& id = after[i].build_id;
       if (!id.empty()) carried[m.filename].insert(id);
+      if (m.filename == app) app_maps_in[chunk] += std::to_string(m.pid) + ":" + id + " ";
       if (m.filename.empty() || m.filename.front() != '/' || m.dev.empty()) continue;
       std::string want;
       std::string whose;
@@ -244,8 +246,10 @@ TEST_F(PodmanFollowTest, HalfAMinuteOfCompilesRebuildsAndAContainerIsFixedChunkB
     ASSERT_EQ(r.status, 0) << r.err;
     for (const auto& [build, function] : function_of) {
       if (samples[build] >= 40 && builds_in[chunk].count(build)) {
-        EXPECT_NE(r.out.find(function), std::string::npos) << chunk << " " << function << "\n"
-                                                           << r.out;
+        EXPECT_NE(r.out.find(function), std::string::npos)
+            << chunk << " " << function << ", " << samples[build] << " samples; the program's maps "
+            << app_maps_in[chunk] << "\n"
+            << r.out;
         ++named;
       }
       if (samples[build] == 0) {

@@ -167,7 +167,9 @@ TEST_F(UnwindTest, AForkAndExecLoop) {
   EXPECT_EQ(all.bad_callers, 0U) << all.example;
   EXPECT_GT(all.direct_calls, all.samples / 10);
   expect_call_sites(before, after);
-  EXPECT_LT(judge(before, cut_after_first_user_frame(after)).share(), 0.5);
+  // Chains cut after their first user frame are seen as short wherever a chain had more; in a
+  // loop of forks and execs up to half the samples have one user frame only.
+  EXPECT_LT(judge(before, cut_after_first_user_frame(after)).share(), all.share() - 0.25);
   const Judgement garbage = judge(before, with_garbage_frame(after));
   EXPECT_GT(garbage.bad_callers, all.samples / 2) << garbage.example;
   EXPECT_LT(garbage.share(), 0.5);
