@@ -21,12 +21,13 @@ namespace {
 
 constexpr const char* kDescription =
     R"(Watches DIR, where `perf record --switch-output` writes (for a `perf daemon` session, its
-daemon.base/session-NAME), and fixes each chunk as soon as perf has finished it: perf writes BASE (perf.data, or its
--o name) and at each switch renames it BASE.<timestamp>; a chunk is taken by that name only,
-so a chunk perf is still writing is never read. Each is fixed as `pdfix fix` would fix it, with
-the same options (--unwind, --store, --search, ...), into OUTDIR under its own name, while the
-processes it maps still live: the maps their files and /proc/PID/root prove are the ones lost
-when chunks are fixed later. perf turns build-ids off under --switch-output; pdfix puts them in.
+daemon.base/session-NAME), and fixes each chunk as soon as perf has finished it: perf writes
+BASE (perf.data, or its -o name) and at each switch renames it BASE.<timestamp>; a chunk is
+taken by that name only, so a chunk perf is still writing is never read. Each is fixed as
+`pdfix fix` would fix it, with the same options (--unwind, --store, --search, ...), into OUTDIR
+under its own name, while the processes it maps still live: the maps their files and
+/proc/PID/root prove are the ones lost when chunks are fixed later. perf turns build-ids off
+under --switch-output; pdfix puts them in.
 
 Chunks already in DIR are fixed first, oldest first. What is finished is written, after the
 fixed chunk is on disk, to OUTDIR/.pdfix-follow-journal: pdfix stopped at any point (even by
