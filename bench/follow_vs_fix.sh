@@ -3,7 +3,7 @@
 # what a user scripts without follow (a loop of `pdfix fix --store`), and against cp of the chunks,
 # in the same rounds.
 #
-# The chunks: `perf record -a -g --switch-output=2s` over gcc compiles for about 20 s (kept in
+# The chunks: `perf record -a -g --switch-output=2s` over C++ compiles for 45 s (kept in
 # $work/chunks between runs with PDFIX_BENCH_DIR). A days-long run's store already holds its
 # binaries: every job that stores starts from a copy of one store filled once by follow ("warm",
 # copied before the clock starts), but follow-cold, which fills an empty one. Each round, in an

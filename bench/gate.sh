@@ -24,6 +24,8 @@
 # fails only when it is over its limit against the floor and slower than BASE beyond the noise of
 # the same rounds. Exits 1 when one fails. bench/README.md keeps the last tables.
 set -euo pipefail
+# A step that fails under set -e would otherwise end the gate with status 1 and no word.
+trap 'echo "gate: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 short=0
 this_build=$PWD/build
@@ -73,11 +75,11 @@ fi
 if [ ! -s "$work/dense.data" ]; then record_dense "$work/dense.data"; fi
 if [ ! -s "$work/sysdwarf.data" ]; then
   perf record -q -a -F 999 --call-graph dwarf,8192 -o "$work/sysdwarf.data" -- \
-    bash -c "$(declare -f gcc_loop); work=$work; gcc_loop 120" 2>/dev/null
+    bash -c "$(declare -f gcc_loop); work=$work; gcc_loop 180" 2>/dev/null
 fi
 if [ ! -s "$work/compile.data" ]; then
   perf record -q -F 999 --call-graph dwarf -o "$work/compile.data" -- \
-    bash -c "$(declare -f gcc_loop); work=$work; gcc_loop 150" 2>/dev/null
+    bash -c "$(declare -f gcc_loop); work=$work; gcc_loop 220" 2>/dev/null
 fi
 ensure_chunks
 for r in dense sysdwarf compile; do

@@ -43,13 +43,20 @@ ensure_recordings() {
 }
 
 # A chunk sequence in $work/chunks, recorded unless kept: `perf record -a -g --switch-output=2s`
-# over about 20 s of gcc compiles, 20 chunks or more.
+# over 45 s of C++ compiles (by time, not by count, so that a fast machine makes as many chunks as
+# a slow one), 20 chunks or more. A workload that fails says so: under `set -e` a silent non-zero
+# perf record would end the caller with no word.
 ensure_chunks() {
   if [ "$(find "$work/chunks" -name 'perf.data.*' 2>/dev/null | wc -l)" -lt 20 ]; then
     rm -rf "$work/chunks"
     mkdir -p "$work/chunks"
-    perf record -q -a -g --switch-output=2s -o "$work/chunks/perf.data" -- sh -c \
-      'for i in $(seq 30); do gcc -O2 -c src/format/records.cc -Isrc -o /dev/null; done' \
-      2>/dev/null
+    perf record -q -a -g --switch-output=2s -o "$work/chunks/perf.data" -- bash -c \
+      'end=$((SECONDS + 45)); while [ $SECONDS -lt $end ]; do
+         g++ -std=c++20 -O2 -c src/format/records.cc -Isrc -o /dev/null || exit 1; done' \
+      2>"$work/chunks.log" || {
+      echo "bench: recording the chunk sequence failed:" >&2
+      tail -n 20 "$work/chunks.log" >&2
+      return 1
+    }
   fi
 }
