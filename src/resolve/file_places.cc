@@ -88,9 +88,10 @@ Sighting match(const Host& host, const std::string& file, const Place& place,
   struct stat st{};
   if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
   const int64_t written = st.st_mtim.tv_sec * int64_t{1'000'000'000} + st.st_mtim.tv_nsec;
+  const int64_t changed = st.st_ctim.tv_sec * int64_t{1'000'000'000} + st.st_ctim.tv_nsec;
   const bool stale = (ended_at && st.st_mtim.tv_sec > *ended_at / 1'000'000'000) ||
                      (started_at && written > *started_at);
-  if (!inode) return {stale ? Match::kStale : Match::kNoInode};
+  if (!inode) return {stale ? Match::kStale : Match::kNoInode, false, changed};
   const bool same_device = major(st.st_dev) == inode->maj && minor(st.st_dev) == inode->min;
   bool device_may_differ = false;
   if (place.kind != PlaceKind::kPath && !same_device) {
@@ -106,10 +107,9 @@ Sighting match(const Host& host, const std::string& file, const Place& place,
     }
   }
   if (st.st_ino != inode->ino || (!same_device && !device_may_differ)) {
-    return {Match::kAnotherInode, same_device,
-            st.st_ctim.tv_sec * int64_t{1'000'000'000} + st.st_ctim.tv_nsec};
+    return {Match::kAnotherInode, same_device, changed};
   }
-  return {stale ? Match::kStale : Match::kTheMapped, same_device};
+  return {stale ? Match::kStale : Match::kTheMapped, same_device, changed};
 }
 
 std::optional<FileStamp> stamp_of(const std::string& path) {

@@ -73,7 +73,8 @@ std::string_view name(Match m);
 struct Sighting {
   Match verdict = Match::kMissing;
   bool same_device = false;  // on the map's device: replaced in place, or a chroot's file
-  int64_t changed_at = 0;    // its ctime (nanoseconds since the epoch): when it was made so
+  int64_t changed_at = 0;    // its ctime (nanoseconds since the epoch): when it was made so, or
+                             // written or linked last
   bool operator==(Match m) const { return verdict == m; }
 };
 

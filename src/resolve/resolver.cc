@@ -1,20 +1,16 @@
 #include "resolve/resolver.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "format/machine.h"
+#include "resolve/cache_adds.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/find_copy.h"
 
 namespace pdfix::resolve {
 
 using format::MapKind;
-
-constexpr int64_t kNanosPerSecond = 1'000'000'000;
 
 namespace {
 
@@ -462,31 +458,34 @@ bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId&
 
 std::optional<Resolution> Resolver::from_buildid_cache(const std::string& filename) const {
   if (config_.buildid_dir.empty()) return std::nullopt;
-  // perf keeps <cache>/<path>/<build-id>/, the directory made when the entry was added.
-  std::error_code ec;
+  const std::vector<CacheAdd> adds = cache_adds(config_.buildid_dir, filename);
+  if (adds.empty()) return std::nullopt;
+  const bool span_known = this_host() && facts_.started_at && facts_.ended_at;
+  const auto in_span = [&](int64_t t) {
+    return span_known && t >= *facts_.started_at && t <= *facts_.ended_at;
+  };
+  // perf read the file at the path when it added it: a file made or rewritten there while the
+  // recording went on may be another build than one mapped before (a linker rewrites its output
+  // in place between two runs), and the entry perf added then is the later one.
+  const Sighting now = match(host_, filename, at_path(), std::nullopt, std::nullopt, std::nullopt);
+  if (now != Match::kMissing && in_span(now.changed_at)) {
+    return Resolution{std::nullopt, "",
+                      "the file at this path changed while the recording went on: the build-id "
+                      "cache's entry may be another build's than the one mapped"};
+  }
   std::optional<BuildId> proven;
-  size_t candidates = 0;
-  size_t in_span = 0;
-  for (const auto& e : std::filesystem::directory_iterator(config_.buildid_dir + filename, ec)) {
-    auto id = BuildId::from_hex(e.path().filename().string());
-    if (!id) continue;
-    ++candidates;
-    struct stat st{};
-    if (stat(e.path().c_str(), &st) != 0) continue;
-    // perf adds to the cache just before it writes the header, the file's last write.
-    const int64_t added = st.st_mtim.tv_sec * kNanosPerSecond + st.st_mtim.tv_nsec;
-    if (this_host() && facts_.started_at && facts_.ended_at && added >= *facts_.started_at &&
-        added <= *facts_.ended_at) {
-      ++in_span;
-      proven = id;
+  size_t added_in_span = 0;
+  for (const CacheAdd& add : adds) {
+    if (add.added_at && in_span(*add.added_at)) {
+      ++added_in_span;
+      proven = add.id;
     }
   }
-  if (candidates == 0) return std::nullopt;
-  if (in_span == 1) return Resolution{proven, "build-id cache, added while recording", ""};
+  if (added_in_span == 1) return Resolution{proven, "build-id cache, added while recording", ""};
   return Resolution{std::nullopt, "",
-                    in_span > 1 ? "build-id cache has several ids added while recording"
-                                : "candidate from the build-id cache, not proven (not added while "
-                                  "this recording was made)"};
+                    added_in_span > 1 ? "build-id cache has several ids added while recording"
+                                      : "candidate from the build-id cache, not proven (not added "
+                                        "while this recording was made)"};
 }
 
 }  // namespace pdfix::resolve

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -47,6 +48,14 @@ absl::StatusOr<bool> link_into_place(const std::string& link, const std::string&
     temp = std::string(unique);
   } while (::symlink(target.c_str(), temp.c_str()) != 0 && errno == EEXIST);
   if (::lstat(temp.c_str(), &st) != 0) return errno_error("cannot create", temp);
+  // Time 0: a link's own time is when perf added the entry (resolve/cache_adds.h), and this add is
+  // not perf's reading of a recording's file.
+  const std::array<struct timespec, 2> epoch{};
+  if (::utimensat(AT_FDCWD, temp.c_str(), epoch.data(), AT_SYMLINK_NOFOLLOW) != 0) {
+    absl::Status s = errno_error("cannot set the time of", temp);
+    ::unlink(temp.c_str());
+    return s;
+  }
   if (::rename(temp.c_str(), link.c_str()) != 0) {
     absl::Status s = errno_error("cannot rename to", link);
     ::unlink(temp.c_str());

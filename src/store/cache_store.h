@@ -19,7 +19,8 @@ enum class Stored {
 
 // `bytes` as `entry` in the cache rooted at `cache`, which is created if need be. A file already
 // there is kept (its name holds its build-id; a store never changes what perf reads), and so is a
-// link that names another DSO with the same id.
+// link that names another DSO with the same id. A link made here has time 0: its time would say
+// perf added the entry (resolve/cache_adds.h).
 absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
                                       const FileImage& image);
 inline absl::StatusOr<Stored> store_in_cache(const std::string& cache,

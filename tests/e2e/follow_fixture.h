@@ -48,7 +48,7 @@ class FollowFixture : public Base {
   }
   void TearDown() override {
     background_.reset();  // what a failed test left running
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    remove_test_dir(dir_);
   }
   std::string dir_;
   std::optional<Background> background_;

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -38,6 +40,15 @@ std::string temp_dir() {
   std::string t = (fs::path(::testing::TempDir()) / "pdfix-e2e-XXXXXX").lexically_normal();
   if (mkdtemp(t.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
   return t;
+}
+
+void remove_test_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  if (std::getenv("PDFIX_E2E_KEEP") != nullptr && ::testing::Test::HasFailure()) {
+    std::cerr << "PDFIX_E2E_KEEP: the failed test's files are kept in " << dir << "\n";
+    return;
+  }
+  fs::remove_all(dir);
 }
 
 void build_app(const std::string& where, const std::string& variant) {

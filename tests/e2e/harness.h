@@ -76,6 +76,9 @@ inline void PrintTo(const CorpusFile& f, std::ostream* os) { *os << f.name; }
 std::string corpus_test_name(const CorpusFile& f);
 
 std::string temp_dir();
+// Removes a test's temp_dir(), but keeps it (and says where) when the test failed and
+// PDFIX_E2E_KEEP is set: what a failure under load left is there to read.
+void remove_test_dir(const std::string& dir);
 // A program (`app`) and its shared library (`libwork.so`) in `where`, each with its own build-id;
 // another `variant` changes the code of both, so both ids. The program's hot function is named
 // spin_v<variant>, so reports tell the versions apart.

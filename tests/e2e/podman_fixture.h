@@ -46,7 +46,7 @@ class PodmanFixture : public ::testing::Test {
     if (dir_.empty()) return;
     sh("podman rm -f -t 0 " + container() + " >/dev/null 2>&1; podman rmi -f " + image() + " " +
        base() + " >/dev/null 2>&1");
-    std::filesystem::remove_all(dir_);
+    remove_test_dir(dir_);
   }
 
   std::string image() const { return "localhost/pdfix-e2e-" + tag_ + ":2"; }
