@@ -184,5 +184,25 @@ TEST_F(ResolveFiles, AFileRewrittenAtThePathWhileRecordingTakesNoCachedId) {
   EXPECT_EQ(proven.source, "build-id cache, added while recording");
 }
 
+TEST_F(ResolveFiles, TheHostsOtherFilesIdInTheCacheIsNoProofForAMapOfAnotherInode) {
+  // A chroot's program at the host's path: perf read the host's file there and cached its id
+  // (copied, on another file system than its cache, so the host's file kept its time).
+  const testing::FakeHost host;
+  MapQuery q = user_map(dir_ + "/prog", true);
+  q.ino += 1;
+  struct stat st{};
+  ASSERT_EQ(stat((dir_ + "/prog").c_str(), &st), 0);
+  Recording rec = this_boot(host);
+  rec.started_at = (st.st_ctim.tv_sec + 50) * kSecond;
+  rec.ended_at = (st.st_ctim.tv_sec + 150) * kSecond;
+  const std::string cache = dir_ + "/cache";
+  add_cache_entry(cache, dir_ + "/prog", expected_, st.st_ctim.tv_sec + 100);
+  Resolver r({.buildid_dir = cache}, host);
+  const Resolution& res = r.resolve(q, rec.view());
+  EXPECT_FALSE(res.id.has_value()) << res.id->hex();
+  EXPECT_NE(res.reason.find("may be another file's at that path"), std::string::npos)
+      << res.reason;
+}
+
 }  // namespace
 }  // namespace pdfix::resolve
