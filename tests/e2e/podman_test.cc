@@ -73,6 +73,10 @@ class PodmanTest : public PodmanFixture {
         sh("cd " + quote(dir_ + "/layer") + " && podman build -q --pull=never --network none -t " +
            image() + " -f Containerfile .");
     ASSERT_EQ(r.status, 0) << r.err;
+    // The layer's files carry whole-second mtimes, rounded: up to a second after they were made.
+    // A recording begun before that second is over would rightly find them written since it
+    // began (seen: born 368.95, the layer's file's mtime 369.0); an image is older than that.
+    sh("sleep 1");
   }
 
   // The same load on the host and in the container, at the same paths; the container starts
