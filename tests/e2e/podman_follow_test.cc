@@ -240,8 +240,11 @@ TEST_F(PodmanFollowTest, HalfAMinuteOfCompilesRebuildsAndAContainerIsFixedChunkB
     for (const auto& [pid, n] : samples_by_pid(dir_ + "/raw/" + chunk)) {
       if (build_of.count(pid)) samples[build_of[pid]] += n;
     }
+    // By pid too: perf's `--sort sym` takes two files at one path for one DSO (it compares DSO
+    // names), and merges the host's and the container's builds' functions at one address into
+    // one line, named by either.
     r = sh("unshare -m sh -c " + quote("mount -t tmpfs none /usr/lib/debug && " + env_ +
-                                       "perf report --stdio --sort sym -i " +
+                                       "perf report --stdio --sort pid,sym -i " +
                                        quote(dir_ + "/out/" + chunk) + " 2>/dev/null"));
     ASSERT_EQ(r.status, 0) << r.err;
     for (const auto& [build, function] : function_of) {
