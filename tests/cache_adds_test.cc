@@ -1,6 +1,8 @@
 // perf's build-id cache as evidence of which build a recording mapped at a path (its entries'
 // add times, resolve/cache_adds.h), and what is no such evidence: an entry pdfix's own store made,
 // a link that names another path's entry, an add after the file at the path changed.
+#include "resolve/cache_adds.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,7 +16,6 @@
 
 #include "fixture/fake_host.h"
 #include "fixture/resolve_files.h"
-#include "resolve/cache_adds.h"
 #include "resolve/cache_layout.h"
 #include "resolve/resolver.h"
 #include "store/cache_store.h"
@@ -123,8 +124,8 @@ TEST_F(ResolveFiles, AnEntryPdfixStoredWhileRecordingIsNoAddByPerf) {
   const std::optional<CacheEntry> entry = cache_entry(path, *id, EntryKind::kElf);
   ASSERT_TRUE(entry.has_value());
   const std::string bytes = "not read here";
-  ASSERT_TRUE(store::store_in_cache(
-                  cache, *entry, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()})
+  ASSERT_TRUE(store::store_in_cache(cache, *entry,
+                                    {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()})
                   .ok());
   const std::vector<CacheAdd> adds = cache_adds(cache, path);
   ASSERT_EQ(adds.size(), 1u);
@@ -200,8 +201,7 @@ TEST_F(ResolveFiles, TheHostsOtherFilesIdInTheCacheIsNoProofForAMapOfAnotherInod
   Resolver r({.buildid_dir = cache}, host);
   const Resolution& res = r.resolve(q, rec.view());
   EXPECT_FALSE(res.id.has_value()) << res.id->hex();
-  EXPECT_NE(res.reason.find("may be another file's at that path"), std::string::npos)
-      << res.reason;
+  EXPECT_NE(res.reason.find("may be another file's at that path"), std::string::npos) << res.reason;
 }
 
 }  // namespace
