@@ -38,11 +38,17 @@ void add_cache_entry(const std::string& cache, const std::string& path, const st
 
 int64_t now_seconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
+// A recording of this host and boot, made from `from` to `to` (seconds since the epoch).
+Recording made_between(const testing::FakeHost& host, int64_t from, int64_t to) {
+  Recording rec = this_boot(host);
+  rec.started_at = from * kSecond;
+  rec.ended_at = to * kSecond;
+  return rec;
+}
+
 TEST_F(ResolveFiles, ACacheEntryCountsOnlyWhenAddedWhileRecording) {
   const testing::FakeHost host;
-  Recording rec = this_boot(host);
-  rec.started_at = int64_t{1'700'000'000} * kSecond;
-  rec.ended_at = int64_t{1'700'000'100} * kSecond;
+  const Recording rec = made_between(host, 1'700'000'000, 1'700'000'100);
   const std::string cache = dir_ + "/cache";
   const std::string v1(40, 'a');
   const std::string v2(40, 'b');
@@ -88,15 +94,13 @@ TEST_F(ResolveFiles, ACacheEntryCountsOnlyWhenAddedWhileRecording) {
 
 TEST_F(ResolveFiles, AStaleFileGivesWayToTheIdTheCacheProves) {
   const testing::FakeHost host;
-  Recording rec = this_boot(host);
   const MapQuery q = user_map(dir_ + "/prog", true);
   // The file was replaced after the recording (a package upgrade): another inode, older mtime.
   fs::copy_file(dir_ + "/prog", dir_ + "/prog.new");
   fs::rename(dir_ + "/prog.new", dir_ + "/prog");
   struct stat st{};
   ASSERT_EQ(stat((dir_ + "/prog").c_str(), &st), 0);
-  rec.started_at = (st.st_mtim.tv_sec + 100) * kSecond;
-  rec.ended_at = (st.st_mtim.tv_sec + 200) * kSecond;
+  const Recording rec = made_between(host, st.st_mtim.tv_sec + 100, st.st_mtim.tv_sec + 200);
   const std::string cache = dir_ + "/cache";
   const std::string had(40, 'd');
   add_cache_entry(cache, dir_ + "/prog", had, st.st_mtim.tv_sec + 150);
@@ -114,9 +118,7 @@ TEST_F(ResolveFiles, AnEntryPdfixStoredWhileRecordingIsNoAddByPerf) {
   // follow stores an earlier chunk's binaries while perf writes the next chunk: that entry is
   // made in the next chunk's span, and is not perf's reading of the path for it.
   const testing::FakeHost host;
-  Recording rec = this_boot(host);
-  rec.started_at = (now_seconds() - 50) * kSecond;
-  rec.ended_at = (now_seconds() + 50) * kSecond;
+  const Recording rec = made_between(host, now_seconds() - 50, now_seconds() + 50);
   const std::string cache = dir_ + "/cache";
   const std::string path = "/opt/app/server";
   const auto id = format::BuildId::from_hex(expected_);
@@ -138,9 +140,7 @@ TEST_F(ResolveFiles, AnEntryPdfixStoredWhileRecordingIsNoAddByPerf) {
 
 TEST_F(ResolveFiles, ALinkThatNamesAnotherPathsEntryIsNoAddForThisOne) {
   const testing::FakeHost host;
-  Recording rec = this_boot(host);
-  rec.started_at = int64_t{1'700'000'000} * kSecond;
-  rec.ended_at = int64_t{1'700'000'100} * kSecond;
+  const Recording rec = made_between(host, 1'700'000'000, 1'700'000'100);
   const std::string cache = dir_ + "/cache";
   const std::string id(40, 'e');
   // perf added the id for /opt/a while recording; /opt/b's entry of the same id has no link.
@@ -165,9 +165,7 @@ TEST_F(ResolveFiles, AFileRewrittenAtThePathWhileRecordingTakesNoCachedId) {
   const std::string cache = dir_ + "/cache";
   const std::string later(40, 'f');
   add_cache_entry(cache, dir_ + "/prog", later, changed + 10);
-  Recording rec = this_boot(host);
-  rec.started_at = (changed - 50) * kSecond;
-  rec.ended_at = (changed + 50) * kSecond;
+  const Recording rec = made_between(host, changed - 50, changed + 50);
   Resolver during({.buildid_dir = cache}, host);
   const Resolution& res = during.resolve(q, rec.view());
   EXPECT_FALSE(res.id.has_value()) << res.id->hex();
@@ -175,9 +173,7 @@ TEST_F(ResolveFiles, AFileRewrittenAtThePathWhileRecordingTakesNoCachedId) {
   // Rewritten after the recording ended, the file perf added as it ended is the one mapped.
   const std::string earlier_cache = dir_ + "/earlier-cache";
   add_cache_entry(earlier_cache, dir_ + "/prog", later, changed - 60);
-  Recording before = this_boot(host);
-  before.started_at = (changed - 100) * kSecond;
-  before.ended_at = (changed - 50) * kSecond;
+  const Recording before = made_between(host, changed - 100, changed - 50);
   Resolver after({.buildid_dir = earlier_cache}, host);
   const Resolution& proven = after.resolve(q, before.view());
   ASSERT_TRUE(proven.id.has_value()) << proven.reason;
@@ -193,9 +189,7 @@ TEST_F(ResolveFiles, TheHostsOtherFilesIdInTheCacheIsNoProofForAMapOfAnotherInod
   q.ino += 1;
   struct stat st{};
   ASSERT_EQ(stat((dir_ + "/prog").c_str(), &st), 0);
-  Recording rec = this_boot(host);
-  rec.started_at = (st.st_ctim.tv_sec + 50) * kSecond;
-  rec.ended_at = (st.st_ctim.tv_sec + 150) * kSecond;
+  const Recording rec = made_between(host, st.st_ctim.tv_sec + 50, st.st_ctim.tv_sec + 150);
   const std::string cache = dir_ + "/cache";
   add_cache_entry(cache, dir_ + "/prog", expected_, st.st_ctim.tv_sec + 100);
   Resolver r({.buildid_dir = cache}, host);
