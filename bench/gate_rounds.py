@@ -2,7 +2,7 @@
 """The gate's measurement: each job's commands interleaved, round after round, and judged by the
 medians of per-round ratios.
 
-  python3 bench/gate_rounds.py ROUNDS JOBS_FILE
+  python3 bench/gate_rounds.py ROUNDS JOBS_FILE [DEADLINE]
 
 JOBS_FILE holds a job a line, fields split by '|':
   name | limit | floor name | floor command | walk command | this build's | the base's | outputs
@@ -27,6 +27,13 @@ A job fails only when this build is over its limit against the floor *and* slowe
 before beyond the noise measured in the same rounds (three standard errors of the median of the
 per-round ratios, at least 10%): a neighbour's load makes both builds slow alike, a regression
 only one of them.
+
+The gate has a budget: DEADLINE (seconds since the epoch) is when it ends. A job measures as many
+rounds as fit in its share of the time left (that time over the jobs left; its warm-up round tells
+how long a round takes), at least MIN_ROUNDS; a job for which fewer fit before the deadline is
+"not judged: out of time" and fails nothing, and a noisy job is measured again only while time is
+left. On a busy or slow machine the gate then judges on fewer rounds, and then fewer jobs (those
+it lists first first), rather than running past CI's time.
 """
 import os
 import shlex
@@ -36,6 +43,7 @@ import sys
 import time
 
 MAX_TRIES = 3
+MIN_ROUNDS = 5
 FLOOR_SPREAD = 0.25
 MIN_NOISE = 0.10
 
@@ -60,17 +68,32 @@ def spread(xs):
     return (q[2] - q[0]) / statistics.median(xs)
 
 
-def measure(job, rounds):
+class OutOfTime(Exception):
+    pass
+
+
+def measure(job, rounds, deadline, share):
+    """The job's times, a list a command: `rounds` of them, or as many as fit in its `share` of
+    the seconds left (at least MIN_ROUNDS); OutOfTime when fewer than MIN_ROUNDS fit before the
+    deadline."""
     cmds = {k: shlex.split(job[k]) for k in ("floor", "walk", "this", "base") if job[k]}
     names = list(cmds)
     times = {k: [] for k in names}
-    for r in range(rounds + 1):
+    r = 0
+    while r <= rounds:
         order = names[r % len(names):] + names[:r % len(names)]
+        start = time.time()
         took = {k: run_once(cmds[k], job["outputs"]) for k in order}
-        if r == 0:
-            continue  # the warm-up round: page cache and binaries
-        for k in names:
-            times[k].append(took[k])
+        if r == 0:  # the warm-up round: page cache and binaries; and how long a round takes
+            took_round = max(time.time() - start, 1e-3)
+            if (deadline - time.time()) / took_round < MIN_ROUNDS:
+                raise OutOfTime
+            if share < rounds * took_round:
+                rounds = max(MIN_ROUNDS, int(share / took_round))
+        else:
+            for k in names:
+                times[k].append(took[k])
+        r += 1
     return times
 
 
@@ -110,6 +133,8 @@ def cells(job, row, tries):
     if "vs" in row:
         out += [ms(row["med"]["base"]), f"{row['vs']:.2f}", f"{row['noise'] * 100:.0f}%"]
     verdict = "**over**" if row["fail"] else "ok"
+    if row["rounds"] < row["asked"]:
+        verdict += f" ({row['rounds']} rounds, what the budget left)"
     if row["noisy"]:
         verdict += f" (too noisy to judge {tries}x: {', '.join(row['noisy'])})"
     if row["slower_within_limit"]:
@@ -119,6 +144,7 @@ def cells(job, row, tries):
 
 def main():
     rounds = int(sys.argv[1])
+    deadline = float(sys.argv[3]) if len(sys.argv) > 3 else float("inf")
     keys = ("name", "limit", "floor_name", "floor", "walk", "this", "base", "outputs")
     jobs = []
     for line in open(sys.argv[2]):
@@ -130,27 +156,42 @@ def main():
     print("| recording | verb | this build | floor | ratio | limit | floor spread | walk / cp |"
           + (" base | this / base | noise |" if has_base else "") + " verdict |")
     print("|---" * (9 + (3 if has_base else 0)) + "|")
-    failed = noisy_left = 0
-    queue = [(j, 1) for j in jobs]
+    failed = noisy_left = unjudged = 0
+    # A job, its try, and its last noisy row: what is judged when no time is left to measure again.
+    queue = [(j, 1, None) for j in jobs]
     while queue:
-        job, tries = queue.pop(0)
+        job, tries, row = queue.pop(0)
         try:
-            row = judge(job, measure(job, rounds))
+            if time.time() >= deadline:
+                raise OutOfTime
+            # Its share of the time left: the jobs after it are judged too, on fewer rounds.
+            times = measure(job, rounds, deadline, (deadline - time.time()) / (len(queue) + 1))
+            row = judge(job, times)
+            row["rounds"], row["asked"] = len(times["this"]), rounds
         except RuntimeError as e:
             print(f"| {job['name']} | failed to run: {e} |")
             failed += 1
             continue
-        if row["noisy"] and tries < MAX_TRIES:
-            print(f"gate: {job['name']}: machine too noisy to judge ({', '.join(row['noisy'])}); "
-                  "measured again later in the run", file=sys.stderr, flush=True)
-            queue.append((job, tries + 1))
-            continue
+        except OutOfTime:
+            if row is None:
+                print(f"| {' | '.join(job['name'].split())} | not judged: out of time |",
+                      flush=True)
+                unjudged += 1
+                continue
+            tries -= 1  # judged on its last noisy measurement, which was try `tries - 1`
+        else:
+            if row["noisy"] and tries < MAX_TRIES:
+                print(f"gate: {job['name']}: machine too noisy to judge "
+                      f"({', '.join(row['noisy'])}); measured again later in the run",
+                      file=sys.stderr, flush=True)
+                queue.append((job, tries + 1, row))
+                continue
         noisy_left += bool(row["noisy"])
         failed += row["fail"]
         print(cells(job, row, tries), flush=True)
     print(f"gate: {rounds} interleaved rounds a job, medians of per-round ratios; "
-          f"{failed} over, {noisy_left} judged on noisy floors",
-          file=sys.stderr)
+          f"{failed} over, {noisy_left} judged on noisy floors, {unjudged} not judged "
+          "(out of time)", file=sys.stderr)
     return 1 if failed else 0
 
 

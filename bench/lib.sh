@@ -30,10 +30,34 @@ record_dwarf() {
     sh -c "$(declare -f workload); workload" 2>/dev/null
 }
 
-# record_dense FILE: a sample-dense system-wide recording: many small records (about 85 MB).
+# record_sized FILE MB PERF_RECORD_OPTION... -- COMMAND...: a recording of MB megabytes (MiB) on
+# any machine. Sized in seconds, the same recording was 85 MB on one machine of this kind and
+# 305 MB on another (900 MB for a DWARF one), and copying it ten times a round made cp itself
+# swing by half. perf stops at the size (--max-size) and ends the command, which should outlast
+# it: its status is then the command's SIGTERM, and what tells success is the size. Under 50 MB
+# (the gate's floor) it fails, saying why.
+record_sized() {
+  local file=$1 mb=$2
+  shift 2
+  rm -f "$file"
+  perf record -q --max-size="${mb}M" -o "$file" "$@" 2>"$file.log" || true
+  local size
+  size=$(stat -c %s "$file" 2>/dev/null || echo 0)
+  if [ "$size" -lt $((50 << 20)) ]; then
+    echo "bench: $file is $((size >> 20)) MB, under 50 MB: perf record $*" >&2
+    tail -n 20 "$file.log" >&2
+    rm -f "$file"
+    return 1
+  fi
+  rm -f "$file.log"
+}
+
+# record_dense FILE: a sample-dense system-wide recording: many small records (90 MiB). The load,
+# two busy shells, is a session of its own, so that perf's TERM to the first (at the size) ends
+# both; two minutes at most.
 record_dense() {
-  perf record -q -a -g -F 20000 -o "$1" -- sh -c "$(declare -f workload); workload 9000000" \
-    2>/dev/null
+  record_sized "$1" 90 -a -g -F 20000 -- timeout 120 setsid sh -c \
+    'trap "trap - TERM; kill 0" TERM; for c in 1 2; do (i=0; while :; do i=$((i+1)); done) & done; wait'
 }
 
 # The dense and the dwarf recordings in $work, recorded unless kept from an earlier run.

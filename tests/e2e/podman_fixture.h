@@ -60,12 +60,20 @@ class PodmanFixture : public ::testing::Test {
            " --runtime runc --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024";
   }
   // Debian 13 with `packages` (another libc and more than this Debian 12 host's), imported as
-  // base().
+  // base(). The root is made by mmdebstrap once a week for each set of packages and kept in
+  // /var/tmp/pdfix-e2e-rootfs: making it takes most of a minute, for every test that asks,
+  // where its import takes seconds. The tests that ask at once wait for the first.
   void make_base(const std::string& packages) {
-    RunResult r = sh("mmdebstrap --quiet --variant=essential --include=" + packages + " trixie " +
-                     quote(dir_ + "/rootfs.tar") + " http://deb.debian.org/debian");
+    const std::string cache = "/var/tmp/pdfix-e2e-rootfs";
+    const std::string tar = quote(cache + "/trixie-" + packages + ".tar");
+    // mmdebstrap writes the format its output's name ends in.
+    const std::string made = quote(cache + "/trixie-" + packages + ".new.tar");
+    RunResult r = sh("mkdir -p " + cache + " && exec 9>" + cache + "/lock && flock 9 && " +
+                     "if [ -z \"$(find " + tar + " -mtime -7 2>/dev/null)\" ]; then " +
+                     "mmdebstrap --quiet --variant=essential --include=" + packages + " trixie " +
+                     made + " http://deb.debian.org/debian && mv " + made + " " + tar + "; fi");
     ASSERT_EQ(r.status, 0) << r.err;
-    r = sh("podman import -q " + quote(dir_ + "/rootfs.tar") + " " + base());
+    r = sh("podman import -q " + tar + " " + base());
     ASSERT_EQ(r.status, 0) << r.err;
   }
   // The file at `path` in the root the layers make, by overlayfs's own rule (the topmost layer
