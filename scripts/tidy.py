@@ -9,7 +9,11 @@ header it includes, to the flags or to the checks is a new form and is checked. 
 without the cache (a fresh one), every unit is checked. The cache is a folder of empty files named
 by the forms' hashes: $PDFIX_TIDY_CACHE, or ~/.cache/pdfix-tidy.
 
-    scripts/tidy.py BUILD_DIR UNIT...
+    scripts/tidy.py [--skip-checks FILE | --only-checks FILE] BUILD_DIR UNIT...
+
+FILE lists checks, one a line ('#' starts a comment): --skip-checks runs .clang-tidy's checks but
+those (the lint), --only-checks those alone (scripts/tidy_nightly.sh). The choice is part of a
+unit's form.
 """
 import concurrent.futures
 import hashlib
@@ -23,7 +27,15 @@ TIDY = "clang-tidy-19"
 
 
 def main() -> int:
-    build, units = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    checks = []  # clang-tidy's --checks, when a FILE narrows .clang-tidy's
+    if args and args[0] in ("--skip-checks", "--only-checks"):
+        listed = [line.split("#")[0].strip() for line in open(args[1])]
+        listed = [c for c in listed if c]
+        checks = ["--checks=" + (",".join("-" + c for c in listed) if args[0] == "--skip-checks"
+                                 else "-*," + ",".join(listed))]
+        args = args[2:]
+    build, units = args[0], args[1:]
     root = os.getcwd()
     cache = os.environ.get("PDFIX_TIDY_CACHE") or os.path.expanduser("~/.cache/pdfix-tidy")
     os.makedirs(cache, exist_ok=True)
@@ -54,8 +66,8 @@ def main() -> int:
         # same form.
         text = pre.stdout.replace(root.encode(), b"<tree>")
         h = hashlib.sha256()
-        for part in (version.encode(), config, " ".join(flags).replace(root, "<tree>").encode(),
-                     text):
+        for part in (version.encode(), config, " ".join(checks).encode(),
+                     " ".join(flags).replace(root, "<tree>").encode(), text):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
         # A unit that does not preprocess has no form to remember: clang-tidy says why.
@@ -65,7 +77,7 @@ def main() -> int:
         key = form(unit)
         if key and os.path.exists(os.path.join(cache, key)):
             return unit, True, True, ""
-        r = subprocess.run([TIDY, "-p", build, "--quiet", "--warnings-as-errors=*", unit],
+        r = subprocess.run([TIDY, "-p", build, "--quiet", "--warnings-as-errors=*", *checks, unit],
                            capture_output=True, text=True)
         if r.returncode == 0 and key:
             open(os.path.join(cache, key), "w").close()

@@ -121,6 +121,40 @@ TEST_P(PassTest, InjectWritesAMapTheKernelMarkedWithAnotherSessionsBitAsTheDevAn
   EXPECT_EQ(misc[1] & format::kMiscMmapBuildId, 0);  // dev/ino, as it holds
 }
 
+TEST_P(PassTest, NoMapOfMemoryWithoutAFileLeavesCarryingAnId) {
+  // Whatever the records say (a kernel's, a tool's): anonymous memory, the heap, the stack, a memfd
+  // and SysV memory have no file and so no build-id. A file's map keeps the id it carries.
+  const std::vector<std::string> no_file = {"//anon", "[heap]", "[stack]", "/memfd:jit (deleted)",
+                                            "/SYSV00000000 (deleted)"};
+  PerfDataBuilder b = builder();
+  start_data(b);
+  b.comm(10, 10, "app");
+  uint64_t start = 0x700000;
+  for (const std::string& name : no_file) {
+    b.mmap2_build_id(10, start += 0x10000, 0x1000, 0, name, testing::id_bytes('3'));
+  }
+  b.mmap2_build_id(10, 0x400000, 0x1000, 0, "/opt/gone/app", testing::id_bytes('3'))
+      .sample(0x400010, 10, 10, 1000)
+      .finished_round();
+  for (const std::string verb : {"inject", "repair-build-ids", "fix"}) {
+    auto out = read_output(run(verb, b.build()));
+    ASSERT_TRUE(out.ok()) << verb << ": " << out.status();
+    ASSERT_EQ(out->maps.size(), no_file.size() + 1) << verb;
+    for (size_t i = 0; i < no_file.size(); ++i) {
+      EXPECT_EQ(out->maps[i].filename, no_file[i]) << verb;
+      EXPECT_EQ(out->maps[i].id, "") << verb << " " << no_file[i];
+      EXPECT_TRUE(out->maps[i].fields.is_mmap2) << verb << " " << no_file[i];
+      EXPECT_EQ(out->maps[i].fields.ino, 0U) << verb << " " << no_file[i];
+    }
+    EXPECT_EQ(out->maps.back().id, kAppId) << verb;
+  }
+  // Under fix, repair-build-ids removed them, each listed, before inject saw them.
+  EXPECT_EQ(report().getInteger("ids_without_file_removed"), 0);
+  EXPECT_EQ(report_of("repair-build-ids").getArray("maps")->size(), no_file.size());
+  run("inject", b.build());
+  EXPECT_EQ(report().getInteger("ids_without_file_removed"), 5);
+}
+
 TEST_P(PassTest, InjectTakesNothingFromAHostOfAnotherBoot) {
   host_.module_ids["nf_tables"] = *format::BuildId::from_hex(kNfId);
   const Bytes input = injectable(*this, builder());

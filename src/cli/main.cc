@@ -149,6 +149,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     const CLI::App* at = &app;
     for (const CLI::App* sub : app.get_subcommands()) at = sub;
+    // `pdfix nosuchverb --help` is the unknown verb's error, as without --help: no page is its.
+    if (at == &app && !app.remaining().empty()) {
+      return usage_error(app, CLI::ExtrasError(app.remaining()));
+    }
     std::cout << at->help();
     return kExitOk;
   } catch (const CLI::CallForVersion& e) {
@@ -189,7 +193,7 @@ int stdout_written(int status) {
   std::cout.flush();
   if (!std::cout.fail() && fflush(stdout) == 0) return status;
   std::cerr << "pdfix: cannot write <stdout>: " << std::strerror(errno) << "\n";
-  return pdfix::cli::kExitError;
+  return pdfix::kExitError;
 }
 
 }  // namespace
@@ -202,6 +206,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // Errors are values inside pdfix; what gets here is the C++ library's (out of memory, say).
     std::cerr << "pdfix: " << e.what() << "\n";
-    return pdfix::cli::kExitError;
+    return pdfix::kExitError;
   }
 }

@@ -13,18 +13,12 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "io/exit_status.h"
 #include "io/input.h"
 #include "llvm/Support/JSON.h"
 #include "resolve/host.h"
 
 namespace pdfix::cli {
-
-// The exit statuses: one meaning each, the same for every verb (the README and the man page
-// list them; each verb's EXIT STATUS section says when it returns which).
-inline constexpr int kExitOk = 0;          // the job was done
-inline constexpr int kExitFixable = 1;     // check: `pdfix fix` would repair what was found
-inline constexpr int kExitError = 2;       // not done: bad usage, bad input, a write failed
-inline constexpr int kExitIncomplete = 3;  // done, but what was asked for is not all there
 
 // A verb's EXIT STATUS section: each status with its meaning and, from `when`, the cases in which
 // this verb returns it (1 and 3 appear only with cases; 2 has its own and may get more).

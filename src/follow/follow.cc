@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "follow/chunk_watch.h"
 #include "follow/journal.h"
+#include "io/exit_status.h"
 #include "io/output.h"
 
 namespace pdfix::follow {
@@ -87,11 +88,12 @@ absl::Status Run::take(const std::string& name) {
   if (const std::optional<int> done = journal_.finished(name)) {
     ++summary_.earlier;
     // Killed after the journal's line and before the removal: the fixed copy is on disk.
-    if (config_.remove_raw && *done != 2 && access(in.c_str(), F_OK) == 0) return remove_chunk(in);
+    if (config_.remove_raw && *done != kExitError && access(in.c_str(), F_OK) == 0)
+      return remove_chunk(in);
     return absl::OkStatus();
   }
   llvm::json::Object report{{"chunk", name}, {"input", in}};
-  int status = 0;
+  int status = kExitOk;
   struct stat st;
   const std::string bundle = config_.bundle_dir.empty() ? "" : bundle_path(config_, name);
   if (lstat(out.c_str(), &st) == 0 && !bundle.empty() && lstat(bundle.c_str(), &st) != 0) {
@@ -106,7 +108,7 @@ absl::Status Run::take(const std::string& name) {
     ++summary_.earlier;
   } else if (lstat(in.c_str(), &st) != 0 && errno == ENOENT) {
     report["note"] = "removed before it could be fixed (perf record --switch-max-files?)";
-    status = 2;
+    status = kExitError;
     ++summary_.gone;
   } else {
     const uint64_t bytes_in = size_of(in);
@@ -120,7 +122,7 @@ absl::Status Run::take(const std::string& name) {
     report["bytes_in"] = bytes_in;
     summary_.seconds += seconds;
     summary_.bytes_in += bytes_in;
-    if (status == 2) {
+    if (status == kExitError) {
       report["note"] = "not fixed: kept as it was";
       ++summary_.failed;
     } else {
@@ -137,11 +139,11 @@ absl::Status Run::take(const std::string& name) {
       }
       report["fix"] = std::move(fixed);
       summary_.bytes_out += bytes_out;
-      ++(status == 0 ? summary_.fixed : summary_.incomplete);
+      ++(status == kExitOk ? summary_.fixed : summary_.incomplete);
     }
   }
   if (absl::Status s = journal_.record(name, status); !s.ok()) return s;
-  if (config_.remove_raw && status != 2) {
+  if (config_.remove_raw && status != kExitError) {
     if (absl::Status s = remove_chunk(in); !s.ok()) return s;
     report["raw_removed"] = true;
   }

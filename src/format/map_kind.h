@@ -13,6 +13,10 @@ namespace pdfix::format {
 enum class MapKind { kFile, kKernel, kModule, kVdso, kAnonymous };
 MapKind classify(std::string_view filename, uint16_t misc);
 
+// Whether a map of this kind can carry a build-id: memory with no file behind it (//anon,
+// [heap], [stack], memfd, SysV) has none, whatever its record says.
+inline bool may_carry_build_id(MapKind kind) { return kind != MapKind::kAnonymous; }
+
 // Kernel or guest-kernel cpumode: the maps and table entries of a machine's kernel side.
 inline bool is_kernel_mode(uint16_t misc) {
   const uint16_t mode = misc & kCpuModeMask;

@@ -120,10 +120,13 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
   if (r.map == nullptr) return out.emit(r);
   const transform::Map& m = *r.map;
   const std::string filename(m.fields.filename);
+  if (m.build_id && !format::may_carry_build_id(m.kind)) {
+    ++report_.ids_without_file_removed;
+    return out.emit(rebuilt_.map_without_build_id(r, s));
+  }
   if (m.build_id) {
     ++report_.already;
     note(filename, MapOutcome::kHadBuildId, "in the record", "");
-    if (m.kind == format::MapKind::kAnonymous) return out.emit(r);
     resolver_->vouch(filename, *m.build_id);
     if (auto st = add_to_table(r, *m.build_id, true, s, out); !st.ok()) return st;
     return out.emit(r);
@@ -235,6 +238,7 @@ llvm::json::Object InjectBuildIds::report_json() const {
       {"left_alone", static_cast<int64_t>(report_.left)},
       {"left_alone_by_reason", std::move(reasons)},
       {"kernel_build_id_bits_cleared", static_cast<int64_t>(report_.leaked_bits_cleared)},
+      {"ids_without_file_removed", static_cast<int64_t>(report_.ids_without_file_removed)},
       {"table_entries_added", static_cast<int64_t>(report_.table_entries_added)},
       {"table_entries_from_records", static_cast<int64_t>(report_.table_entries_from_records)},
       {"table_entries_contradicted", static_cast<int64_t>(report_.table_entries_contradicted)},
@@ -256,6 +260,11 @@ void InjectBuildIds::report_text(std::ostream& out, bool verbose) const {
     out << "  " << r.leaked_bits_cleared
         << " map records said to carry a build-id held a device and inode (the kernel's mark of "
            "another session's build-id maps): read as such\n";
+  }
+  if (r.ids_without_file_removed > 0) {
+    out << "  " << r.ids_without_file_removed
+        << " maps of memory with no file (anonymous, heap, stack, memfd) carried a build-id: "
+           "removed\n";
   }
   if (r.table_entries_contradicted > 0) {
     out << "  " << r.table_entries_contradicted
@@ -325,7 +334,9 @@ included, as an MMAP2 that carries the build-id of the mapped file (misc bit MMA
 which perf reads since 5.12). Everything else in the record is kept: cpumode, the data bit,
 pid, tid, addresses, offset, file name and the sample_id trailer. Every injected id the
 build-id table lacks is added to it, so older readers see it too. Records that already carry
-an id, anonymous maps and files that cannot be identified for certain are left as they were.
+an id, anonymous maps and files that cannot be identified for certain are left as they were,
+except that a map of memory with no file (anonymous, [heap], [stack], memfd, SysV) loses an id
+its record carries: it has none.
 
 A build-id is taken, in this order of trust, from: --known-build-ids; on the host and boot
 that recorded (hostname, kernel release and build-id, KASLR base, start after this boot), a file

@@ -44,6 +44,9 @@ struct InjectReport {
   // MMAP2s whose MMAP_BUILD_ID bit the kernel leaked onto their dev/ino (format::MmapRecord),
   // written with it cleared, or upgraded.
   uint64_t leaked_bits_cleared = 0;
+  // Maps of memory with no file (format::may_carry_build_id) whose records carried an id anyway:
+  // written without it.
+  uint64_t ids_without_file_removed = 0;
   uint64_t table_entries_added = 0;  // for ids the pass injected
   // For ids the map records already carried (perf record --buildid-mmap, perf >= 6.17).
   uint64_t table_entries_from_records = 0;

@@ -73,6 +73,11 @@ absl::Status RepairBuildIds::rewrite(const transform::RecordRef& r, const transf
   }
   if (auto st = release(s, out); !st.ok()) return st;
   if (!m.build_id) return out.emit(r);
+  if (!format::may_carry_build_id(m.kind)) {
+    report_.maps.push_back({std::string(m.fields.filename), IdRepair::kRemoved, m.build_id->hex(),
+                            "", "memory with no file has no build-id"});
+    return out.emit(rebuilt_.map_without_build_id(r, s));
+  }
   if (const auto why = table_says_otherwise(m, s)) return judge(r, *why, s, out);
   return out.emit(r);
 }
@@ -158,8 +163,9 @@ class Kind : public RepairKind {
     return R"(perf 6.17 made build-ids in map records the default, and until the fix in 7.0 (backported to
 6.18.y) every kernel-module MMAP2 after the first carried the first module's build-id: perf
 report then shows [unknown] for every module but one. This verb finds ids that cannot be right:
-one id on the maps of two different files (kernel and modules), or an id the build-id table
-contradicts. Each is replaced by the id the evidence proves, by the same trust rules as inject
+one id on the maps of two different files (kernel and modules), an id the build-id table
+contradicts, or any id on a map of memory with no file (anonymous, [heap], [stack], memfd,
+SysV), which is removed. Each of the others is replaced by the id the evidence proves, by the same trust rules as inject
 (the table, the module file under --sysroot, the running kernel's notes for a recording of this
 very boot), or removed, leaving an MMAP2 without build-id, when nothing proves one. A wrong
 build-id is worse than none: a suspect id is never left.)";

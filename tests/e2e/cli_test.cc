@@ -37,6 +37,14 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << args;
   }
+  // An unknown verb's --help is the same error, not the overview and 0.
+  for (const char* verb : {"frobnicate", "fxi"}) {
+    RunResult plain = sh(pdfix() + " " + verb);
+    RunResult help = sh(pdfix() + " " + verb + " --help");
+    EXPECT_EQ(help.status, 2) << verb;
+    EXPECT_EQ(help.err, plain.err) << verb;
+    EXPECT_TRUE(help.out.empty()) << verb << ": " << help.out;
+  }
   // No verb at all: the overview, on stderr.
   RunResult r = sh(pdfix());
   EXPECT_EQ(r.status, 2);
