@@ -88,8 +88,9 @@ absl::Status Run::take(const std::string& name) {
   if (const std::optional<int> done = journal_.finished(name)) {
     ++summary_.earlier;
     // Killed after the journal's line and before the removal: the fixed copy is on disk.
-    if (config_.remove_raw && *done != kExitError && access(in.c_str(), F_OK) == 0)
+    if (config_.remove_raw && *done != kExitError && access(in.c_str(), F_OK) == 0) {
       return remove_chunk(in);
+    }
     return absl::OkStatus();
   }
   llvm::json::Object report{{"chunk", name}, {"input", in}};
