@@ -19,6 +19,8 @@
 #include "resolve/cache_layout.h"
 #include "store/binaries.h"
 #include "store/cache_store.h"
+#include "store/keep_binaries.h"
+#include "store/keep_verdict.h"
 #include "store/symfs_layout.h"
 
 namespace pdfix::store {
@@ -351,6 +353,78 @@ TEST_F(StoreFiles, GuestsAreMissingAndHitsFilter) {
   auto hits = find(b.build(), host, {.sysroot = dir_ + "/root"}, /*hits_only=*/true);
   ASSERT_EQ(hits.size(), 1U);
   EXPECT_EQ(hits[0].name, "/usr/bin/prog");
+}
+
+// Between a binary's proof and its copy, its process may exit (and its root with it), or the file
+// be removed or rewritten: such a binary is missing, saying why, and the rest is kept; a file of
+// another binary never goes in under the id named. A system-wide recording of a busy host meets
+// this (a test's processes in CI, a package upgrade).
+TEST_F(StoreFiles, AFileGoneOrRewrittenSinceItsProofIsMissingAndTheRestIsKept) {
+  fs::copy_file("/usr/bin/echo", dir_ + "/root/usr/bin/third");
+  const std::string third_id = readelf_build_id(dir_ + "/root/usr/bin/third");
+  PerfDataBuilder b;
+  b.attr({})
+      .mmap2_build_id(1, 0x400000, 0x1000, 0, "/usr/bin/prog", bytes_of(id_of(prog_id_)))
+      .mmap2_build_id(1, 0x500000, 0x1000, 0, "/usr/bin/other", bytes_of(id_of(other_id_)))
+      .mmap2_build_id(1, 0x600000, 0x1000, 0, "/usr/bin/third", bytes_of(id_of(third_id)));
+  const Bytes recording = b.build();
+  testing::FakeHost host;
+  Named named{.binaries = find(recording, host, {.sysroot = dir_ + "/root"})};
+  ASSERT_EQ(named.binaries.size(), 3U);
+  for (const Binary& found : named.binaries) ASSERT_EQ(found.from, Binary::From::kFile);
+  // A file kept by path whose content is no longer the one proven.
+  const std::string idless = dir_ + "/idless";
+  std::ofstream(idless) << "proven";
+  named.idless = {by_path("/usr/bin/idless", "proven", {1})};
+  named.idless[0].path = idless;
+
+  fs::remove(dir_ + "/root/usr/bin/prog");
+  fs::remove(dir_ + "/root/usr/bin/other");
+  fs::copy_file("/usr/bin/true", dir_ + "/root/usr/bin/other");  // another binary
+  std::ofstream(idless, std::ios::trunc) << "rewritten";
+
+  const std::string cache = dir_ + "/cache";
+  Named stored = named;
+  auto kept = store_binaries(stored, host, cache, {});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->added, 1U);
+  EXPECT_EQ(stored.binaries[0].from, Binary::From::kNothing);
+  EXPECT_NE(stored.binaries[0].missing.find("gone before it was kept"), std::string::npos)
+      << stored.binaries[0].missing;
+  EXPECT_EQ(stored.binaries[1].from, Binary::From::kNothing);
+  EXPECT_NE(stored.binaries[1].missing.find("no longer carries build-id " + other_id_),
+            std::string::npos)
+      << stored.binaries[1].missing;
+  EXPECT_EQ(stored.binaries[2].from, Binary::From::kFile);
+  EXPECT_EQ(stored.idless[0].from, Binary::From::kNothing);
+  EXPECT_NE(stored.idless[0].missing.find("changed while it was being kept"), std::string::npos)
+      << stored.idless[0].missing;
+  EXPECT_EQ(judge(stored).missing, 2U);
+  EXPECT_EQ(readelf_build_id(cached_file(cache, id_of(third_id), EntryKind::kElf)), third_id);
+  EXPECT_FALSE(fs::exists(cached_file(cache, id_of(prog_id_), EntryKind::kElf)));
+  EXPECT_FALSE(fs::exists(cached_file(cache, id_of(other_id_), EntryKind::kElf)));
+  EXPECT_FALSE(fs::exists(cache + "/.symfs"));
+
+  // A bundle the same: tar lists the one binary kept, and no root for the file by path.
+  auto in = io::open_input(testing::write_temp(recording));
+  ASSERT_TRUE(in.ok()) << in.status();
+  const std::string bundle = dir_ + "/b.tar.zst";
+  Named archived = named;
+  auto bundled = archive_recording(*in, archived, host, bundle, {});
+  ASSERT_TRUE(bundled.ok()) << bundled.status();
+  EXPECT_EQ(archived.binaries[0].from, Binary::From::kNothing);
+  EXPECT_EQ(archived.binaries[1].from, Binary::From::kNothing);
+  EXPECT_EQ(archived.idless[0].from, Binary::From::kNothing);
+  std::string listing;
+  FILE* tar = popen(("tar --zstd -tf '" + bundle + "'").c_str(), "r");
+  ASSERT_NE(tar, nullptr);
+  char line[512];
+  while (fgets(line, sizeof line, tar) != nullptr) listing += line;
+  EXPECT_EQ(pclose(tar), 0);
+  EXPECT_NE(listing.find("usr/bin/third/" + third_id + "/elf"), std::string::npos) << listing;
+  EXPECT_EQ(listing.find(prog_id_), std::string::npos) << listing;
+  EXPECT_EQ(listing.find(other_id_), std::string::npos) << listing;
+  EXPECT_EQ(listing.find("symfs"), std::string::npos) << listing;
 }
 
 TEST_F(StoreFiles, StoringAgainOrAtOnceKeepsOneWholeFile) {

@@ -190,8 +190,19 @@ absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
                                                                 const resolve::Host& host) {
   switch (b.from) {
-    case Binary::From::kFile:
-      return resolve::read_maybe_compressed(b.path);
+    case Binary::From::kFile: {
+      auto image = resolve::read_maybe_compressed(b.path);
+      if (!image.ok()) return image.status();
+      // Proven when it was found; rewritten since, it is another binary than the one named.
+      const std::span<const uint8_t> bytes{
+          reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()};
+      if (b.id.size != 0 && b.kind != EntryKind::kKallsyms &&
+          !resolve::carries_build_id(bytes, b.id)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(b.path, ": no longer carries build-id ", b.id.hex()));
+      }
+      return image;
+    }
     case Binary::From::kKallsyms:
       return llvm::MemoryBuffer::getMemBufferCopy(host.kallsyms(), "/proc/kallsyms");
     case Binary::From::kVdso: {

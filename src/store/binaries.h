@@ -82,7 +82,8 @@ absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
                                     const resolve::RecordingFacts& facts, const resolve::Host& host,
                                     const FindOptions& options);
 
-// The bytes that go into a cache or bundle for `b` (a module decompressed).
+// The bytes that go into a cache or bundle for `b` (a module decompressed). A file that no longer
+// carries the id it was proven by is an error (FailedPrecondition), as one gone is (NotFound).
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
                                                                 const resolve::Host& host);
 

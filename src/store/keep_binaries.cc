@@ -58,14 +58,22 @@ void count(Kept& kept, const Binary& b, const Prepared& p) {
   }
 }
 
+// A proven copy that cannot be read when it is kept (its process's root gone with the process, the
+// file removed or rewritten since it was proven) is not kept: the binary is missing, saying why,
+// and the recording is still kept. Only a failure to write fails the run.
+void lose(Binary& b, const absl::Status& why) {
+  b.from = Binary::From::kNothing;
+  b.missing = absl::StrCat("gone before it was kept: ", why.message());
+}
+
 // Calls `keep` with each binary that has a proven copy, its cache entry and what is kept of it.
 // Those for which `kept_already` says so are not read.
 absl::Status for_each_proven(
-    const std::vector<Binary>& binaries, const resolve::Host& host, const KeepOptions& options,
+    std::vector<Binary>& binaries, const resolve::Host& host, const KeepOptions& options,
     const std::function<absl::Status(size_t, const CacheEntry&, const Prepared&)>& keep,
     const std::function<absl::StatusOr<bool>(size_t, const CacheEntry&)>& kept_already) {
   for (size_t i = 0; i < binaries.size(); ++i) {
-    const Binary& b = binaries[i];
+    Binary& b = binaries[i];
     auto entry = cache_entry(b.name, b.id, b.kind);
     if (b.from != Binary::From::kNothing && entry) {
       auto already = kept_already(i, *entry);
@@ -77,8 +85,11 @@ absl::Status for_each_proven(
     }
     if (b.from != Binary::From::kNothing && entry) {
       auto image = load_binary(b, host);
-      if (!image.ok()) return image.status();
-      if (auto s = keep(i, *entry, prepare(b.kind, **image, options)); !s.ok()) return s;
+      if (image.ok()) {
+        if (auto s = keep(i, *entry, prepare(b.kind, **image, options)); !s.ok()) return s;
+      } else {
+        lose(b, image.status());
+      }
     }
     if (options.progress) options.progress(i + 1, binaries.size());
   }
@@ -151,9 +162,21 @@ absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
   return absl::OkStatus();
 }
 
-absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
+absl::Status add_symfs(BundleWriter& w, std::vector<Binary>& by_path,
                        const std::vector<Binary>& binaries, const resolve::Host& host,
                        const KeepOptions& options, Kept& kept, BundleManifest& manifest) {
+  // Read before the layout is made, which the manifest lists: a file lost is in neither.
+  std::map<size_t, std::unique_ptr<llvm::MemoryBuffer>> images;
+  for (size_t i = 0; i < by_path.size(); ++i) {
+    Binary& b = by_path[i];
+    if (b.from != Binary::From::kFile || b.sha256.empty()) continue;
+    auto image = load_by_path(b, host);
+    if (image.ok()) {
+      images[i] = *std::move(image);
+    } else {
+      lose(b, image.status());
+    }
+  }
   const SymfsLayout layout = symfs_layout(by_path, kept_kernel(binaries));
   if (layout.roots.empty()) return absl::OkStatus();
   for (size_t r = 0; r < layout.roots.size(); ++r) {
@@ -161,9 +184,7 @@ absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
       const Binary& b = by_path[i];
       auto name = symfs_entry(layout.roots[r], b.name);
       if (!name) continue;
-      auto image = load_by_path(b, host);
-      if (!image.ok()) return image.status();
-      const Prepared p = prepare(b.kind, **image, options);
+      const Prepared p = prepare(b.kind, *images.at(i), options);
       if (auto s = w.add_file(*name, p.image, 0755); !s.ok()) return s;
       if (p.slim) manifest.slim.push_back(*name);
       count(kept, b, p);
@@ -180,10 +201,10 @@ absl::Status add_symfs(BundleWriter& w, const std::vector<Binary>& by_path,
 
 }  // namespace
 
-absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
-                                       const std::vector<Binary>& by_path,
+absl::StatusOr<Kept> archive_recording(const io::Input& in, Named& named,
                                        const resolve::Host& host, const std::string& path,
                                        const KeepOptions& options) {
+  std::vector<Binary>& binaries = named.binaries;
   if (!in.mapped) {
     return absl::InvalidArgumentError(absl::StrCat(
         in.name, ": a bundle is made from a file or a directory recording, not from a pipe"));
@@ -228,7 +249,7 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
         return true;
       });
   if (!s.ok()) return s;
-  if (auto s = add_symfs(**w, by_path, binaries, host, options, kept, manifest); !s.ok()) {
+  if (auto s = add_symfs(**w, named.idless, binaries, host, options, kept, manifest); !s.ok()) {
     return s;
   }
   if (!manifest.empty()) {
@@ -244,12 +265,12 @@ absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Bi
   return kept;
 }
 
-absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
-                                    const std::vector<Binary>& by_path, const resolve::Host& host,
+absl::StatusOr<Kept> store_binaries(Named& named, const resolve::Host& host,
                                     const std::string& cache, const KeepOptions& options) {
+  const std::vector<Binary>& binaries = named.binaries;
   Kept kept;
   auto s = for_each_proven(
-      binaries, host, options,
+      named.binaries, host, options,
       [&](size_t i, const CacheEntry& entry, const Prepared& p) -> absl::Status {
         auto stored = store_in_cache(cache, entry, p.image);
         if (!stored.ok()) return stored.status();
@@ -269,13 +290,16 @@ absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
         return true;
       });
   if (!s.ok()) return s;
-  for (const Binary& b : by_path) {
+  for (Binary& b : named.idless) {
     if (b.from != Binary::From::kFile || b.sha256.empty()) continue;
     const SymfsRoot root{absl::StrCat(".symfs/", b.sha256.substr(0, 16)), {}, {}};
     auto name = symfs_entry(root, b.name);
     if (!name) continue;
     auto image = load_by_path(b, host);
-    if (!image.ok()) return image.status();
+    if (!image.ok()) {
+      lose(b, image.status());
+      continue;
+    }
     const Prepared p = prepare(b.kind, **image, options);
     auto stored = store_file(cache, *name, p.image);
     if (!stored.ok()) return stored.status();

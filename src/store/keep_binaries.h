@@ -54,20 +54,21 @@ struct KeepOptions {
   const BundleChain* chain = nullptr;
 };
 
-// `in` (a mapped file or a directory recording) as perf.data, every binary with a proven copy
-// under .debug, and every file of `by_path` with a proven copy (no build-id) under symfs/
-// (store/symfs_layout.h), into the bundle at `path` ("-": stdout). The bundle's manifest
+// `in` (a mapped file or a directory recording) as perf.data, every binary of `named` with a
+// proven copy under .debug, and every file of its `idless` with a proven copy (no build-id) under
+// symfs/ (store/symfs_layout.h), into the bundle at `path` ("-": stdout). The bundle's manifest
 // (kBundleManifest) names the files kept slim, and those that earlier bundles of its chain hold.
-absl::StatusOr<Kept> archive_recording(const io::Input& in, const std::vector<Binary>& binaries,
-                                       const std::vector<Binary>& by_path,
+// A proven copy that can no longer be read (gone with its process, removed, rewritten) is left
+// out, and its Binary in `named` says so (no copy, `missing` why); writing fails the call.
+absl::StatusOr<Kept> archive_recording(const io::Input& in, Named& named,
                                        const resolve::Host& host, const std::string& path,
                                        const KeepOptions& options);
 
-// Every binary with a proven copy into the build-id cache at `cache`, and every file of `by_path`
-// with one under `cache`/.symfs/<first 16 hex digits of its SHA-256>/<path>: a root of its own
-// for `perf report --symfs`, which two files at one path never share.
-absl::StatusOr<Kept> store_binaries(const std::vector<Binary>& binaries,
-                                    const std::vector<Binary>& by_path, const resolve::Host& host,
+// Every binary of `named` with a proven copy into the build-id cache at `cache`, and every file of
+// its `idless` with one under `cache`/.symfs/<first 16 hex digits of its SHA-256>/<path>: a root
+// of its own for `perf report --symfs`, which two files at one path never share. A copy that can
+// no longer be read is left out as archive_recording leaves it.
+absl::StatusOr<Kept> store_binaries(Named& named, const resolve::Host& host,
                                     const std::string& cache, const KeepOptions& options);
 
 }  // namespace pdfix::store

@@ -133,7 +133,8 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
                 (removes ? int_of(*summary, "gone") : 0),
             static_cast<int64_t>(dumped))
       << perf_said;
-  EXPECT_EQ(int_of(*summary, "not_fixed"), 0) << sh("cat " + quote(dir_ + "/follow.jsonl")).out;
+  EXPECT_EQ(int_of(*summary, "not_fixed"), 0)
+      << sh("cat " + quote(dir_ + "/follow.jsonl") + " " + quote(dir_ + "/follow.jsonl.err")).out;
   if (!removes) {
     EXPECT_EQ(int_of(*summary, "gone"), 0);
   }
