@@ -33,8 +33,11 @@ Chunks already in DIR are fixed first, oldest first. What is finished is written
 fixed chunk is on disk, to OUTDIR/.pdfix-follow-journal: pdfix stopped at any point (even by
 SIGKILL) and started again fixes no chunk twice and skips none. A chunk whose perf was killed
 while writing it is fixed as far as its whole records go and reported incomplete; one that
-cannot be read is reported and left as it was, and the run goes on; one that perf removed first
-(--switch-max-files) is reported as gone. The raw chunk is removed only
+perf removed first (--switch-max-files) is reported as gone. One that could not be fixed (no
+space left in OUTDIR or the store, a damaged chunk) is reported, left as it was, and tried
+again while the run goes on: at once after a later chunk is fixed (three times), else after
+--retry-after seconds, the delay doubled at each try up to an hour; and at the next start. The
+journal names only chunks that are done. The raw chunk is removed only
 with --remove-raw, and only after its fixed copy is complete and synced to disk.
 
 With --archive DIR, each fixed chunk also goes into a bundle of its own, DIR/<chunk>.tar.zst,
@@ -76,6 +79,11 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
   cmd->add_flag("--remove-raw", a->config.remove_raw,
                 "Remove each chunk once its fixed copy is on disk.");
   cmd->add_flag("--once", a->config.once, "Fix the chunks present, then exit.");
+  cmd->add_option("--retry-after", a->config.retry_after,
+                  "Seconds before a chunk not fixed is tried again, doubled at each try "
+                  "(default 30).")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber);
   std::vector<passes::RepairKind*> kinds;
   for (const auto& k : a->kinds) kinds.push_back(k.get());
   a->fix = add_fix_options(*cmd, kinds);

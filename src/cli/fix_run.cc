@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -139,6 +140,15 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
       keep_args.more_caches.push_back(cache);
     }
   }
+  // Binaries not kept: the job is not done, and the recording written for it goes too (exit 2
+  // leaves no output behind), so that follow, trying the chunk again, does not take it for done.
+  const auto undone = [&](int kept) {
+    if (kept == kExitError && a.out != "-") {
+      std::error_code ec;
+      std::filesystem::remove_all(a.out, ec);
+    }
+    return kept;
+  };
   // A recording perf never ended is written whole as far as its records go; what perf would have
   // written last is not there.
   const std::optional<uint64_t> cut = unfinished_cut(*in);
@@ -152,7 +162,7 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
                 << "\n";
     }
     for (const passes::Repair* r : repairs) r->report_text(say.out(), a.verbose);
-    const int kept = target ? keep(a.out, *target, keep_args, host, run, nullptr) : kExitOk;
+    const int kept = target ? undone(keep(a.out, *target, keep_args, host, run, nullptr)) : kExitOk;
     return kept != kExitOk ? kept : passes_status;
   }
   const auto say_unfinished = [&] {
@@ -170,7 +180,7 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   int status = passes_status;
   if (target) {
     llvm::json::Object kept;
-    const int kept_status = keep(a.out, *target, keep_args, host, run, &kept);
+    const int kept_status = undone(keep(a.out, *target, keep_args, host, run, &kept));
     if (kept_status == kExitError) return kept_status;
     if (kept_status != kExitOk) status = kept_status;
     (*json)[a.store ? "store" : "archive"] = std::move(kept);

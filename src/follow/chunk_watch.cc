@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -84,14 +85,26 @@ bool ChunkWatch::read_signal() {
 
 bool ChunkWatch::stop_requested() { return stop_signal_ != 0 || read_signal(); }
 
-absl::StatusOr<std::vector<std::string>> ChunkWatch::wait() {
+absl::StatusOr<std::vector<std::string>> ChunkWatch::wait(
+    std::optional<std::chrono::milliseconds> timeout) {
   std::vector<std::string> names;
+  const auto until =
+      std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
   while (names.empty() && !stop_requested()) {
+    int wait_ms = -1;
+    if (timeout) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX));
+    }
     pollfd fds[] = {{inotify_, POLLIN, 0}, {signals_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    const int ready = poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       return errno_error("poll");
     }
+    if (ready == 0) continue;
     alignas(inotify_event) char buffer[16384];
     const ssize_t n = read(inotify_, buffer, sizeof buffer);
     if (n < 0 && errno != EAGAIN) return errno_error("reading inotify events");

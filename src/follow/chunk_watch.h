@@ -6,7 +6,9 @@
 // ends a wait rather than the process, and the chunk under way is finished first.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +33,9 @@ class ChunkWatch {
   // The chunks in the directory now, oldest first (perf's timestamps sort as text).
   absl::StatusOr<std::vector<std::string>> present() const;
   // Waits until chunks arrive, and returns their names in the order they came; returns none once
-  // a stop signal came (stop_signal() then names it).
-  absl::StatusOr<std::vector<std::string>> wait();
+  // a stop signal came (stop_signal() then names it), or once `timeout` passed.
+  absl::StatusOr<std::vector<std::string>> wait(
+      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Whether a stop signal is waiting, without blocking: checked between chunks.
   bool stop_requested();
   int stop_signal() const { return stop_signal_; }

@@ -3,9 +3,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -62,6 +66,13 @@ void remove_unfinished(const std::string& dir, const std::string& base, std::str
   }
 }
 
+using Clock = std::chrono::steady_clock;
+
+// A chunk not fixed is tried again at once after a later chunk is fixed (the space or the file
+// that was missing may be back) this many times; after that only when its delay has passed.
+constexpr int kTriesAfterAFix = 3;
+constexpr double kLongestDelay = 3600;
+
 class Run {
  public:
   Run(const FollowConfig& config, const FixChunk& fix,
@@ -69,30 +80,73 @@ class Run {
       : config_(config), fix_(fix), each_(each), journal_(std::move(journal)) {}
 
   absl::Status take(const std::string& name);
+  // Tries again the chunks not fixed whose time has come.
+  absl::Status retry(const std::function<bool()>& stop_requested);
+  // How long until the next chunk not fixed is due; nullopt: none is waiting.
+  std::optional<std::chrono::milliseconds> next_retry() const;
   FollowSummary& summary() { return summary_; }
+  size_t not_fixed() const { return waiting_.size(); }
 
  private:
+  absl::Status attempt(const std::string& name);
+
+  struct Waiting {
+    int tries = 0;
+    Clock::time_point due;
+  };
   const FollowConfig& config_;
   const FixChunk& fix_;
   const std::function<void(llvm::json::Object)>& each_;
   Journal journal_;
   // Chunks taken in this run: one listed at the start may also come as an event.
   std::set<std::string> taken_;
+  // Chunks whose fix failed, still raw, to be tried again (never journalled: a restart tries
+  // them too).
+  std::map<std::string, Waiting> waiting_;
+  bool fixed_since_a_failure_ = false;
   FollowSummary summary_;
 };
 
 absl::Status Run::take(const std::string& name) {
   if (!taken_.insert(name).second) return absl::OkStatus();
   const std::string in = absl::StrCat(config_.dir, "/", name);
-  const std::string out = absl::StrCat(config_.out_dir, "/", name);
-  if (const std::optional<int> done = journal_.finished(name)) {
+  // A failure journalled by an earlier pdfix (which did not try again) is tried again.
+  if (const std::optional<int> done = journal_.finished(name); done && *done != kExitError) {
     ++summary_.earlier;
     // Killed after the journal's line and before the removal: the fixed copy is on disk.
-    if (config_.remove_raw && *done != kExitError && access(in.c_str(), F_OK) == 0) {
-      return remove_chunk(in);
-    }
+    if (config_.remove_raw && access(in.c_str(), F_OK) == 0) return remove_chunk(in);
     return absl::OkStatus();
   }
+  return attempt(name);
+}
+
+absl::Status Run::retry(const std::function<bool()>& stop_requested) {
+  const Clock::time_point now = Clock::now();
+  std::vector<std::string> due;
+  for (const auto& [name, w] : waiting_) {
+    if (w.due <= now || (fixed_since_a_failure_ && w.tries < kTriesAfterAFix)) {
+      due.push_back(name);
+    }
+  }
+  fixed_since_a_failure_ = false;
+  for (const std::string& name : due) {
+    if (stop_requested()) break;
+    if (absl::Status s = attempt(name); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::chrono::milliseconds> Run::next_retry() const {
+  if (waiting_.empty()) return std::nullopt;
+  Clock::time_point first = Clock::time_point::max();
+  for (const auto& [name, w] : waiting_) first = std::min(first, w.due);
+  return std::max(std::chrono::milliseconds(0),
+                  std::chrono::ceil<std::chrono::milliseconds>(first - Clock::now()));
+}
+
+absl::Status Run::attempt(const std::string& name) {
+  const std::string in = absl::StrCat(config_.dir, "/", name);
+  const std::string out = absl::StrCat(config_.out_dir, "/", name);
   llvm::json::Object report{{"chunk", name}, {"input", in}};
   int status = kExitOk;
   struct stat st;
@@ -124,8 +178,22 @@ absl::Status Run::take(const std::string& name) {
     summary_.seconds += seconds;
     summary_.bytes_in += bytes_in;
     if (status == kExitError) {
-      report["note"] = "not fixed: kept as it was";
-      ++summary_.failed;
+      Waiting& w = waiting_[name];
+      ++w.tries;
+      const double delay =
+          std::min(kLongestDelay, config_.retry_after * std::pow(2.0, std::min(w.tries - 1, 20)));
+      w.due = Clock::now() +
+              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+      report["tries"] = w.tries;
+      const bool after_a_fix = w.tries < kTriesAfterAFix;
+      report["note"] = absl::StrCat(
+          "not fixed: kept as it was; tried again ",
+          after_a_fix ? "once a later chunk is fixed, " : "",
+          config_.once
+              ? (after_a_fix ? "and at the next start" : "at the next start")
+              : absl::StrCat(after_a_fix ? "or " : "", absl::SixDigits(delay), " s from now"));
+      each_(std::move(report));
+      return absl::OkStatus();
     } else {
       if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
       const uint64_t bytes_out = size_of(out);
@@ -143,6 +211,11 @@ absl::Status Run::take(const std::string& name) {
       ++(status == kExitOk ? summary_.fixed : summary_.incomplete);
     }
   }
+  if (const auto w = waiting_.find(name); w != waiting_.end()) {
+    report["tries"] = w->second.tries + 1;
+    waiting_.erase(w);
+  }
+  fixed_since_a_failure_ |= status != kExitError;
   if (absl::Status s = journal_.record(name, status); !s.ok()) return s;
   if (config_.remove_raw && status != kExitError) {
     if (absl::Status s = remove_chunk(in); !s.ok()) return s;
@@ -167,16 +240,19 @@ absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk&
   auto watch = ChunkWatch::open(config.dir, config.base);
   if (!watch.ok()) return watch.status();
   Run run(config, fix, each, std::move(*journal));
+  const auto stop_requested = [&] { return (*watch)->stop_requested(); };
   auto names = (*watch)->present();
   while (names.ok()) {
     for (const std::string& name : *names) {
-      if ((*watch)->stop_requested()) break;
+      if (stop_requested()) break;
       if (absl::Status s = run.take(name); !s.ok()) return s;
     }
-    if (config.once || (*watch)->stop_requested()) break;
-    names = (*watch)->wait();
+    if (absl::Status s = run.retry(stop_requested); !s.ok()) return s;
+    if (config.once || stop_requested()) break;
+    names = (*watch)->wait(run.next_retry());
   }
   if (!names.ok()) return names.status();
+  run.summary().failed = run.not_fixed();
   run.summary().stop_signal = (*watch)->stop_signal();
   return run.summary();
 }

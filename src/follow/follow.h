@@ -22,6 +22,10 @@ struct FollowConfig {
   // Where each chunk's bundle goes (--archive), at bundle_path(); empty: no bundles. A chunk is
   // done only when its bundle is there too.
   std::string bundle_dir;
+  // A chunk not fixed (no space left, a file it needs unreadable) stays raw and is tried again:
+  // at once after a later chunk is fixed (its first three times), else this many seconds after
+  // it failed, the delay doubled each time up to an hour; and at the next start.
+  double retry_after = 30;
 };
 
 // The bundle of chunk `name`: BUNDLE_DIR/NAME.tar.zst.
@@ -35,7 +39,7 @@ using FixChunk =
 struct FollowSummary {
   uint64_t fixed = 0;       // exit 0
   uint64_t incomplete = 0;  // exit 3: written, but not all there
-  uint64_t failed = 0;      // exit 2: kept as it was
+  uint64_t failed = 0;      // exit 2 at its last try: kept as it was, tried at the next start
   uint64_t gone = 0;        // removed (by perf --switch-max-files) before it could be fixed
   uint64_t earlier = 0;     // finished by an earlier run (the journal)
   uint64_t bytes_in = 0;

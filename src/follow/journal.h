@@ -2,7 +2,8 @@
 // and started again fixes no chunk twice and skips none. A chunk is written to the journal only
 // once its fixed copy is complete and on disk; a restart that finds a chunk's fixed copy but no
 // line for it (killed between the two) takes it as done. One line a chunk: its name and the exit
-// status its fix had.
+// status its fix had (2 only for a chunk gone before it could be fixed). A chunk not fixed is not
+// written: a restart tries it again, as it does one that an earlier pdfix wrote with 2.
 #pragma once
 
 #include <map>

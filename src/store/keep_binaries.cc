@@ -201,9 +201,8 @@ absl::Status add_symfs(BundleWriter& w, std::vector<Binary>& by_path,
 
 }  // namespace
 
-absl::StatusOr<Kept> archive_recording(const io::Input& in, Named& named,
-                                       const resolve::Host& host, const std::string& path,
-                                       const KeepOptions& options) {
+absl::StatusOr<Kept> archive_recording(const io::Input& in, Named& named, const resolve::Host& host,
+                                       const std::string& path, const KeepOptions& options) {
   std::vector<Binary>& binaries = named.binaries;
   if (!in.mapped) {
     return absl::InvalidArgumentError(absl::StrCat(

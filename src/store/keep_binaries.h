@@ -60,9 +60,8 @@ struct KeepOptions {
 // (kBundleManifest) names the files kept slim, and those that earlier bundles of its chain hold.
 // A proven copy that can no longer be read (gone with its process, removed, rewritten) is left
 // out, and its Binary in `named` says so (no copy, `missing` why); writing fails the call.
-absl::StatusOr<Kept> archive_recording(const io::Input& in, Named& named,
-                                       const resolve::Host& host, const std::string& path,
-                                       const KeepOptions& options);
+absl::StatusOr<Kept> archive_recording(const io::Input& in, Named& named, const resolve::Host& host,
+                                       const std::string& path, const KeepOptions& options);
 
 // Every binary of `named` with a proven copy into the build-id cache at `cache`, and every file of
 // its `idless` with one under `cache`/.symfs/<first 16 hex digits of its SHA-256>/<path>: a root
