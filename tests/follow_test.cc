@@ -29,6 +29,13 @@ TEST(ChunkNames, OnlyTheNamePerfGivesAFinishedChunk) {
   EXPECT_FALSE(is_chunk_name("perf.datax2026", "perf.data"));
   EXPECT_FALSE(is_chunk_name("other.data.2026", "perf.data"));
   EXPECT_FALSE(is_chunk_name(".perf.data.2026.pdfix-AbC123", "perf.data"));
+  // Another base's chunk, by perf's timestamp: what a run given the wrong --base is told of.
+  EXPECT_EQ(chunk_base("rec.data.2026112721354139"), "rec.data");
+  EXPECT_EQ(chunk_base("perf.data.20261127213541"), "perf.data");
+  EXPECT_EQ(chunk_base("x.2026112721354"), std::nullopt);
+  EXPECT_EQ(chunk_base("rec.data.old"), std::nullopt);
+  EXPECT_EQ(chunk_base("rec.data"), std::nullopt);
+  EXPECT_EQ(chunk_base(".2026112721354139"), std::nullopt);
 }
 
 TEST(Journal, KeepsFinishedChunksAcrossARestartButNotALineCutShort) {

@@ -27,7 +27,8 @@ taken by that name only, so a chunk perf is still writing is never read. Each is
 `pdfix fix` would fix it, with the same options (--unwind, --store, --search, ...), into OUTDIR
 under its own name, while the processes it maps still live: the maps their files and
 /proc/PID/root prove are the ones lost when chunks are fixed later. perf turns build-ids off
-under --switch-output; pdfix puts them in.
+under --switch-output; pdfix puts them in. A chunk of another BASE in DIR is named on stderr,
+with the --base it needs.
 
 Chunks already in DIR are fixed first, oldest first. What is finished is written, after the
 fixed chunk is on disk, to OUTDIR/.pdfix-follow-journal: pdfix stopped at any point (even by
@@ -150,7 +151,11 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
                 std::cout.flush();
               }
             };
-            auto summary = follow::follow(a->config, fix, each);
+            // Said even with --quiet: a run with the wrong --base would fix nothing, silently.
+            const auto notice = [](const std::string& text) {
+              std::cerr << "follow: " << text << "\n";
+            };
+            auto summary = follow::follow(a->config, fix, each, notice);
             if (!summary.ok()) return fail(summary.status());
             // The run's summary: on stderr, and as the last JSON line.
             llvm::json::Object total{

@@ -30,6 +30,20 @@ bool is_chunk_name(std::string_view name, std::string_view base) {
   return std::all_of(stamp.begin(), stamp.end(), [](char c) { return absl::ascii_isdigit(c); });
 }
 
+std::optional<std::string_view> chunk_base(std::string_view name) {
+  // perf_data__switch's timestamp: %Y%m%d%H%M%S and hundredths.
+  constexpr size_t kShortestStamp = 14;
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || name.size() - dot - 1 < kShortestStamp) {
+    return std::nullopt;
+  }
+  const std::string_view stamp = name.substr(dot + 1);
+  if (!std::all_of(stamp.begin(), stamp.end(), [](char c) { return absl::ascii_isdigit(c); })) {
+    return std::nullopt;
+  }
+  return name.substr(0, dot);
+}
+
 absl::StatusOr<std::unique_ptr<ChunkWatch>> ChunkWatch::open(const std::string& dir,
                                                              const std::string& base) {
   sigset_t stop;
@@ -63,12 +77,13 @@ ChunkWatch::~ChunkWatch() {
   close(signals_);
 }
 
-absl::StatusOr<std::vector<std::string>> ChunkWatch::present() const {
+absl::StatusOr<std::vector<std::string>> ChunkWatch::present() {
   DIR* d = opendir(dir_.c_str());
   if (d == nullptr) return errno_error(absl::StrCat("cannot list ", dir_));
   std::vector<std::string> names;
   while (const dirent* e = readdir(d)) {
     if (is_chunk_name(e->d_name, base_)) names.emplace_back(e->d_name);
+    see(e->d_name);
   }
   closedir(d);
   std::sort(names.begin(), names.end());
@@ -83,6 +98,17 @@ bool ChunkWatch::read_signal() {
   return stop_signal_ != 0;
 }
 
+void ChunkWatch::see(std::string_view name) {
+  const std::optional<std::string_view> base = chunk_base(name);
+  // A dot-file is a temporary (pdfix's, rsync's), not a chunk.
+  if (!base || *base == base_ || name.starts_with('.')) return;
+  if (other_bases_.emplace(*base).second) other_chunks_.emplace_back(name);
+}
+
+std::vector<std::string> ChunkWatch::chunks_of_other_bases() {
+  return std::exchange(other_chunks_, {});
+}
+
 bool ChunkWatch::stop_requested() { return stop_signal_ != 0 || read_signal(); }
 
 absl::StatusOr<std::vector<std::string>> ChunkWatch::wait(
@@ -90,7 +116,7 @@ absl::StatusOr<std::vector<std::string>> ChunkWatch::wait(
   std::vector<std::string> names;
   const auto until =
       std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
-  while (names.empty() && !stop_requested()) {
+  while (names.empty() && other_chunks_.empty() && !stop_requested()) {
     int wait_ms = -1;
     if (timeout) {
       const auto left =
@@ -118,6 +144,8 @@ absl::StatusOr<std::vector<std::string>> ChunkWatch::wait(
         names.insert(names.end(), all->begin(), all->end());
       } else if (e->len > 0 && is_chunk_name(e->name, base_)) {
         names.emplace_back(e->name);
+      } else if (e->len > 0) {
+        see(e->name);
       }
     }
   }

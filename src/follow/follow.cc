@@ -232,7 +232,8 @@ std::string bundle_path(const FollowConfig& config, const std::string& name) {
 }
 
 absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk& fix,
-                                     const std::function<void(llvm::json::Object)>& each) {
+                                     const std::function<void(llvm::json::Object)>& each,
+                                     const std::function<void(const std::string&)>& notice) {
   auto journal = Journal::open(config.out_dir);
   if (!journal.ok()) return journal.status();
   remove_unfinished(config.out_dir, config.base, "");
@@ -243,6 +244,13 @@ absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk&
   const auto stop_requested = [&] { return (*watch)->stop_requested(); };
   auto names = (*watch)->present();
   while (names.ok()) {
+    for (const std::string& other : (*watch)->chunks_of_other_bases()) {
+      const std::string base(*chunk_base(other));
+      if (notice) {
+        notice(absl::StrCat(config.dir, " holds ", other, ", a chunk of ", base, ", not of ",
+                            config.base, ": give --base ", base, " to follow those"));
+      }
+    }
     for (const std::string& name : *names) {
       if (stop_requested()) break;
       if (absl::Status s = run.take(name); !s.ok()) return s;

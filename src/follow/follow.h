@@ -50,9 +50,12 @@ struct FollowSummary {
 };
 
 // Runs until a stop signal (or, with `once`, until the chunks present are done). `each` is told
-// of every chunk finished, as one JSON object. An error is the run's own (the directory cannot
-// be watched, the journal cannot be written); a chunk's is in its report.
+// of every chunk finished, as one JSON object; `notice`, once a base, of chunks in the directory
+// that another --base names (a run that would otherwise wait beside them in silence). An error
+// is the run's own (the directory cannot be watched, the journal cannot be written); a chunk's is
+// in its report.
 absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk& fix,
-                                     const std::function<void(llvm::json::Object)>& each);
+                                     const std::function<void(llvm::json::Object)>& each,
+                                     const std::function<void(const std::string&)>& notice = {});
 
 }  // namespace pdfix::follow

@@ -1,16 +1,22 @@
 // What a test of pdfix follow stands on: a directory of its own with raw/ (perf's chunks) and out/
-// (follow's), and the commands it starts in the background, killed before the directory goes.
+// (follow's), and the commands it starts in the background, killed before the directory goes;
+// follow's JSON lines and journal read back.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "e2e/harness.h"
@@ -52,6 +58,59 @@ class FollowFixture : public Base {
   }
   std::string dir_;
   std::optional<Background> background_;
+};
+
+// The JSON lines follow printed, by chunk name (the summary's under "summary").
+inline std::map<std::string, std::vector<llvm::json::Object>> lines_of(const std::string& text) {
+  std::map<std::string, std::vector<llvm::json::Object>> by_chunk;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    llvm::json::Object o = parse_object(line);
+    const std::string key =
+        o.get("summary") != nullptr ? "summary" : o.getString("chunk").value_or("").str();
+    by_chunk[key].push_back(std::move(o));
+  }
+  return by_chunk;
+}
+
+// Waits up to a minute for `done` to hold.
+inline bool within_a_minute(const std::function<bool()>& done) {
+  for (int i = 0; i < 600; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+inline size_t journal_lines(const std::string& out) {
+  std::ifstream in(out + "/.pdfix-follow-journal");
+  size_t n = 0;
+  // A finished chunk's line is its name and status; a line cut short is not one.
+  for (std::string line; std::getline(in, line);) n += line.find(' ') != std::string::npos;
+  return n;
+}
+
+// A test of chunks made from one small recording, followed with a HOME of the test's.
+class FollowChunksTest : public FollowFixture<::testing::Test> {
+ protected:
+  void SetUp() override {
+    FollowFixture::SetUp();
+    // perf reads its cache at ~/.debug (PERF_BUILDID_DIR is what it tells the scripts it runs):
+    // a HOME of the test's, where pdfix stores too.
+    store_env_ = "env HOME=" + quote(dir_) + " ";
+  }
+  // Copies of one small recording as chunks perf finished, oldest first: the `from`th on.
+  void make_chunks(int n, int from = 0) {
+    for (int i = from; i < from + n; ++i) {
+      std::filesystem::copy_file(std::string(PDFIX_CORPUS) + "/sleep-B.data",
+                                 dir_ + "/raw/perf.data.20261127120000" + std::to_string(10 + i));
+    }
+  }
+  RunResult once(const std::string& more = "") {
+    return sh(store_env_ + pdfix() + " follow --once --json " + more + " " + quote(dir_ + "/raw") +
+              " " + quote(dir_ + "/out"));
+  }
+  std::string store_env_;
 };
 
 }  // namespace pdfix::e2e

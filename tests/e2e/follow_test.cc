@@ -2,8 +2,7 @@
 // programs live, a program rebuilt at its path between chunks keeping each run's own id (judged by
 // the ids the files had when they ran), both binaries in the store, the store served by debuginfod
 // to a second host; and the journal's promises
-// under SIGKILL, a chunk perf never finished, a full output directory, and a second run on the
-// same output directory.
+// under SIGKILL, a chunk perf never finished, and a second run on the same output directory.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -22,57 +21,7 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-// The JSON lines follow printed, by chunk name (the summary's under "summary").
-std::map<std::string, std::vector<llvm::json::Object>> lines_of(const std::string& text) {
-  std::map<std::string, std::vector<llvm::json::Object>> by_chunk;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    llvm::json::Object o = parse_object(line);
-    const std::string key =
-        o.get("summary") != nullptr ? "summary" : o.getString("chunk").value_or("").str();
-    by_chunk[key].push_back(std::move(o));
-  }
-  return by_chunk;
-}
-
-// Waits up to a minute for `done` to hold.
-bool within_a_minute(const std::function<bool()>& done) {
-  for (int i = 0; i < 600; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
-size_t journal_lines(const std::string& out) {
-  std::ifstream in(out + "/.pdfix-follow-journal");
-  size_t n = 0;
-  // A finished chunk's line is its name and status; a line cut short is not one.
-  for (std::string line; std::getline(in, line);) n += line.find(' ') != std::string::npos;
-  return n;
-}
-
-class FollowTest : public FollowFixture<::testing::Test> {
- protected:
-  void SetUp() override {
-    FollowFixture::SetUp();
-    // perf reads its cache at ~/.debug (PERF_BUILDID_DIR is what it tells the scripts it runs):
-    // a HOME of the test's, where pdfix stores too.
-    store_env_ = "env HOME=" + quote(dir_) + " ";
-  }
-  // Copies of one small recording as chunks perf finished, oldest first: the `from`th on.
-  void make_chunks(int n, int from = 0) {
-    for (int i = from; i < from + n; ++i) {
-      fs::copy_file(std::string(PDFIX_CORPUS) + "/sleep-B.data",
-                    dir_ + "/raw/perf.data.20261127120000" + std::to_string(10 + i));
-    }
-  }
-  RunResult once(const std::string& more = "") {
-    return sh(store_env_ + pdfix() + " follow --once --json " + more + " " + quote(dir_ + "/raw") +
-              " " + quote(dir_ + "/out"));
-  }
-  std::string store_env_;
-};
+using FollowTest = FollowChunksTest;
 
 TEST_F(FollowTest, EveryChunkIsFixedWhileItsProgramsLiveAndARebuiltProgramKeepsEachRunsId) {
   PDFIX_NEEDS_PERF_RECORD();
@@ -395,100 +344,6 @@ TEST_F(FollowTest, ArchiveKeepsEachBinaryInOneBundleOfTheRunAndUnpackGathersThem
           .out,
       sh("tar --zstd -tf " + quote(dir_ + "/whole.tar.zst") + " | grep -c '^.debug/.*/elf$'").out);
   EXPECT_FALSE(fs::exists(dir_ + "/alone/.pdfix-bundle-chain"));
-}
-
-// OUTDIR full (a tmpfs of one page: the journal fits, no fixed chunk does): each chunk is
-// reported not fixed, stays raw and untouched, nothing half-written is left, and the run goes on;
-// given space, the same run fixes them, once each, on its timer, with no new chunk to wake it.
-TEST_F(FollowTest, ChunksThatDidNotFitAreFixedOnceSpaceReturnsWithoutARestart) {
-  ASSERT_EQ(sh("mount -t tmpfs -o size=4k pdfix-test " + quote(dir_ + "/out")).status, 0)
-      << "a tmpfs cannot be mounted here (root is needed)";
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { sh("umount -l " + quote(dir)); }
-  } unmount{dir_ + "/out"};
-  make_chunks(2);
-  // The shell keeps follow's exit status; SIGTERM goes to follow alone.
-  const std::string shell =
-      background_->start("sh -c " + quote(store_env_ + pdfix() + " follow --json --retry-after 1 " +
-                                          quote(dir_ + "/raw") + " " + quote(dir_ + "/out") +
-                                          "; echo $? >" + quote(dir_ + "/status")),
-                         "follow.jsonl");
-  const auto tries = [&](const std::string& chunk) {
-    size_t n = 0;
-    auto lines = lines_of(sh("cat " + quote(dir_ + "/follow.jsonl")).out);
-    for (const auto& line : lines[chunk]) n += line.getInteger("status") == 2;
-    return n;
-  };
-  const std::vector<std::string> chunks = chunks_in(dir_ + "/raw");
-  ASSERT_EQ(chunks.size(), 2u);
-  // Tried again on the timer (1 s, then 2 s) while there is no space.
-  ASSERT_TRUE(within_a_minute([&] { return tries(chunks[0]) >= 2 && tries(chunks[1]) >= 2; }))
-      << sh("cat " + quote(dir_ + "/follow.jsonl")).out;
-  EXPECT_EQ(journal_lines(dir_ + "/out"), 0u);
-  for (const std::string& chunk : chunks) {
-    EXPECT_EQ(sh("cmp " + quote(std::string(PDFIX_CORPUS) + "/sleep-B.data") + " " +
-                 quote(dir_ + "/raw/" + chunk))
-                  .status,
-              0)
-        << chunk << " was changed";
-  }
-  EXPECT_EQ(sh("ls -A " + quote(dir_ + "/out")).out, ".pdfix-follow-journal\n");
-
-  ASSERT_EQ(sh("mount -o remount,size=1m " + quote(dir_ + "/out")).status, 0);
-  EXPECT_TRUE(within_a_minute([&] { return journal_lines(dir_ + "/out") == 2; }))
-      << sh("cat " + quote(dir_ + "/follow.jsonl")).out;
-  ASSERT_EQ(sh("pkill -TERM -P " + shell + "; while kill -0 " + shell +
-               " 2>/dev/null; do sleep 0.1; done")
-                .status,
-            0);
-  EXPECT_EQ(sh("cat " + quote(dir_ + "/status")).out, "0\n");
-  const std::string said = sh("cat " + quote(dir_ + "/follow.jsonl.err")).out;
-  EXPECT_NE(said.find("No space left on device"), std::string::npos) << said;
-  auto lines = lines_of(sh("cat " + quote(dir_ + "/follow.jsonl")).out);
-  const llvm::json::Object* summary = lines["summary"][0].getObject("summary");
-  ASSERT_NE(summary, nullptr);
-  EXPECT_EQ(int_of(*summary, "fixed"), 2);
-  EXPECT_EQ(int_of(*summary, "not_fixed"), 0);
-  for (const std::string& chunk : chunks) {
-    EXPECT_EQ(lines[chunk].back().getInteger("status"), 0) << chunk;
-    EXPECT_TRUE(perf_stats(dir_ + "/out/" + chunk).count("SAMPLE")) << chunk;
-  }
-  EXPECT_EQ(sh("cat " + quote(dir_ + "/out/.pdfix-follow-journal")).out,
-            chunks[0] + " 0\n" + chunks[1] + " 0\n");
-}
-
-// The store full: the chunk is not done, so its fixed copy is not left in OUTDIR either (a retry
-// would take it for done, and its binaries would never be stored); with space, the next start
-// fixes and stores it.
-TEST_F(FollowTest, AChunkWhoseBinariesDidNotFitInTheStoreIsNotTakenForDone) {
-  fs::create_directories(dir_ + "/.debug");
-  ASSERT_EQ(sh("mount -t tmpfs -o size=4k pdfix-test " + quote(dir_ + "/.debug")).status, 0)
-      << "a tmpfs cannot be mounted here (root is needed)";
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { sh("umount -l " + quote(dir)); }
-  } unmount{dir_ + "/.debug"};
-  PDFIX_NEEDS_PERF_RECORD();
-  // A chunk of this host's programs (-B: perf stores nothing itself).
-  const std::string chunk = "perf.data.2026112712000010";
-  ASSERT_EQ(
-      sh("perf record -q -B -o " + quote(dir_ + "/raw/" + chunk) + " -- ls -R /usr/lib >/dev/null")
-          .status,
-      0);
-  RunResult r = once("--store");
-  EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(dir_ + "/out/" + chunk));
-  EXPECT_EQ(journal_lines(dir_ + "/out"), 0u);
-
-  ASSERT_EQ(sh("mount -o remount,size=64m " + quote(dir_ + "/.debug")).status, 0);
-  r = once("--store");
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(int_of(*lines_of(r.out)["summary"][0].getObject("summary"), "fixed"), 1) << r.out;
-  EXPECT_TRUE(fs::exists(dir_ + "/out/" + chunk));
-  // ls and the libraries it mapped, stored this time.
-  EXPECT_NE(sh("ls " + quote(dir_ + "/.debug/usr/bin/ls")).out, "") << "ls was not stored";
 }
 
 TEST_F(FollowTest, ASecondRunOnTheSameOutputDirectoryIsRefused) {
