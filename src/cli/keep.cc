@@ -160,9 +160,8 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                    .zstd_level = args.zstd_level,
                                    .progress = say.quiet() ? nullptr : progress.callback(),
                                    .chain = archive ? run.chain : nullptr};
-  auto kept =
-      archive ? store::archive_recording(*in, *named, host, target.bundle, options)
-              : store::store_binaries(*named, host, target.cache, options);
+  auto kept = archive ? store::archive_recording(*in, *named, host, target.bundle, options)
+                      : store::store_binaries(*named, host, target.cache, options);
   if (!kept.ok()) return fail(kept.status());
   if (archive && run.chain != nullptr) {
     const std::string name = std::filesystem::path(target.bundle).filename();

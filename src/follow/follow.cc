@@ -89,6 +89,7 @@ class Run {
 
  private:
   absl::Status attempt(const std::string& name);
+  absl::Status not_fixed(const std::string& name, llvm::json::Object report);
 
   struct Waiting {
     int tries = 0;
@@ -144,6 +145,24 @@ std::optional<std::chrono::milliseconds> Run::next_retry() const {
                   std::chrono::ceil<std::chrono::milliseconds>(first - Clock::now()));
 }
 
+// A chunk whose fix failed: said, left raw and out of the journal, and given its next try.
+absl::Status Run::not_fixed(const std::string& name, llvm::json::Object report) {
+  Waiting& w = waiting_[name];
+  ++w.tries;
+  const double delay =
+      std::min(kLongestDelay, config_.retry_after * std::pow(2.0, std::min(w.tries - 1, 20)));
+  w.due = Clock::now() +
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+  report["tries"] = w.tries;
+  const bool after_a_fix = w.tries < kTriesAfterAFix;
+  report["note"] = absl::StrCat(
+      "not fixed: kept as it was; tried again ", after_a_fix ? "once a later chunk is fixed, " : "",
+      config_.once ? (after_a_fix ? "and at the next start" : "at the next start")
+                   : absl::StrCat(after_a_fix ? "or " : "", absl::SixDigits(delay), " s from now"));
+  each_(std::move(report));
+  return absl::OkStatus();
+}
+
 absl::Status Run::attempt(const std::string& name) {
   const std::string in = absl::StrCat(config_.dir, "/", name);
   const std::string out = absl::StrCat(config_.out_dir, "/", name);
@@ -177,39 +196,21 @@ absl::Status Run::attempt(const std::string& name) {
     report["bytes_in"] = bytes_in;
     summary_.seconds += seconds;
     summary_.bytes_in += bytes_in;
-    if (status == kExitError) {
-      Waiting& w = waiting_[name];
-      ++w.tries;
-      const double delay =
-          std::min(kLongestDelay, config_.retry_after * std::pow(2.0, std::min(w.tries - 1, 20)));
-      w.due = Clock::now() +
-              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
-      report["tries"] = w.tries;
-      const bool after_a_fix = w.tries < kTriesAfterAFix;
-      report["note"] = absl::StrCat(
-          "not fixed: kept as it was; tried again ",
-          after_a_fix ? "once a later chunk is fixed, " : "",
-          config_.once
-              ? (after_a_fix ? "and at the next start" : "at the next start")
-              : absl::StrCat(after_a_fix ? "or " : "", absl::SixDigits(delay), " s from now"));
-      each_(std::move(report));
-      return absl::OkStatus();
-    } else {
-      if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
-      const uint64_t bytes_out = size_of(out);
-      report["output"] = out;
-      report["bytes_out"] = bytes_out;
-      if (!bundle.empty()) {
-        if (absl::Status s = sync_to_disk(bundle); !s.ok()) return s;
-        const uint64_t bundled = size_of(bundle);
-        report["bundle"] = bundle;
-        report["bundle_bytes"] = bundled;
-        summary_.bytes_bundled += bundled;
-      }
-      report["fix"] = std::move(fixed);
-      summary_.bytes_out += bytes_out;
-      ++(status == kExitOk ? summary_.fixed : summary_.incomplete);
+    if (status == kExitError) return not_fixed(name, std::move(report));
+    if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
+    const uint64_t bytes_out = size_of(out);
+    report["output"] = out;
+    report["bytes_out"] = bytes_out;
+    if (!bundle.empty()) {
+      if (absl::Status s = sync_to_disk(bundle); !s.ok()) return s;
+      const uint64_t bundled = size_of(bundle);
+      report["bundle"] = bundle;
+      report["bundle_bytes"] = bundled;
+      summary_.bytes_bundled += bundled;
     }
+    report["fix"] = std::move(fixed);
+    summary_.bytes_out += bytes_out;
+    ++(status == kExitOk ? summary_.fixed : summary_.incomplete);
   }
   if (const auto w = waiting_.find(name); w != waiting_.end()) {
     report["tries"] = w->second.tries + 1;
