@@ -109,7 +109,10 @@ class Run {
 };
 
 absl::Status Run::take(const std::string& name) {
-  if (!taken_.insert(name).second) return absl::OkStatus();
+  if (!taken_.insert(name).second) {
+    // Not fixed before, and written since (a copy listed at the start, closed at last): now.
+    return waiting_.contains(name) ? attempt(name) : absl::OkStatus();
+  }
   const std::string in = absl::StrCat(config_.dir, "/", name);
   // A failure journalled by an earlier pdfix (which did not try again) is tried again.
   if (const std::optional<int> done = journal_.finished(name); done && *done != kExitError) {

@@ -1,6 +1,6 @@
-// pdfix follow where hosts fail it: OUTDIR full, the store full, and chunks perf named by another
-// base than the one follow was given. What is not fixed stays raw, is said to be, and is fixed
-// once it can be.
+// pdfix follow where hosts fail it: OUTDIR full, the store full, chunks perf named by another
+// base than the one follow was given, a chunk copied in rather than renamed, and perf started
+// again. What is not fixed stays raw, is said to be, and is fixed once it can be.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -127,6 +127,64 @@ TEST_F(FollowFaultsTest, ChunksOfAnotherBaseAreNamedWithTheBaseTheyNeed) {
     return sh("cat " + quote(dir_ + "/f.log.err")).out.find(told) != std::string::npos;
   })) << sh("cat " + quote(dir_ + "/f.log.err")).out;
   sh("kill -TERM " + follow + "; while kill -0 " + follow + " 2>/dev/null; do sleep 0.1; done");
+}
+
+// A chunk copied in (rsync, cp, another tool) rather than renamed into place: listed at the start
+// while half of it is there, it is not fixed, and it is fixed once the copy is closed, at once,
+// not at its retry timer (30 s).
+TEST_F(FollowFaultsTest, AChunkCopiedInIsFixedOnceTheCopyIsWhole) {
+  const std::string chunk = "perf.data.2026112712000010";
+  const std::string copy = dir_ + "/raw/" + chunk;
+  background_->start("python3 -c " + quote("import time; d = open('" + std::string(PDFIX_CORPUS) +
+                                           "/sleep-B.data', 'rb').read(); f = open('" + copy +
+                                           "', 'wb'); f.write(d[:len(d) // 2]); f.flush(); "
+                                           "time.sleep(3); f.write(d[len(d) // 2:]); f.close()"),
+                     "copy.log");
+  ASSERT_TRUE(within_a_minute([&] { return fs::exists(copy) && fs::file_size(copy) > 0; }));
+  const std::string follow = background_->start(
+      store_env_ + pdfix() + " follow --json " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
+      "follow.jsonl");
+  bool fixed = false;
+  for (int i = 0; i < 150 && !fixed; ++i) {
+    fixed = journal_lines(dir_ + "/out") == 1;
+    if (!fixed) sh("sleep 0.1");
+  }
+  EXPECT_TRUE(fixed) << "not fixed within 15 s of the copy's start";
+  sh("kill -TERM " + follow + "; while kill -0 " + follow + " 2>/dev/null; do sleep 0.1; done");
+  auto lines = lines_of(sh("cat " + quote(dir_ + "/follow.jsonl")).out);
+  ASSERT_EQ(lines[chunk].size(), 2u) << sh("cat " + quote(dir_ + "/follow.jsonl")).out;
+  EXPECT_EQ(lines[chunk][0].getInteger("status"), 2);
+  EXPECT_EQ(lines[chunk][1].getInteger("status"), 0);
+  EXPECT_EQ(
+      sh("cmp " + quote(std::string(PDFIX_CORPUS) + "/sleep-B.data") + " " + quote(copy)).status,
+      0);
+  EXPECT_TRUE(perf_stats(dir_ + "/out/" + chunk).count("SAMPLE"));
+}
+
+// perf stopped and started again with the same -o (by hand, systemd, perf daemon): its new
+// chunks, of a new timestamp, are followed by the same run.
+TEST_F(FollowFaultsTest, APerfStartedAgainWithTheSameOutputIsFollowedByTheSameRun) {
+  PDFIX_NEEDS_PERF_RECORD();
+  const std::string follow = background_->start(
+      store_env_ + pdfix() + " follow --json " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"),
+      "follow.jsonl");
+  ASSERT_TRUE(within_a_minute([&] { return fs::exists(dir_ + "/out/.pdfix-follow-journal"); }));
+  for (int run = 0; run < 2; ++run) {
+    RunResult r = sh("perf record -q --switch-output=1s -o " + quote(dir_ + "/raw/perf.data") +
+                     " -- sh -c 'for i in 1 2 3; do ls -R /usr/lib >/dev/null; sleep 0.5; done'");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  const size_t chunks = chunks_in(dir_ + "/raw").size();
+  EXPECT_GE(chunks, 2u);
+  EXPECT_TRUE(within_a_minute([&] { return journal_lines(dir_ + "/out") == chunks; }))
+      << journal_lines(dir_ + "/out") << " of " << chunks;
+  sh("kill -TERM " + follow + "; while kill -0 " + follow + " 2>/dev/null; do sleep 0.1; done");
+  auto lines = lines_of(sh("cat " + quote(dir_ + "/follow.jsonl")).out);
+  const llvm::json::Object* summary = lines["summary"][0].getObject("summary");
+  ASSERT_NE(summary, nullptr);
+  EXPECT_EQ(int_of(*summary, "fixed") + int_of(*summary, "incomplete"),
+            static_cast<int64_t>(chunks));
+  EXPECT_EQ(int_of(*summary, "not_fixed"), 0);
 }
 
 }  // namespace
