@@ -54,7 +54,11 @@ int fix_many(const std::vector<passes::RepairKind*>& kinds, const FixArgs& a,
       status = run_fix("fix", kinds, one, host, &reports, false, &memory);
       // A line a recording, whole at once, as follow prints its chunks.
       llvm::json::Object line{{"input", in}, {"output", one.out}, {"status", status}};
-      if (status != kExitError) line["fix"] = std::move(reports);
+      if (status != kExitError) {
+        line["fix"] = std::move(reports);
+      } else if (const llvm::json::Value* error = reports.get("error")) {
+        line["error"] = *error;
+      }
       llvm::raw_os_ostream out(std::cout);
       out << llvm::json::Value(std::move(line)) << "\n";
       out.flush();

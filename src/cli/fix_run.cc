@@ -91,9 +91,9 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
             RunMemory* memory) {
   auto in = io::open_input(a.in);
-  if (!in.ok()) return fail(in.status());
+  if (!in.ok()) return fail(in.status(), json);
   if (!a.archive.empty()) {
-    if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s);
+    if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s, json);
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds,
                                                    memory != nullptr ? &memory->ids : nullptr);
@@ -102,8 +102,10 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   // The cache the run resolves from, --buildid-dir's when given, as `pdfix store` fills its own.
   if (a.store) {
     if (common.resolver->buildid_dir().empty()) {
-      return fail(absl::InvalidArgumentError(
-          "--store: no --buildid-dir, and no HOME or PERF_BUILDID_DIR to find perf's cache by"));
+      return fail(
+          absl::InvalidArgumentError(
+              "--store: no --buildid-dir, and no HOME or PERF_BUILDID_DIR to find perf's cache by"),
+          json);
     }
     target = KeepTarget{.cache = common.resolver->buildid_dir()};
   }
@@ -117,7 +119,7 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
                                         .single_file = a.output.single_file,
                                         .zstd_level = a.output.zstd_level,
                                         .tap = target ? &listing : nullptr});
-  if (!chain.ok()) return fail(chain.status());
+  if (!chain.ok()) return fail(chain.status(), json);
   std::vector<const passes::Repair*> repairs;
   for (const auto& pass : *chain) {
     repairs.push_back(dynamic_cast<const passes::Repair*>(pass.get()));
@@ -181,7 +183,10 @@ int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kin
   if (target) {
     llvm::json::Object kept;
     const int kept_status = undone(keep(a.out, *target, keep_args, host, run, &kept));
-    if (kept_status == kExitError) return kept_status;
+    if (kept_status == kExitError) {
+      if (const llvm::json::Value* error = kept.get("error")) (*json)["error"] = *error;
+      return kept_status;
+    }
     if (kept_status != kExitOk) status = kept_status;
     (*json)[a.store ? "store" : "archive"] = std::move(kept);
   }

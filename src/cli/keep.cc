@@ -115,28 +115,31 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   std::optional<io::Input> in;
   if (archive || run.listing == nullptr) {
     auto opened = io::open_input(recording);
-    if (!opened.ok()) return fail(opened.status());
+    if (!opened.ok()) return fail(opened.status(), json);
     if (!opened->mapped) {
-      return fail(absl::InvalidArgumentError(
-          recording + ": binaries are kept for a recording in a file or directory, not a pipe"));
+      return fail(
+          absl::InvalidArgumentError(
+              recording + ": binaries are kept for a recording in a file or directory, not a pipe"),
+          json);
     }
     in.emplace(*std::move(opened));
   }
   if (archive) {
-    if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s);
+    if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s, json);
     // A bundle holds the recording as it is, which perf cannot read.
     if (unfinished_cut(*in)) {
       return fail(absl::InvalidArgumentError(
-          recording +
-          ": perf record never finished this file (it was killed): run pdfix fix on "
-          "it first, and archive what fix writes"));
+                      recording +
+                      ": perf record never finished this file (it was killed): run pdfix fix on "
+                      "it first, and archive what fix writes"),
+                  json);
     }
   }
   std::optional<resolve::RecordedDsos> listed;
   if (run.listing == nullptr) {
     auto dsos = inspect::list_build_ids(
         *in, {.hits = args.hits_only, .every_source = true, .count_samples = true});
-    if (!dsos.ok()) return fail(dsos.status());
+    if (!dsos.ok()) return fail(dsos.status(), json);
     listed = *std::move(dsos);
   }
   const resolve::RecordedDsos* dsos = run.listing != nullptr ? run.listing : &*listed;
@@ -150,7 +153,7 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                      .more_caches = args.more_caches,
                                      .debug_files = !args.no_debug,
                                      .memory = run.memory});
-  if (!named.ok()) return fail(named.status());
+  if (!named.ok()) return fail(named.status(), json);
   const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
@@ -162,10 +165,10 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
                                    .chain = archive ? run.chain : nullptr};
   auto kept = archive ? store::archive_recording(*in, *named, host, target.bundle, options)
                       : store::store_binaries(*named, host, target.cache, options);
-  if (!kept.ok()) return fail(kept.status());
+  if (!kept.ok()) return fail(kept.status(), json);
   if (archive && run.chain != nullptr) {
     const std::string name = std::filesystem::path(target.bundle).filename();
-    if (absl::Status s = run.chain->add(name, kept->files); !s.ok()) return fail(s);
+    if (absl::Status s = run.chain->add(name, kept->files); !s.ok()) return fail(s, json);
   }
 
   const store::Verdict verdict = store::judge(*named);

@@ -52,6 +52,11 @@ int fail(const absl::Status& status) {
   return kExitError;
 }
 
+int fail(const absl::Status& status, llvm::json::Object* json) {
+  if (json != nullptr) (*json)["error"] = std::string(status.message());
+  return fail(status);
+}
+
 void print_json(llvm::json::Value root, std::ostream& out) {
   llvm::raw_os_ostream os(out);
   os << llvm::formatv("{0:2}", root) << "\n";

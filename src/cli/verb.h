@@ -84,6 +84,9 @@ void add_output_options(CLI::App& cmd, OutputArgs& out);
 
 // Prints "pdfix: <message>" and returns the error exit status.
 int fail(const absl::Status& status);
+// The same, and the reason as `error` in `json` when there is one: a script reading a line a
+// recording (follow, fix IN... OUTDIR) learns why one was not done.
+int fail(const absl::Status& status, llvm::json::Object* json);
 
 // The bytes lost at the end of IN when perf record never ended it (format/unfinished.h: the verbs
 // that write read it salvaged); nullopt for a file perf ended, or a stream.

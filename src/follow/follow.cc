@@ -199,7 +199,10 @@ absl::Status Run::attempt(const std::string& name) {
     report["bytes_in"] = bytes_in;
     summary_.seconds += seconds;
     summary_.bytes_in += bytes_in;
-    if (status == kExitError) return not_fixed(name, std::move(report));
+    if (status == kExitError) {
+      if (const llvm::json::Value* error = fixed.get("error")) report["error"] = *error;
+      return not_fixed(name, std::move(report));
+    }
     if (absl::Status s = sync_to_disk(out); !s.ok()) return s;
     const uint64_t bytes_out = size_of(out);
     report["output"] = out;

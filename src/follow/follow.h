@@ -32,7 +32,7 @@ struct FollowConfig {
 std::string bundle_path(const FollowConfig& config, const std::string& name);
 
 // Fixes the recording at `in` into `out`, filling `report`; returns the exit status (0 done, 3 done
-// but incomplete, 2 not done: nothing written).
+// but incomplete, 2 not done: nothing written, and the report's `error` says why).
 using FixChunk =
     std::function<int(const std::string& in, const std::string& out, llvm::json::Object& report)>;
 

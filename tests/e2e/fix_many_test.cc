@@ -108,6 +108,20 @@ TEST_F(FixManyTest, OneThatCannotBeReadIsReportedAndTheOthersAreFixed) {
   for (const std::string name : {"a.data", "b.data", "c.data"}) {
     EXPECT_TRUE(fs::exists(dir_ + "/many/" + name)) << name;
   }
+  // --json: its line says why, as stderr does.
+  fs::remove_all(dir_ + "/many");
+  fs::create_directories(dir_ + "/many");
+  r = sh(pdfix() + " fix --json " + inputs() + quote(dir_ + "/many"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  std::istringstream lines(r.out);
+  std::string second;
+  std::getline(lines, second);
+  std::getline(lines, second);
+  const llvm::json::Object broken = parse_object(second);
+  EXPECT_EQ(broken.getInteger("status"), 2) << second;
+  const std::string error = broken.getString("error").value_or("").str();
+  EXPECT_FALSE(error.empty()) << second;
+  EXPECT_NE(r.err.find(error), std::string::npos) << error << "\n" << r.err;
 }
 
 TEST_F(FixManyTest, WhatWouldMakeTwoOutputsOneOrBundleSeveralIsRefusedFirst) {

@@ -70,6 +70,10 @@ TEST_F(FollowFaultsTest, ChunksThatDidNotFitAreFixedOnceSpaceReturnsWithoutARest
   EXPECT_EQ(int_of(*summary, "fixed"), 2);
   EXPECT_EQ(int_of(*summary, "not_fixed"), 0);
   for (const std::string& chunk : chunks) {
+    // Why each try failed, for scripts too.
+    EXPECT_NE(lines[chunk].front().getString("error").value_or("").find("No space left on device"),
+              llvm::StringRef::npos)
+        << chunk;
     EXPECT_EQ(lines[chunk].back().getInteger("status"), 0) << chunk;
     EXPECT_TRUE(perf_stats(dir_ + "/out/" + chunk).count("SAMPLE")) << chunk;
   }
@@ -98,6 +102,9 @@ TEST_F(FollowFaultsTest, AChunkWhoseBinariesDidNotFitInTheStoreIsNotTakenForDone
   RunResult r = once("--store");
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_NE(lines_of(r.out)[chunk].at(0).getString("error").value_or("").find("No space left"),
+            llvm::StringRef::npos)
+      << r.out;
   EXPECT_FALSE(fs::exists(dir_ + "/out/" + chunk));
   EXPECT_EQ(journal_lines(dir_ + "/out"), 0u);
 
