@@ -352,9 +352,12 @@ absl::Status BundleWriter::add_file(const std::string& name, const FileImage& im
       }
     }
     for (size_t done = 0; done < p.bytes.size(); done += kChunk) {
-      if (!write(p.bytes.data() + done, std::min(kChunk, p.bytes.size() - done))) {
+      const std::span<const uint8_t> part =
+          p.bytes.subspan(done, std::min(kChunk, p.bytes.size() - done));
+      if (!write(part.data(), part.size())) {
         return error("cannot add " + name);
       }
+      drop_pages(image.mapping, part);
     }
     at = p.offset + p.bytes.size();
   }

@@ -83,14 +83,21 @@ absl::Status write_file_atomically(const std::string& path, const FileImage& ima
     ::unlink(temp.c_str());
     return s;
   };
+  // In steps, each step's pages of a mapped file dropped once written.
+  constexpr size_t kStep = size_t{8} << 20;
   for (const Piece& p : image.pieces) {
-    size_t done = 0;
-    while (done < p.bytes.size()) {
-      const ssize_t n = ::pwrite(fd, p.bytes.data() + done, p.bytes.size() - done,
-                                 static_cast<off_t>(p.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return failed();
-      done += static_cast<size_t>(n);
+    for (size_t step = 0; step < p.bytes.size(); step += kStep) {
+      const std::span<const uint8_t> part =
+          p.bytes.subspan(step, std::min(kStep, p.bytes.size() - step));
+      size_t done = 0;
+      while (done < part.size()) {
+        const ssize_t n = ::pwrite(fd, part.data() + done, part.size() - done,
+                                   static_cast<off_t>(p.offset + step + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return failed();
+        done += static_cast<size_t>(n);
+      }
+      drop_pages(image.mapping, part);
     }
   }
   if (::ftruncate(fd, static_cast<off_t>(image.size)) != 0) return failed();

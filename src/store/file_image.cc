@@ -1,12 +1,24 @@
 #include "store/file_image.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
 namespace pdfix::store {
+
+void drop_pages(std::span<const uint8_t> mapping, std::span<const uint8_t> written) {
+  const auto start = reinterpret_cast<uintptr_t>(written.data());
+  const auto first = reinterpret_cast<uintptr_t>(mapping.data());
+  if (written.empty() || start < first || start + written.size() > first + mapping.size()) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (start + page - 1) / page * page;
+  const uintptr_t end = (start + written.size()) / page * page;
+  // A hint: where it fails, the pages stay, as they would have.
+  if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
 
 FileImage data_of(const std::string& path, std::span<const uint8_t> bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -19,6 +19,11 @@ struct Piece {
 struct FileImage {
   uint64_t size = 0;
   std::vector<Piece> pieces;  // sorted by offset, not overlapping, inside `size`
+  // The file's read-only mapping that pieces view, if they do: a writer drops the pages of it
+  // that it has written from the process (they read back from the file if needed), so that
+  // keeping a large binary does not grow the process by its size. Empty: the bytes are memory of
+  // the process's own, which is never dropped.
+  std::span<const uint8_t> mapping;
 
   static FileImage whole(std::span<const uint8_t> bytes) {
     return {bytes.size(), {Piece{0, bytes}}};
@@ -30,6 +35,10 @@ struct FileImage {
     return data != size;
   }
 };
+
+// Drops the pages wholly inside `written` from the process when they lie in `mapping` (a mapped
+// file's bytes); nothing otherwise (memory of the process's own would be lost).
+void drop_pages(std::span<const uint8_t> mapping, std::span<const uint8_t> written);
 
 // The file at `path`, whose bytes `bytes` maps, as its pieces of data: an unpacked slim copy
 // keeps its holes when it is copied on. Where the file system does not say where its holes are,

@@ -35,15 +35,22 @@ struct Prepared {
 };
 
 Prepared prepare(EntryKind kind, const llvm::MemoryBuffer& bytes, const KeepOptions& options) {
+  // A module decompressed, kallsyms or the vdso are copies in memory; a file is mapped.
+  const std::span<const uint8_t> mapping =
+      bytes.getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap ? bytes_of(bytes)
+                                                                     : std::span<const uint8_t>();
   // kallsyms is text; the vdso is a page or two, which perf also reads code from to unwind.
   if (options.slim && kind != EntryKind::kKallsyms && kind != EntryKind::kVdso) {
     auto copy = slim_elf(bytes_of(bytes), {.unwind_tables = options.unwind_tables});
     if (copy.ok()) {
       FileImage image = (*copy)->image;
+      image.mapping = mapping;
       return {std::move(image), std::move(*copy)};
     }
   }
-  return {FileImage::whole(bytes_of(bytes)), nullptr};
+  FileImage image = FileImage::whole(bytes_of(bytes));
+  image.mapping = mapping;
+  return {std::move(image), nullptr};
 }
 
 void count(Kept& kept, const Binary& b, const Prepared& p) {

@@ -177,6 +177,14 @@ std::string& probe_error() {
 }
 }  // namespace
 
+Bounded bounded(const std::string& command) {
+  RunResult r = sh("/usr/bin/time -f 'maxrss=%M' timeout 60 bash -c " + quote(command));
+  Bounded b{r.status, 0, r.out, r.err};
+  const auto at = r.err.rfind("maxrss=");
+  if (at != std::string::npos) b.max_rss_kib = std::stoull(r.err.substr(at + 7));
+  return b;
+}
+
 bool perf_can_record() {
   // A refusal is for good (paranoid setting, no PMU, a container); a passing failure is not, so
   // one failed probe is tried again before perf is judged unusable.

@@ -24,6 +24,15 @@ RunResult sh(const std::string& command);
 std::string quote(const std::string& s);
 std::string pdfix();  // the binary under test, quoted
 
+struct Bounded {
+  int status = -1;
+  uint64_t max_rss_kib = 0;  // the largest of any process it ran
+  std::string out;
+  std::string err;
+};
+// Runs `command` under a 60-second limit; GNU time gives the peak RSS of everything it ran.
+Bounded bounded(const std::string& command);
+
 // Whether perf_event_open works here (root, paranoid setting, container).
 bool perf_can_record();
 // What perf record said when it refused (empty when it records).

@@ -26,21 +26,6 @@ using testing::PerfDataBuilder;
 // 128 MiB in the plain build (see tests/CMakeLists.txt).
 constexpr uint64_t kMaxRssKib = uint64_t{PDFIX_MAX_RSS_MIB} * 1024;
 
-struct Bounded {
-  int status = -1;
-  uint64_t max_rss_kib = 0;
-  std::string err;
-};
-
-// Runs `command` under a 60-second limit; GNU time gives the peak RSS of everything it ran.
-Bounded bounded(const std::string& command) {
-  RunResult r = sh("/usr/bin/time -f 'maxrss=%M' timeout 60 bash -c " + quote(command));
-  Bounded b{r.status, 0, r.err};
-  const auto at = r.err.rfind("maxrss=");
-  if (at != std::string::npos) b.max_rss_kib = std::stoull(r.err.substr(at + 7));
-  return b;
-}
-
 uint64_t le64_at(const Bytes& b, size_t at) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | b.at(at + i);
