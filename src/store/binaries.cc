@@ -81,8 +81,7 @@ void prove_idless(Binary& b, const resolve::DsoBuildId& d, resolve::Resolver& re
   b.evidence = absl::StrCat("its device and inode (",
                             r.source == "file" ? "this host's file at the mapped path" : r.source,
                             "); ", resolve::kNoBuildIdInFile);
-  b.sha256 = sha256_hex(
-      {reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()});
+  b.sha256 = sha256_hex(bytes_of(**image), mapping_of(**image));
   b.missing.clear();
 }
 
@@ -187,6 +186,15 @@ absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
   return out;
 }
 
+std::span<const uint8_t> bytes_of(const llvm::MemoryBuffer& b) {
+  return {reinterpret_cast<const uint8_t*>(b.getBufferStart()), b.getBufferSize()};
+}
+
+std::span<const uint8_t> mapping_of(const llvm::MemoryBuffer& b) {
+  return b.getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap ? bytes_of(b)
+                                                                    : std::span<const uint8_t>();
+}
+
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
                                                                 const resolve::Host& host) {
   switch (b.from) {
@@ -194,8 +202,7 @@ absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,
       auto image = resolve::read_maybe_compressed(b.path);
       if (!image.ok()) return image.status();
       // Proven when it was found; rewritten since, it is another binary than the one named.
-      const std::span<const uint8_t> bytes{
-          reinterpret_cast<const uint8_t*>((*image)->getBufferStart()), (*image)->getBufferSize()};
+      const std::span<const uint8_t> bytes = bytes_of(**image);
       if (b.id.size != 0 && b.kind != EntryKind::kKallsyms &&
           !resolve::carries_build_id(bytes, b.id)) {
         return absl::FailedPreconditionError(

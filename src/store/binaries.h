@@ -82,6 +82,11 @@ absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
                                     const resolve::RecordingFacts& facts, const resolve::Host& host,
                                     const FindOptions& options);
 
+// A loaded file's bytes, and the same when they map the file (empty for a copy in memory: a
+// module decompressed, kallsyms, the vdso, whose pages are never dropped: store/file_image.h).
+std::span<const uint8_t> bytes_of(const llvm::MemoryBuffer& b);
+std::span<const uint8_t> mapping_of(const llvm::MemoryBuffer& b);
+
 // The bytes that go into a cache or bundle for `b` (a module decompressed). A file that no longer
 // carries the id it was proven by is an error (FailedPrecondition), as one gone is (NotFound).
 absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_binary(const Binary& b,

@@ -13,10 +13,6 @@
 namespace pdfix::store {
 namespace {
 
-std::span<const uint8_t> bytes_of(const llvm::MemoryBuffer& b) {
-  return {reinterpret_cast<const uint8_t*>(b.getBufferStart()), b.getBufferSize()};
-}
-
 absl::Status add_recording(BundleWriter& w, const io::Input& in) {
   if (!in.directory) return w.add_file("perf.data", in.mapped->bytes(), 0600);
   if (auto s = w.add_file("perf.data/data", in.mapped->bytes(), 0600); !s.ok()) return s;
@@ -35,10 +31,7 @@ struct Prepared {
 };
 
 Prepared prepare(EntryKind kind, const llvm::MemoryBuffer& bytes, const KeepOptions& options) {
-  // A module decompressed, kallsyms or the vdso are copies in memory; a file is mapped.
-  const std::span<const uint8_t> mapping =
-      bytes.getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap ? bytes_of(bytes)
-                                                                     : std::span<const uint8_t>();
+  const std::span<const uint8_t> mapping = mapping_of(bytes);
   // kallsyms is text; the vdso is a page or two, which perf also reads code from to unwind.
   if (options.slim && kind != EntryKind::kKallsyms && kind != EntryKind::kVdso) {
     auto copy = slim_elf(bytes_of(bytes), {.unwind_tables = options.unwind_tables});
@@ -108,7 +101,7 @@ absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> load_by_path(const Binary& b
                                                                  const resolve::Host& host) {
   auto image = load_binary(b, host);
   if (!image.ok()) return image.status();
-  if (sha256_hex(bytes_of(**image)) != b.sha256) {
+  if (sha256_hex(bytes_of(**image), mapping_of(**image)) != b.sha256) {
     return absl::AbortedError(absl::StrCat(b.path, ": changed while it was being kept"));
   }
   return image;

@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/SHA256.h"
+#include "store/file_image.h"
 
 namespace pdfix::store {
 namespace {
@@ -113,9 +114,16 @@ absl::StatusOr<SymfsLayout> parse_symfs_manifest(std::string_view text) {
   return layout;
 }
 
-std::string sha256_hex(std::span<const uint8_t> bytes) {
-  const std::array<uint8_t, 32> digest =
-      llvm::SHA256::hash(llvm::ArrayRef(bytes.data(), bytes.size()));
+std::string sha256_hex(std::span<const uint8_t> bytes, std::span<const uint8_t> mapping) {
+  // In steps, each step's pages of a mapped file dropped once hashed.
+  constexpr size_t kStep = size_t{8} << 20;
+  llvm::SHA256 hash;
+  for (size_t at = 0; at < bytes.size(); at += kStep) {
+    const std::span<const uint8_t> part = bytes.subspan(at, std::min(kStep, bytes.size() - at));
+    hash.update(llvm::ArrayRef(part.data(), part.size()));
+    drop_pages(mapping, part);
+  }
+  const std::array<uint8_t, 32> digest = hash.final();
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 

@@ -55,7 +55,8 @@ std::string symfs_manifest(const SymfsLayout& layout);
 // the text, which came with the bundle.
 absl::StatusOr<SymfsLayout> parse_symfs_manifest(std::string_view text);
 
-// The SHA-256 of `bytes`, in hex.
-std::string sha256_hex(std::span<const uint8_t> bytes);
+// The SHA-256 of `bytes`, in hex; the pages of the part of them in `mapping` (a mapped file's
+// bytes) are dropped as they are hashed (store/file_image.h).
+std::string sha256_hex(std::span<const uint8_t> bytes, std::span<const uint8_t> mapping = {});
 
 }  // namespace pdfix::store

@@ -21,11 +21,13 @@ class KeepMemoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = temp_dir();
-    // /usr/bin/true with 120 MiB of data it never loads, as debug information is (a slim copy
-    // keeps it too): still the program perf saw run, with its build-id.
+    // sha256sum with 120 MiB of data it never loads, as debug information is (a slim copy keeps
+    // it too): still the program perf saw run, with its build-id, and busy long enough in its own
+    // code for samples to hit it.
     RunResult r = sh("cd " + quote(dir_) +
                      " && head -c 125829120 /dev/urandom > pad && objcopy --add-section .pad=pad "
-                     "--set-section-flags .pad=noload,readonly /usr/bin/true big && rm pad");
+                     "--set-section-flags .pad=noload,readonly /usr/bin/sha256sum big && rm pad "
+                     "&& head -c 30000000 /dev/zero > zeros");
     ASSERT_EQ(r.status, 0) << r.err;
   }
   void TearDown() override { remove_test_dir(dir_); }
@@ -34,7 +36,7 @@ class KeepMemoryTest : public ::testing::Test {
 
 TEST_F(KeepMemoryTest, StoringA120MiBProgramStaysUnder64MiB) {
   PDFIX_NEEDS_PERF_RECORD();
-  RunResult r = sh("cd " + quote(dir_) + " && perf record -q -B -o rec.data -- ./big");
+  RunResult r = sh("cd " + quote(dir_) + " && perf record -q -B -o rec.data -- ./big zeros");
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string id =
       sh("readelf -n " + quote(dir_ + "/big") + " | sed -n 's/.*Build ID: //p'").out.substr(0, 40);
@@ -54,6 +56,23 @@ TEST_F(KeepMemoryTest, StoringA120MiBProgramStaysUnder64MiB) {
       EXPECT_EQ(sh("cmp " + quote(dir_ + "/big") + " " + quote(stored)).status, 0);
     }
   }
+  // Without a build-id (Go's default): proven by inode, hashed whole and kept by path, as the
+  // samples hit it.
+  r = sh("cd " + quote(dir_) +
+         " && objcopy --remove-section .note.gnu.build-id big noid && perf record -q -B -o "
+         "noid.data -- ./noid zeros");
+  ASSERT_EQ(r.status, 0) << r.err;
+  fs::create_directories(dir_ + "/home-noid");
+  const Bounded noid =
+      bounded("HOME=" + quote(dir_ + "/home-noid") + " " + pdfix() + " fix -q --store " +
+              quote(dir_ + "/noid.data") + " " + quote(dir_ + "/home-noid/out.data"));
+  EXPECT_LE(noid.status, 3) << noid.err;
+  EXPECT_LT(noid.max_rss_kib, kBoundKib);
+  EXPECT_EQ(sh("cmp " + quote(dir_ + "/noid") + " $(find " + quote(dir_ + "/home-noid/.debug") +
+               " -path '*/.symfs/*' -name noid)")
+                .status,
+            0)
+      << "not kept by path";
   // follow, the long-running run: the same per chunk.
   fs::create_directories(dir_ + "/raw");
   fs::create_directories(dir_ + "/out");
