@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# clang-format and clang-tidy over the sources, the layers of src/ and the size of every file; any
-# finding fails. Needs a configured build/.
+# clang-format and clang-tidy over the sources, the pages' size, paragraphs and links
+# (scripts/docs_guard.py), the layers of src/ and the size of every file; any finding fails. Needs
+# a configured build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')
 echo "== clang-format" >&2
 clang-format-19 --dry-run --Werror "${files[@]}"
+echo "== docs" >&2
+python3 scripts/docs_guard.py
 echo "== clang-tidy" >&2
 mapfile -t units < <(printf '%s\n' "${files[@]}" | grep -E '^src/.*\.cc$')
 # A unit that passed before in exactly the same form (scripts/tidy.py) is not checked again. The

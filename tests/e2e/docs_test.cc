@@ -1,6 +1,7 @@
 // The commands the README and docs/ show. Those under a `<!-- runnable -->` line run as written,
 // line by line and in order, in a scratch directory (each line must exit 0); every pdfix command
-// shown anywhere names a verb, and options that the verb's --help lists.
+// shown anywhere names a verb, and options that the verb's --help lists. The pages' size,
+// paragraphs, links and paths are lint's (scripts/docs_guard.py), which needs no build.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -110,80 +111,6 @@ TEST(Docs, EveryPdfixCommandShownNamesAVerbAndItsOptions) {
     }
   }
   EXPECT_GE(checked, 40u);
-}
-
-// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens.
-std::set<std::string> anchors_of(const std::string& page) {
-  std::set<std::string> out;
-  static const std::regex drop(R"([^a-z0-9_\- ])");
-  for (const std::string& line : lines_of(page)) {
-    const size_t text = line.find("# ");
-    if (!line.starts_with("#") || text == std::string::npos) continue;
-    std::string h = line.substr(text + 2);
-    for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    h = std::regex_replace(h, drop, "");
-    std::replace(h.begin(), h.end(), ' ', '-');
-    out.insert(h);
-  }
-  return out;
-}
-
-TEST(Docs, EveryLinkReachesAPageAndItsHeading) {
-  static const std::regex link(R"re(\]\(([^)\s]+)\))re");
-  size_t checked = 0;
-  for (const std::string& page : pages()) {
-    std::ifstream f(page);
-    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    for (std::sregex_iterator m(text.begin(), text.end(), link), end; m != end; ++m) {
-      const std::string target = (*m)[1];
-      if (target.starts_with("http")) continue;
-      const size_t hash = target.find('#');
-      const std::string file = target.substr(0, hash);
-      const std::string path =
-          file.empty() ? page : (fs::path(page).parent_path() / file).lexically_normal().string();
-      EXPECT_TRUE(fs::exists(path)) << page << " links to " << target;
-      if (hash != std::string::npos && path.ends_with(".md") && fs::exists(path)) {
-        EXPECT_TRUE(anchors_of(path).contains(target.substr(hash + 1)))
-            << page << " links to " << target;
-      }
-      ++checked;
-    }
-  }
-  EXPECT_GE(checked, 20u);
-}
-
-// A page a person reads whole: a script's broken edit (one paragraph pasted between every
-// character of a 22 KB page made it 10.5 MB) shows as a page over any sane size, or as a paragraph
-// said twice. No page names a directory of the machine it was written on.
-TEST(Docs, EveryPageIsOfSaneSizeAndSaysEachParagraphOnce) {
-  constexpr uintmax_t kMaxPage = 64 << 10;
-  size_t paragraphs = 0;
-  for (const std::string& page : pages()) {
-    EXPECT_LE(fs::file_size(page), kMaxPage) << page;
-    if (fs::file_size(page) > kMaxPage) continue;
-    std::set<std::string> seen;
-    std::string paragraph;
-    auto close = [&] {
-      // Short ones (a table's separator, "Measured:") may well repeat.
-      if (paragraph.size() >= 120) {
-        EXPECT_TRUE(seen.insert(paragraph).second) << page << " says this paragraph twice:\n"
-                                                   << paragraph;
-        ++paragraphs;
-      }
-      paragraph.clear();
-    };
-    for (const std::string& line : lines_of(page)) {
-      EXPECT_EQ(line.find("/work/"), std::string::npos) << page << ": " << line;
-      EXPECT_EQ(line.find("`/work`"), std::string::npos) << page << ": " << line;
-      if (line.empty()) {
-        close();
-      } else {
-        paragraph += line + "\n";
-      }
-    }
-    close();
-  }
-  EXPECT_GE(paragraphs, 100u);
 }
 
 }  // namespace
