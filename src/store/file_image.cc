@@ -14,10 +14,13 @@ void drop_pages(std::span<const uint8_t> mapping, std::span<const uint8_t> writt
   const auto first = reinterpret_cast<uintptr_t>(mapping.data());
   if (written.empty() || start < first || start + written.size() > first + mapping.size()) return;
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (start + page - 1) / page * page;
-  const uintptr_t end = (start + written.size()) / page * page;
+  // The pages wholly inside: from the first page boundary in it, whole pages.
+  const size_t head = (page - start % page) % page;
+  const size_t length = written.size() > head ? (written.size() - head) / page * page : 0;
   // A hint: where it fails, the pages stay, as they would have.
-  if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  if (length > 0) {
+    ::madvise(const_cast<uint8_t*>(written.data() + head), length, MADV_DONTNEED);
+  }
 }
 
 FileImage data_of(const std::string& path, std::span<const uint8_t> bytes) {
