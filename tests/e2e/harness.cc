@@ -371,7 +371,9 @@ std::string perf_sid_command() {
 }
 
 Background::~Background() {
-  for (const std::string& pid : pids_) sh("kill -KILL " + pid + " 2>/dev/null");
+  // Each runs in a session of its own (setsid): its group goes too, what its shell started with
+  // it (a pdfix under a test's `sh -c`).
+  for (const std::string& pid : pids_) sh("kill -KILL -- -" + pid + " " + pid + " 2>/dev/null");
 }
 
 std::string Background::start(const std::string& command, const std::string& log) {
