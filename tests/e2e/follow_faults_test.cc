@@ -14,18 +14,29 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-using FollowFaultsTest = FollowChunksTest;
+class FollowFaultsTest : public FollowChunksTest {
+ protected:
+  // A tmpfs of one page at `dir`: full for anything but a journal. Unmounted at the test's end,
+  // before its directory goes.
+  void mount_full_tmpfs(const std::string& dir) {
+    std::filesystem::create_directories(dir);
+    ASSERT_EQ(sh("mount -t tmpfs -o size=4k pdfix-test " + quote(dir)).status, 0)
+        << "a tmpfs cannot be mounted here (root is needed)";
+    mounted_.push_back(dir);
+  }
+  void TearDown() override {
+    background_.reset();  // nothing of the test's left writing there
+    for (const std::string& dir : mounted_) sh("umount -l " + quote(dir));
+    FollowChunksTest::TearDown();
+  }
+  std::vector<std::string> mounted_;
+};
 
 // OUTDIR full (a tmpfs of one page: the journal fits, no fixed chunk does): each chunk is
 // reported not fixed, stays raw and untouched, nothing half-written is left, and the run goes on;
 // given space, the same run fixes them, once each, on its timer, with no new chunk to wake it.
 TEST_F(FollowFaultsTest, ChunksThatDidNotFitAreFixedOnceSpaceReturnsWithoutARestart) {
-  ASSERT_EQ(sh("mount -t tmpfs -o size=4k pdfix-test " + quote(dir_ + "/out")).status, 0)
-      << "a tmpfs cannot be mounted here (root is needed)";
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { sh("umount -l " + quote(dir)); }
-  } unmount{dir_ + "/out"};
+  ASSERT_NO_FATAL_FAILURE(mount_full_tmpfs(dir_ + "/out"));
   make_chunks(2);
   // The shell keeps follow's exit status; SIGTERM goes to follow alone.
   const std::string shell =
@@ -85,13 +96,7 @@ TEST_F(FollowFaultsTest, ChunksThatDidNotFitAreFixedOnceSpaceReturnsWithoutARest
 // would take it for done, and its binaries would never be stored); with space, the next start
 // fixes and stores it.
 TEST_F(FollowFaultsTest, AChunkWhoseBinariesDidNotFitInTheStoreIsNotTakenForDone) {
-  fs::create_directories(dir_ + "/.debug");
-  ASSERT_EQ(sh("mount -t tmpfs -o size=4k pdfix-test " + quote(dir_ + "/.debug")).status, 0)
-      << "a tmpfs cannot be mounted here (root is needed)";
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { sh("umount -l " + quote(dir)); }
-  } unmount{dir_ + "/.debug"};
+  ASSERT_NO_FATAL_FAILURE(mount_full_tmpfs(dir_ + "/.debug"));
   PDFIX_NEEDS_PERF_RECORD();
   // A chunk of this host's programs (-B: perf stores nothing itself).
   const std::string chunk = "perf.data.2026112712000010";
