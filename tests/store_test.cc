@@ -434,12 +434,17 @@ TEST_F(StoreFiles, StoringAgainOrAtOnceKeepsOneWholeFile) {
   auto e = cache_entry("/usr/bin/prog", id_of(prog_id_), EntryKind::kElf);
   ASSERT_TRUE(e.has_value());
   std::vector<std::thread> writers;
-  std::vector<absl::Status> results(8);
+  std::vector<absl::StatusOr<Stored>> results(8, absl::UnknownError("not run"));
   for (size_t i = 0; i < results.size(); ++i) {
-    writers.emplace_back([&, i] { results[i] = store_in_cache(cache, *e, view).status(); });
+    writers.emplace_back([&, i] { results[i] = store_in_cache(cache, *e, view); });
   }
   for (auto& w : writers) w.join();
-  for (const auto& r : results) EXPECT_TRUE(r.ok()) << r;
+  size_t added = 0;
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    added += *r == Stored::kAdded;
+  }
+  EXPECT_EQ(added, 1U) << "one writer put it there; the others found it";
   EXPECT_EQ(
       slurp(cache + "/.build-id/" + prog_id_.substr(0, 2) + "/" + prog_id_.substr(2) + "/elf"),
       bytes);
@@ -460,6 +465,22 @@ TEST_F(StoreFiles, StoringAgainOrAtOnceKeepsOneWholeFile) {
   }
   EXPECT_EQ(files, 1U);
   EXPECT_EQ(links, 1U);
+}
+
+// A file put at the name by another writer after this one looked (two follows sharing a store) is
+// kept as it is, and this writer's copy goes: no rename over it.
+TEST_F(StoreFiles, AFileThatAppearedMeanwhileIsKeptAndTheNewCopyDropped) {
+  fs::create_directories(dir_ + "/store");
+  const std::string path = dir_ + "/store/kept";
+  { std::ofstream(path) << "the first writer's"; }
+  const std::string bytes = "another copy";
+  auto written = write_new_file(
+      path, FileImage::whole({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}), 0600);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_FALSE(*written);
+  EXPECT_EQ(slurp(path), "the first writer's");
+  // The new copy's temporary file went too.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ + "/store"), fs::directory_iterator()), 1);
 }
 
 }  // namespace

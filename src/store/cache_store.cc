@@ -36,6 +36,20 @@ std::string temp_model(const std::string& path) {
                       ".pdfix-%%%%%%%%");
 }
 
+// `temp` renamed to `path` unless a file is there already, put there by another writer (two
+// follows sharing one store) since the caller looked: then `temp` goes and the result is false.
+// A file system without RENAME_NOREPLACE (EINVAL) gets rename(2): the same bytes, replaced.
+absl::StatusOr<bool> rename_new(const std::string& temp, const std::string& path) {
+  int r = ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+  if (r != 0 && errno == EINVAL) r = ::rename(temp.c_str(), path.c_str());
+  if (r == 0) return true;
+  const int err = errno;
+  ::unlink(temp.c_str());
+  if (err == EEXIST) return false;
+  errno = err;
+  return errno_error("cannot rename to", path);
+}
+
 // The link, unless one is there: a link that already names another DSO of the same id is kept.
 absl::StatusOr<bool> link_into_place(const std::string& link, const std::string& target) {
   struct stat st{};
@@ -56,18 +70,13 @@ absl::StatusOr<bool> link_into_place(const std::string& link, const std::string&
     ::unlink(temp.c_str());
     return s;
   }
-  if (::rename(temp.c_str(), link.c_str()) != 0) {
-    absl::Status s = errno_error("cannot rename to", link);
-    ::unlink(temp.c_str());
-    return s;
-  }
-  return true;
+  return rename_new(temp, link);
 }
 
 }  // namespace
 
-absl::Status write_file_atomically(const std::string& path, const FileImage& image,
-                                   unsigned permissions) {
+absl::StatusOr<bool> write_new_file(const std::string& path, const FileImage& image,
+                                    unsigned permissions) {
   int fd = -1;
   llvm::SmallString<256> unique;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(temp_model(path), fd, unique,
@@ -101,27 +110,30 @@ absl::Status write_file_atomically(const std::string& path, const FileImage& ima
     }
   }
   if (::ftruncate(fd, static_cast<off_t>(image.size)) != 0) return failed();
-  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const absl::Status s = errno_error("cannot write", path);
+  if (::close(fd) != 0) {
+    const absl::Status s = errno_error("cannot write", temp);
     ::unlink(temp.c_str());
     return s;
   }
-  return absl::OkStatus();
+  return rename_new(temp, path);
 }
 
 absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
                                       const FileImage& image) {
   const std::string file = absl::StrCat(cache, "/", entry.file);
   bool added = false;
+  bool another_writer = false;  // put the file there first: the entry is its add, link and all
   struct stat st{};
   if (::lstat(file.c_str(), &st) != 0) {
     if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
-    if (auto s = write_file_atomically(file, image, 0600); !s.ok()) return s;
-    added = true;
+    auto written = write_new_file(file, image, 0600);
+    if (!written.ok()) return written.status();
+    added = *written;
+    another_writer = !*written;
   }
   auto linked = link_into_place(absl::StrCat(cache, "/", entry.link), entry.link_target);
   if (!linked.ok()) return linked.status();
-  return added || *linked ? Stored::kAdded : Stored::kPresent;
+  return added || (*linked && !another_writer) ? Stored::kAdded : Stored::kPresent;
 }
 
 bool holds_entry(const std::string& cache, const resolve::CacheEntry& entry) {
@@ -136,8 +148,9 @@ absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& n
   struct stat st{};
   if (::lstat(file.c_str(), &st) == 0) return Stored::kPresent;
   if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
-  if (auto s = write_file_atomically(file, image, 0600); !s.ok()) return s;
-  return Stored::kAdded;
+  auto written = write_new_file(file, image, 0600);
+  if (!written.ok()) return written.status();
+  return *written ? Stored::kAdded : Stored::kPresent;
 }
 
 }  // namespace pdfix::store

@@ -1,6 +1,7 @@
 // Adding files to perf's build-id cache in its own layout (store/cache_layout.h), as
 // `perf buildid-cache -a` does. Safe to repeat and to run twice at once: each file and link is
-// written under a temporary name and renamed into place, and what is already there is kept.
+// written under a temporary name and renamed into place, never over another: what is already
+// there, or put there by another writer meanwhile, is kept.
 #pragma once
 
 #include <span>
@@ -13,7 +14,7 @@
 namespace pdfix::store {
 
 enum class Stored {
-  kAdded,    // the file or its link was new
+  kAdded,    // the file or its link was new, put there by this call (not another writer's)
   kPresent,  // both were there already
 };
 
@@ -40,11 +41,8 @@ absl::StatusOr<Stored> store_file(const std::string& cache, const std::string& n
 
 // Writes `image` to `path` through a temporary file beside it and a rename: readers see the whole
 // file or none. Its holes stay holes on a file system that has them. `permissions` as for open(2).
-absl::Status write_file_atomically(const std::string& path, const FileImage& image,
-                                   unsigned permissions);
-inline absl::Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
-                                          unsigned permissions) {
-  return write_file_atomically(path, FileImage::whole(bytes), permissions);
-}
+// False when a file was put at `path` meanwhile (another writer): that one is kept, whole.
+absl::StatusOr<bool> write_new_file(const std::string& path, const FileImage& image,
+                                    unsigned permissions);
 
 }  // namespace pdfix::store

@@ -1,6 +1,7 @@
 // pdfix follow where hosts fail it: OUTDIR full, the store full, chunks perf named by another
-// base than the one follow was given, a chunk copied in rather than renamed, and perf started
-// again. What is not fixed stays raw, is said to be, and is fixed once it can be.
+// base than the one follow was given, a chunk copied in rather than renamed, perf started
+// again, and a store shared by two follows. What is not fixed stays raw, is said to be, and is
+// fixed once it can be.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -197,6 +198,57 @@ TEST_F(FollowFaultsTest, APerfStartedAgainWithTheSameOutputIsFollowedByTheSameRu
   EXPECT_EQ(int_of(*summary, "fixed") + int_of(*summary, "incomplete"),
             static_cast<int64_t>(chunks));
   EXPECT_EQ(int_of(*summary, "not_fixed"), 0);
+}
+
+// Two follows (two recordings of one host, each its own OUTDIR) sharing one store, at once on the
+// same binaries: each file is stored once, whole (the host's own bytes), by one of them, and no
+// temporary file is left; what each says it added adds up to what the store holds.
+TEST_F(FollowFaultsTest, TwoFollowsSharingOneStoreStoreEachBinaryOnceAndWhole) {
+  PDFIX_NEEDS_PERF_RECORD();
+  const std::string first = dir_ + "/raw/perf.data.2026112712000010";
+  ASSERT_EQ(sh("perf record -q -B -o " + quote(first) +
+               " -- sh -c 'ls -R /usr/lib >/dev/null; perl -e 1; gzip -c /etc/services >/dev/null'")
+                .status,
+            0);
+  for (int i = 1; i < 4; ++i) {
+    fs::copy_file(first, dir_ + "/raw/perf.data.20261127120000" + std::to_string(10 + i));
+  }
+  const auto follow = [&](const std::string& out) {
+    fs::create_directories(dir_ + "/" + out);
+    return store_env_ + pdfix() + " follow --once --json --store " + quote(dir_ + "/raw") + " " +
+           quote(dir_ + "/" + out) + " >" + quote(dir_ + "/" + out + ".jsonl");
+  };
+  RunResult r =
+      sh("(" + follow("out1") + ") & a=$!; (" + follow("out2") + ") & b=$!; wait $a && wait $b");
+  ASSERT_EQ(r.status, 0) << r.err;
+  int64_t added = 0;
+  for (const std::string out : {"out1", "out2"}) {
+    auto lines = lines_of(sh("cat " + quote(dir_ + "/" + out + ".jsonl")).out);
+    EXPECT_EQ(int_of(*lines["summary"].at(0).getObject("summary"), "fixed"), 4) << out;
+    for (const auto& [chunk, said] : lines) {
+      if (chunk == "summary") continue;
+      const llvm::json::Object* store = said.at(0).getObject("fix")->getObject("store");
+      ASSERT_NE(store, nullptr) << out << " " << chunk;
+      added += int_of(*store, "added");
+    }
+  }
+  int64_t files = 0;
+  size_t compared = 0;
+  const std::string store = dir_ + "/.debug";
+  for (const auto& e : fs::recursive_directory_iterator(store)) {
+    const std::string path = e.path().string();
+    EXPECT_EQ(e.path().filename().string().find(".pdfix-"), std::string::npos) << path;
+    if (!e.is_regular_file() || e.is_symlink()) continue;
+    ++files;
+    // .debug/<the host's path>/<id>/elf: a whole copy of the host's file.
+    if (e.path().filename() != "elf") continue;
+    const std::string host =
+        path.substr(store.size(), path.rfind('/', path.size() - 5) - store.size());
+    EXPECT_EQ(sh("cmp " + quote(host) + " " + quote(path)).status, 0) << path;
+    ++compared;
+  }
+  EXPECT_GE(compared, 5u) << "sh, ls, perl, gzip and libc at least";
+  EXPECT_EQ(added, files) << "a file stored twice, or one stored and not said";
 }
 
 }  // namespace
