@@ -63,6 +63,45 @@ TEST(Journal, KeepsFinishedChunksAcrossARestartButNotALineCutShort) {
   std::filesystem::remove_all(dir);
 }
 
+// A run of days: the journal is cut to the chunks still in DIR once it has grown enough, keeps its
+// lock through the cut, and a restart finds the same.
+TEST(Journal, IsCutToTheChunksStillThereOnceItHasGrownEnough) {
+  const std::string dir = testing::write_temp({}, "journal") + ".d";
+  std::filesystem::create_directories(dir);
+  const auto name = [](size_t i) { return "perf.data." + std::to_string(1000000 + i); };
+  {
+    auto journal = Journal::open(dir);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    for (size_t i = 0; i + 1 < Journal::kLinesBeforeACut; ++i) {
+      ASSERT_TRUE(journal->record(name(i), 0).ok());
+    }
+    EXPECT_FALSE(journal->wants_cut());
+    ASSERT_TRUE(journal->record(name(Journal::kLinesBeforeACut - 1), 3).ok());
+    ASSERT_TRUE(journal->wants_cut());
+    // The last two are still in DIR.
+    const auto wanted = [&](const std::string& c) {
+      return c >= name(Journal::kLinesBeforeACut - 2);
+    };
+    ASSERT_TRUE(journal->cut(wanted).ok());
+    EXPECT_FALSE(journal->wants_cut());
+    EXPECT_EQ(journal->size(), 2u);
+    EXPECT_EQ(journal->finished(name(0)), std::nullopt);
+    EXPECT_EQ(journal->finished(name(Journal::kLinesBeforeACut - 1)), 3);
+    // Still this run's alone, and still appended to.
+    EXPECT_FALSE(Journal::open(dir).ok());
+    ASSERT_TRUE(journal->record("perf.data.2000000", 0).ok());
+  }
+  std::ifstream in(dir + "/" + Journal::kName);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(text, name(Journal::kLinesBeforeACut - 2) + " 0\n" +
+                      name(Journal::kLinesBeforeACut - 1) + " 3\nperf.data.2000000 0\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/" + Journal::kName + ".new"));
+  auto again = Journal::open(dir);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
 // A backlog (--once) of two chunks whose fix fails while `fails` says so (no space left, say):
 // what follow tells of each try, and what its journal keeps.
 class Retries : public ::testing::Test {

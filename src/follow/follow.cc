@@ -86,6 +86,10 @@ class Run {
   std::optional<std::chrono::milliseconds> next_retry() const;
   FollowSummary& summary() { return summary_; }
   size_t not_fixed() const { return waiting_.size(); }
+  // Forgets the chunks no longer in DIR (`present`), in the journal and here, once the journal
+  // wants it: a run of days keeps what its DIR holds, not every chunk it ever fixed.
+  bool wants_to_forget() const { return journal_.wants_cut(); }
+  absl::Status forget_gone(const std::vector<std::string>& present);
 
  private:
   absl::Status attempt(const std::string& name);
@@ -122,6 +126,17 @@ absl::Status Run::take(const std::string& name) {
     return absl::OkStatus();
   }
   return attempt(name);
+}
+
+absl::Status Run::forget_gone(const std::vector<std::string>& present) {
+  const std::set<std::string> there(present.begin(), present.end());
+  if (absl::Status s = journal_.cut([&](const std::string& c) { return there.contains(c); });
+      !s.ok()) {
+    return s;
+  }
+  std::erase_if(taken_,
+                [&](const std::string& c) { return !there.contains(c) && !waiting_.contains(c); });
+  return absl::OkStatus();
 }
 
 absl::Status Run::retry(const std::function<bool()>& stop_requested) {
@@ -265,6 +280,13 @@ absl::StatusOr<FollowSummary> follow(const FollowConfig& config, const FixChunk&
     if (absl::Status s = run.retry(stop_requested); !s.ok()) return s;
     if (config.once || stop_requested()) break;
     names = (*watch)->wait(run.next_retry());
+    // After a wait only: the first one also brings the events of chunks listed at the start,
+    // which must still be known as taken.
+    if (names.ok() && run.wants_to_forget()) {
+      auto there = (*watch)->present();
+      if (!there.ok()) return there.status();
+      if (absl::Status s = run.forget_gone(*there); !s.ok()) return s;
+    }
   }
   if (!names.ok()) return names.status();
   run.summary().failed = run.not_fixed();

@@ -49,19 +49,21 @@ absl::StatusOr<Journal> Journal::open(const std::string& dir) {
                                  absl::StrCat("another pdfix follow is writing into ", dir));
   if (!log.ok()) return log.status();
   std::map<std::string, int> finished;
+  size_t lines = 0;
   // A line cut short by a crash has no status and is not taken: its chunk is looked at again.
-  for (absl::string_view line : absl::StrSplit(log->text(), '\n')) {
+  for (absl::string_view line : absl::StrSplit(log->text(), '\n', absl::SkipEmpty())) {
+    ++lines;
     const std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
     int status = 0;
     if (fields.size() == 2 && absl::SimpleAtoi(fields[1], &status)) {
       finished[std::string(fields[0])] = status;
     }
   }
-  return Journal(*std::move(log), std::move(finished));
+  return Journal(*std::move(log), std::move(finished), lines);
 }
 
-Journal::Journal(io::LockedLog log, std::map<std::string, int> finished)
-    : log_(std::move(log)), finished_(std::move(finished)) {}
+Journal::Journal(io::LockedLog log, std::map<std::string, int> finished, size_t lines)
+    : log_(std::move(log)), finished_(std::move(finished)), lines_(lines) {}
 
 std::optional<int> Journal::finished(const std::string& chunk) const {
   const auto it = finished_.find(chunk);
@@ -74,6 +76,21 @@ absl::Status Journal::record(const std::string& chunk, int status) {
     return absl::Status(s.code(), absl::StrCat(s.message(), ": the journal entry for ", chunk));
   }
   finished_[chunk] = status;
+  ++lines_;
+  return absl::OkStatus();
+}
+
+absl::Status Journal::cut(const std::function<bool(const std::string&)>& wanted) {
+  std::map<std::string, int> kept;
+  std::string lines;
+  for (auto& [chunk, status] : finished_) {
+    if (!wanted(chunk)) continue;
+    absl::StrAppend(&lines, chunk, " ", status, "\n");
+    kept.emplace(chunk, status);
+  }
+  if (absl::Status s = log_.replace(lines); !s.ok()) return s;
+  finished_ = std::move(kept);
+  lines_ = kept_ = finished_.size();
   return absl::OkStatus();
 }
 

@@ -6,6 +6,9 @@
 // written: a restart tries it again, as it does one that an earlier pdfix wrote with 2.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,13 +30,24 @@ class Journal {
   // Appends the chunk and syncs the journal to disk.
   absl::Status record(const std::string& chunk, int status);
   size_t size() const { return finished_.size(); }
+  // Whether the journal has grown enough since it was last cut to be cut again: by half its lines
+  // and by kLinesBeforeACut at least, so that a cut's cost is spread over the lines it saves.
+  bool wants_cut() const { return lines_ >= std::max(kLinesBeforeACut, 2 * kept_); }
+  // Forgets every chunk but those `wanted` says are still there to be asked about (in DIR): a
+  // chunk perf or --remove-raw removed is never taken again. The file is rewritten to match, so
+  // the journal of a run of days stays the size of DIR's listing.
+  absl::Status cut(const std::function<bool(const std::string&)>& wanted);
+
+  static constexpr size_t kLinesBeforeACut = 256;
 
   static constexpr char kName[] = ".pdfix-follow-journal";
 
  private:
-  Journal(io::LockedLog log, std::map<std::string, int> finished);
+  Journal(io::LockedLog log, std::map<std::string, int> finished, size_t lines);
   io::LockedLog log_;
   std::map<std::string, int> finished_;
+  size_t lines_;     // in the file
+  size_t kept_ = 0;  // by the last cut
 };
 
 // Syncs a finished file and the directory entry that names it, so that a crash after this leaves

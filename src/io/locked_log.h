@@ -24,6 +24,9 @@ class LockedLog {
   const std::string& text() const { return text_; }
   // Appends whole lines and syncs them to disk.
   absl::Status append(std::string_view lines);
+  // Replaces the whole log with `lines` (a file beside it, synced and renamed over it, locked
+  // before it takes the name): what keeps a log of a run of days to what is still wanted.
+  absl::Status replace(std::string_view lines);
 
  private:
   LockedLog(int fd, std::string path, std::string text);
