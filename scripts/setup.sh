@@ -11,7 +11,7 @@ packages=(
   liblzma-dev zlib1g-dev libdebuginfod-dev libcli11-dev libarchive-dev
   linux-perf debuginfod hotspot xfsprogs zstd xz-utils gzip python3 hyperfine time
   nodejs openjdk-17-jdk-headless podman runc mmdebstrap golang-go libc6-dbg stress-ng
-  man-db bsdextrautils strace
+  man-db bsdextrautils strace inotify-tools
   clang-format-19 clang-tidy-19 clang-19 lld-19 libfuzzer-19-dev libclang-rt-19-dev
 )
 

@@ -2,8 +2,11 @@
 // record names.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "fixture/fake_host.h"
+#include "fixture/perf_data_builder.h"
 #include "fixture/resolve_files.h"
 #include "format/machine.h"
 #include "format/map_kind.h"
@@ -327,6 +331,44 @@ TEST(Resolver, VdsoOfThisBootIsTheHostsOfTheSameSize) {
   Resolver other({}, host);
   q.len = host.vdso_image.size();
   EXPECT_FALSE(other.resolve(q, rebooted.view()).id.has_value());
+}
+
+// A host made anew (follow, each chunk) sees a mount made since, and only then reads the table
+// again; the host before keeps the table it read. In a child with a mount namespace of its own,
+// so the mount is nobody else's.
+TEST(LiveHostAnew, SeesAMountMadeSinceWhileTheHostBeforeKeepsItsTable) {
+  const std::string dir = testing::write_temp({}, "mount") + ".d";
+  std::filesystem::create_directories(dir);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // 10: no namespace (not root); 11-14: a wrong answer.
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      _exit(10);
+    }
+    const LiveHost host;
+    const std::optional<int64_t> boot = host.boot_time();
+    (void)host.overlays();  // the table as it is before the mount
+    if (mount("pdfix-test", dir.c_str(), "tmpfs", 0, "size=4k") != 0) _exit(10);
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0) _exit(10);
+    const std::unique_ptr<Host> now = host.anew();
+    if (!now->mount(major(st.st_dev), minor(st.st_dev)).has_value()) _exit(11);
+    if (host.mount(major(st.st_dev), minor(st.st_dev)).has_value()) _exit(12);
+    // Unchanged since: the same table, and the boot as it was.
+    const std::unique_ptr<Host> again = now->anew();
+    if (!again->mount(major(st.st_dev), minor(st.st_dev)).has_value()) _exit(13);
+    if (again->boot_time() != boot) _exit(14);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_NE(WEXITSTATUS(status), 10) << "no mount namespace or tmpfs here: root is needed";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "11: the new mount unseen; 12: the old host's table "
+                                       "changed; 13: lost when unchanged; 14: the boot changed";
 }
 
 }  // namespace

@@ -472,7 +472,9 @@ TEST_F(StoreFiles, StoringAgainOrAtOnceKeepsOneWholeFile) {
 TEST_F(StoreFiles, AFileThatAppearedMeanwhileIsKeptAndTheNewCopyDropped) {
   fs::create_directories(dir_ + "/store");
   const std::string path = dir_ + "/store/kept";
-  { std::ofstream(path) << "the first writer's"; }
+  {
+    std::ofstream(path) << "the first writer's";
+  }
   const std::string bytes = "another copy";
   auto written = write_new_file(
       path, FileImage::whole({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}), 0600);

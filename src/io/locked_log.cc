@@ -18,8 +18,8 @@ namespace {
 // Whether `fd` is still the file at `path`: a log replaced (LockedLog::replace) after this
 // process opened it and before it locked it is locked anew at its path.
 bool still_at(int fd, const std::string& path) {
-  struct stat opened {};
-  struct stat now {};
+  struct stat opened{};
+  struct stat now{};
   return fstat(fd, &opened) == 0 && ::stat(path.c_str(), &now) == 0 &&
          opened.st_dev == now.st_dev && opened.st_ino == now.st_ino;
 }

@@ -1,6 +1,7 @@
 #include "resolve/host.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -72,7 +73,56 @@ const T& once(std::optional<T>& slot, Fn&& read) {
   return *slot;
 }
 
+// All of what `fd` reads from its start.
+std::string read_from_start(int fd) {
+  std::string text;
+  if (lseek(fd, 0, SEEK_SET) != 0) return text;
+  std::vector<char> block(size_t{1} << 16);
+  for (ssize_t n; (n = read(fd, block.data(), block.size())) > 0;) {
+    text.append(block.data(), static_cast<size_t>(n));
+  }
+  return text;
+}
+
 }  // namespace
+
+// This process's mount table, read again only once the kernel says it changed: poll(2) on an open
+// /proc/self/mountinfo reports POLLPRI after any mount or unmount in the namespace since the last
+// poll (proc(5)). Read each chunk, on a host with many containers it was a large part of follow's
+// cost.
+class LiveHost::MountTable {
+ public:
+  MountTable() = default;
+  MountTable(const MountTable&) = delete;
+  MountTable& operator=(const MountTable&) = delete;
+  ~MountTable() {
+    if (fd_ >= 0) close(fd_);
+  }
+  std::shared_ptr<const std::string> now() {
+    if (fd_ < 0) {
+      fd_ = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) return std::make_shared<const std::string>();
+    } else if (text_ != nullptr) {
+      pollfd p{.fd = fd_, .events = POLLPRI, .revents = 0};
+      if (poll(&p, 1, 0) == 0) return text_;
+    }
+    text_ = std::make_shared<const std::string>(read_from_start(fd_));
+    return text_;
+  }
+
+ private:
+  int fd_ = -1;
+  std::shared_ptr<const std::string> text_;
+};
+
+LiveHost::LiveHost() : LiveHost(std::make_shared<BootFacts>(), std::make_shared<MountTable>()) {}
+
+LiveHost::LiveHost(std::shared_ptr<BootFacts> boot, std::shared_ptr<MountTable> mounts)
+    : boot_facts_(std::move(boot)), mounts_(std::move(mounts)) {}
+
+std::unique_ptr<Host> LiveHost::anew() const {
+  return std::unique_ptr<Host>(new LiveHost(boot_facts_, mounts_));
+}
 
 std::string LiveHost::hostname() const {
   return once(hostname_, [] {
@@ -83,15 +133,17 @@ std::string LiveHost::hostname() const {
 
 std::string LiveHost::kernel_release() const {
   return once(release_, [] {
-    struct utsname u{};
+    struct utsname u {};
     return uname(&u) == 0 ? std::string(u.release) : std::string();
   });
 }
 
-std::optional<uint64_t> LiveHost::kernel_text() const { return once(text_, read_kernel_text); }
+std::optional<uint64_t> LiveHost::kernel_text() const {
+  return once(boot_facts_->text, read_kernel_text);
+}
 
 std::optional<format::BuildId> LiveHost::kernel_build_id() const {
-  return once(kernel_id_, [] { return notes_file("/sys/kernel/notes"); });
+  return once(boot_facts_->kernel_id, [] { return notes_file("/sys/kernel/notes"); });
 }
 
 std::optional<format::BuildId> LiveHost::module_build_id(const std::string& name) const {
@@ -105,7 +157,7 @@ std::optional<format::BuildId> LiveHost::module_build_id(const std::string& name
   return it->second;
 }
 
-std::span<const uint8_t> LiveHost::vdso() const { return once(vdso_, read_vdso); }
+std::span<const uint8_t> LiveHost::vdso() const { return once(boot_facts_->vdso, read_vdso); }
 
 std::string LiveHost::buildid_cache_path() const {
   if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir != nullptr && *dir != '\0') {
@@ -193,11 +245,8 @@ std::optional<Host::Process> LiveHost::read_process(uint32_t pid) const {
 }
 
 const std::string& LiveHost::mountinfo() const {
-  // Read once: overlays mounted later belong to containers started after the recording.
-  if (!mountinfo_) {
-    std::ifstream f("/proc/self/mountinfo");
-    mountinfo_.emplace(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
+  // One table a host: overlays mounted later belong to containers started after the recording.
+  if (!mountinfo_) mountinfo_ = mounts_->now();
   return *mountinfo_;
 }
 
@@ -209,17 +258,18 @@ std::vector<Mount> LiveHost::overlays() const { return whole_overlays(mountinfo(
 
 std::optional<int64_t> LiveHost::boot_time() const {
   // Asked for each map the resolver judges, and the same until the next boot.
-  if (boot_) return *boot_;
-  boot_.emplace();
+  std::optional<std::optional<int64_t>>& boot = boot_facts_->boot;
+  if (boot) return *boot;
+  boot.emplace();
   std::ifstream stat("/proc/stat");
   for (std::string line; std::getline(stat, line);) {
     int64_t seconds = 0;
     if (line.starts_with("btime ") && absl::SimpleAtoi(line.substr(6), &seconds)) {
-      *boot_ = seconds * 1'000'000'000;
+      *boot = seconds * 1'000'000'000;
       break;
     }
   }
-  return *boot_;
+  return *boot;
 }
 
 }  // namespace pdfix::resolve

@@ -56,8 +56,10 @@ class Host {
   virtual std::vector<Mount> overlays() const = 0;
   // When this boot began (/proc/stat btime), in nanoseconds since the epoch.
   virtual std::optional<int64_t> boot_time() const = 0;
-  // The same machine with nothing remembered: a run that lasts (follow) asks again for each
-  // recording, for mounts, modules and processes come and go.
+  // The same machine with nothing remembered that may change: a run that lasts (follow) asks
+  // again for each recording, for mounts, modules and processes come and go. What stays the same
+  // until the next boot (the kernel's id, text address and boot time, this process's vdso) may be
+  // carried over, and the mounts too while the mount table has not changed.
   virtual std::unique_ptr<Host> anew() const = 0;
 };
 
@@ -66,9 +68,11 @@ class Host {
 std::optional<Host::Process> recorded_process(const Host& host, uint32_t pid,
                                               std::optional<int64_t> ended_at);
 
-// This machine. Each fact is read from the system the first time it is asked for.
+// This machine. Each fact is read from the system the first time it is asked for; anew() keeps
+// what a boot does not change and the mount table until the kernel says it changed.
 class LiveHost : public Host {
  public:
+  LiveHost();
   std::string hostname() const override;
   std::string kernel_release() const override;
   std::optional<uint64_t> kernel_text() const override;
@@ -83,19 +87,26 @@ class LiveHost : public Host {
   std::optional<Mount> mount(uint32_t maj, uint32_t min) const override;
   std::vector<Mount> overlays() const override;
   std::optional<int64_t> boot_time() const override;
-  std::unique_ptr<Host> anew() const override { return std::make_unique<LiveHost>(); }
+  std::unique_ptr<Host> anew() const override;
 
  private:
+  // What stays until the next boot, shared by a host and those made anew from it.
+  struct BootFacts {
+    std::optional<std::optional<uint64_t>> text;
+    std::optional<std::optional<format::BuildId>> kernel_id;
+    std::optional<std::span<const uint8_t>> vdso;
+    std::optional<std::optional<int64_t>> boot;
+  };
+  class MountTable;
+  explicit LiveHost(std::shared_ptr<BootFacts> boot, std::shared_ptr<MountTable> mounts);
   const std::string& mountinfo() const;
   std::optional<Process> read_process(uint32_t pid) const;
+  std::shared_ptr<BootFacts> boot_facts_;
+  std::shared_ptr<MountTable> mounts_;
+  mutable std::shared_ptr<const std::string> mountinfo_;  // this host's snapshot of mounts_
   mutable std::optional<std::string> hostname_;
   mutable std::optional<std::string> release_;
-  mutable std::optional<std::optional<uint64_t>> text_;
-  mutable std::optional<std::optional<format::BuildId>> kernel_id_;
   mutable std::map<std::string, std::optional<format::BuildId>> module_ids_;
-  mutable std::optional<std::span<const uint8_t>> vdso_;
-  mutable std::optional<std::string> mountinfo_;
-  mutable std::optional<std::optional<int64_t>> boot_;
   mutable std::map<uint32_t, std::optional<Process>> processes_;
 };
 

@@ -111,7 +111,7 @@ absl::StatusOr<bool> write_new_file(const std::string& path, const FileImage& im
   }
   if (::ftruncate(fd, static_cast<off_t>(image.size)) != 0) return failed();
   if (::close(fd) != 0) {
-    const absl::Status s = errno_error("cannot write", temp);
+    absl::Status s = errno_error("cannot write", temp);
     ::unlink(temp.c_str());
     return s;
   }
@@ -121,19 +121,26 @@ absl::StatusOr<bool> write_new_file(const std::string& path, const FileImage& im
 absl::StatusOr<Stored> store_in_cache(const std::string& cache, const resolve::CacheEntry& entry,
                                       const FileImage& image) {
   const std::string file = absl::StrCat(cache, "/", entry.file);
-  bool added = false;
-  bool another_writer = false;  // put the file there first: the entry is its add, link and all
+  const std::string link = absl::StrCat(cache, "/", entry.link);
   struct stat st{};
-  if (::lstat(file.c_str(), &st) != 0) {
-    if (auto s = make_dirs(parent_of(file)); !s.ok()) return s;
-    auto written = write_new_file(file, image, 0600);
-    if (!written.ok()) return written.status();
-    added = *written;
-    another_writer = !*written;
-  }
-  auto linked = link_into_place(absl::StrCat(cache, "/", entry.link), entry.link_target);
+  const bool had_file = ::lstat(file.c_str(), &st) == 0;
+  // The link first: a writer that finds the file finds its link too, so the entry is counted
+  // added by the one writer that put the file there, however two writers interleave (two follows
+  // sharing a store). Until the file follows, perf takes the link to nothing for no entry.
+  auto linked = link_into_place(link, entry.link_target);
   if (!linked.ok()) return linked.status();
-  return added || (*linked && !another_writer) ? Stored::kAdded : Stored::kPresent;
+  if (had_file) return *linked ? Stored::kAdded : Stored::kPresent;
+  absl::StatusOr<bool> written = false;
+  if (absl::Status made = make_dirs(parent_of(file)); !made.ok()) {
+    written = made;
+  } else {
+    written = write_new_file(file, image, 0600);
+  }
+  if (!written.ok()) {
+    if (*linked) ::unlink(link.c_str());
+    return written.status();
+  }
+  return *written ? Stored::kAdded : Stored::kPresent;
 }
 
 bool holds_entry(const std::string& cache, const resolve::CacheEntry& entry) {
