@@ -351,7 +351,7 @@ TEST(LiveHostAnew, SeesAMountMadeSinceWhileTheHostBeforeKeepsItsTable) {
     const std::optional<int64_t> boot = host.boot_time();
     (void)host.overlays();  // the table as it is before the mount
     if (mount("pdfix-test", dir.c_str(), "tmpfs", 0, "size=4k") != 0) _exit(10);
-    struct stat st {};
+    struct stat st{};
     if (stat(dir.c_str(), &st) != 0) _exit(10);
     const std::unique_ptr<Host> now = host.anew();
     if (!now->mount(major(st.st_dev), minor(st.st_dev)).has_value()) _exit(11);

@@ -133,7 +133,7 @@ std::string LiveHost::hostname() const {
 
 std::string LiveHost::kernel_release() const {
   return once(release_, [] {
-    struct utsname u {};
+    struct utsname u{};
     return uname(&u) == 0 ? std::string(u.release) : std::string();
   });
 }
