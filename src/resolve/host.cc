@@ -88,8 +88,8 @@ std::string read_from_start(int fd) {
 
 // This process's mount table, read again only once the kernel says it changed: poll(2) on an open
 // /proc/self/mountinfo reports POLLPRI after any mount or unmount in the namespace since the last
-// poll (proc(5)). Read each chunk, on a host with many containers it was a large part of follow's
-// cost.
+// poll (proc(5)). Read for each chunk before, and as long as the host has mounts (every container
+// adds its own).
 class LiveHost::MountTable {
  public:
   MountTable() = default;
