@@ -417,6 +417,28 @@ TEST_P(PassTest, InjectTellsEachFileAtOnePathWhyItHasNoId) {
   std::remove(path.c_str());
 }
 
+// A file proven to be the mapped one that has no build-id (Go's default): check says fix keeps it
+// by path, and the inject report says why it has no id.
+TEST_P(PassTest, CheckSaysAProvenFileWithoutAnIdIsKeptByPath) {
+  const std::string path = ::testing::TempDir() + "/pdfix-kept-" + std::to_string(getpid());
+  ASSERT_EQ(std::system(("objcopy --remove-section .note.gnu.build-id /usr/bin/true " + path +
+                         " && touch -d '1 minute ago' " + path)
+                            .c_str()),
+            0);
+  struct stat st{};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  PerfDataBuilder b = builder({.sample_id_all = false});
+  start_data(b);
+  b.mmap2(10, 0x400000, 0x1000, 0, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
+  b.sample(0x400010, 10, 10, 1000).finished_round();
+  const std::vector<std::string> notes = check_notes(testing::write_temp(b.build()));
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [&](const std::string& n) {
+    return n.starts_with(path + ": " + resolve::kNoBuildIdInFile) &&
+           n.find("fix --archive/--store keeps it by path and content") != std::string::npos;
+  })) << absl::StrJoin(notes, "\n");
+  std::remove(path.c_str());
+}
+
 // The kernel and two modules as perf 6.17 wrote them with --buildid-mmap: b.ko carries a.ko's id.
 INSTANTIATE_TEST_SUITE_P(Shapes, PassTest, ::testing::ValuesIn(shapes()),
                          [](const auto& info) { return info.param.name; });

@@ -14,7 +14,7 @@
 #include "format/perf_version.h"
 #include "format/record_type.h"
 #include "inspect/dso_hits.h"
-#include "resolve/resolver.h"
+#include "inspect/table_diff.h"
 #include "transform/agreement.h"
 #include "transform/pipeline.h"
 
@@ -30,37 +30,6 @@ uint32_t perf61_attr_size() { return format::attr_size_read_by({6, 1}); }
 bool known_to_perf_6_1(uint32_t type) {
   return (type >= format::kMmap && type <= format::kAuxOutputHwId) ||
          (type >= format::kHeaderAttr && type <= format::kFinishedInit);
-}
-
-bool same_entry(const BuildIdEntry& a, const BuildIdEntry& b) {
-  return a.pid == b.pid && (a.misc & format::kCpuModeMask) == (b.misc & format::kCpuModeMask) &&
-         a.filename == b.filename && format::build_id_hex(a) == format::build_id_hex(b);
-}
-
-// Entries of `after` that `before` does not hold (as many times).
-std::vector<BuildIdEntry> added_entries(std::vector<BuildIdEntry> before,
-                                        const std::vector<BuildIdEntry>& after) {
-  std::vector<BuildIdEntry> added;
-  for (const BuildIdEntry& e : after) {
-    auto it = std::find_if(before.begin(), before.end(),
-                           [&](const BuildIdEntry& b) { return same_entry(b, e); });
-    if (it != before.end()) {
-      before.erase(it);
-    } else {
-      added.push_back(e);
-    }
-  }
-  return added;
-}
-
-// The entry perf takes for the kernel of each machine: the first kernel-mode one that is no module.
-std::map<int32_t, std::string> kernel_entries(const std::vector<BuildIdEntry>& table) {
-  std::map<int32_t, std::string> first;
-  for (const BuildIdEntry& e : table) {
-    if (!format::is_kernel_mode(e.misc) || format::looks_like_module_file(e.filename)) continue;
-    first.emplace(e.pid, e.filename);
-  }
-  return first;
 }
 
 std::string range(const transform::Map& m) {
@@ -210,7 +179,9 @@ class Checker : public transform::DryRunObserver {
 
   void pass_finding(size_t pass, const transform::PassFinding& f) {
     if (!f.about.empty()) {
-      why_idless_[f.about].insert(f.what);
+      WhyIdless& why = why_idless_[f.about];
+      why.reasons.insert(f.what);
+      why.kept_by_path &= f.kept_by_path;
       return;
     }
     add(f.part, {f.repaired ? Severity::kNote : Severity::kError, f.offset, f.record, f.what,
@@ -227,12 +198,12 @@ class Checker : public transform::DryRunObserver {
         // Two files at one path (a host's and a container's) may be left for two reasons.
         const auto why = why_idless_.find(m.filename);
         const std::set<std::string> reasons =
-            why == why_idless_.end() ? std::set<std::string>{} : why->second;
+            why == why_idless_.end() ? std::set<std::string>{} : why->second.reasons;
         // A file proven to be the mapped one that has no build-id of its own is kept by path.
-        if (reasons == std::set<std::string>{resolve::kNoBuildIdInFile}) {
+        if (why != why_idless_.end() && why->second.kept_by_path) {
           note_once("idless " + m.filename, m.part,
                     {Severity::kNote, m.offset, m.record,
-                     absl::StrCat(m.filename, ": ", resolve::kNoBuildIdInFile,
+                     absl::StrCat(m.filename, ": ", absl::StrJoin(reasons, "; "),
                                   "; fix --archive/--store keeps it by path and content, for "
                                   "perf report --symfs (pdfix unpack prints the command)"),
                      ""});
@@ -472,8 +443,13 @@ class Checker : public transform::DryRunObserver {
   std::map<Key, Idless> idless_;
   std::map<Key, Idless> anonymous_code_;  // maps of JIT code, until a pass names them
   DsoHits hits_;
-  // file -> why fix proves no id for its maps (one reason for each of its files, or more)
-  std::map<std::string, std::set<std::string>> why_idless_;
+  // Why the passes leave a file's maps without an id, and whether every map of it is one kept by
+  // path (two files at one path, a host's and a container's, may differ).
+  struct WhyIdless {
+    std::set<std::string> reasons;
+    bool kept_by_path = true;
+  };
+  std::map<std::string, WhyIdless> why_idless_;
   std::vector<Inserted> inserted_;
   std::vector<std::pair<std::string, std::vector<BuildIdEntry>>> tables_;
   std::map<std::string, size_t> noted_;

@@ -67,12 +67,12 @@ std::string_view name(MapOutcome o) {
 }
 
 void InjectBuildIds::note(const std::string& filename, MapOutcome outcome,
-                          const std::string& detail, const std::string& id) {
+                          const std::string& detail, const std::string& id, bool kept_by_path) {
   auto key = std::make_tuple(filename, outcome, detail, id);
   auto it = report_index_.find(key);
   if (it == report_index_.end()) {
     it = report_index_.emplace(key, report_.maps.size()).first;
-    report_.maps.push_back({filename, outcome, detail, id, 0});
+    report_.maps.push_back({filename, outcome, detail, id, 0, kept_by_path});
   }
   ++report_.maps[it->second].records;
 }
@@ -138,7 +138,7 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     ++report_.left;
     ++report_.left_by_reason[res.reason];
     if (res.absence != resolve::Resolution::Absence::kAnonymous) {
-      note(filename, MapOutcome::kLeftAlone, res.reason, "");
+      note(filename, MapOutcome::kLeftAlone, res.reason, "", !res.file.empty());
     }
     if (m.fields.build_id_bit_leaked) {
       ++report_.leaked_bits_cleared;
@@ -210,7 +210,10 @@ std::vector<transform::PassFinding> InjectBuildIds::findings() const {
   std::vector<transform::PassFinding> out;
   for (const auto& m : report_.maps) {
     if (m.outcome == MapOutcome::kLeftAlone) {
-      out.push_back({.record = "MMAP2", .what = m.detail, .about = m.filename});
+      out.push_back({.record = "MMAP2",
+                     .what = m.detail,
+                     .about = m.filename,
+                     .kept_by_path = m.kept_by_path});
     }
   }
   return out;

@@ -37,6 +37,7 @@ struct InjectReport {
     std::string detail;  // source of the id, or why there is none
     std::string build_id;
     uint64_t records = 0;
+    bool kept_by_path = false;  // left alone: proven, with no build-id of its own
   };
   uint64_t upgraded = 0;
   uint64_t already = 0;
@@ -90,7 +91,7 @@ class InjectBuildIds : public Repair {
   std::vector<uint8_t> without_unproven(std::vector<uint8_t> table, format::Endian endian);
   void know(uint64_t machine, const std::string& name, const format::BuildId& id);
   void note(const std::string& filename, MapOutcome outcome, const std::string& detail,
-            const std::string& id);
+            const std::string& id, bool kept_by_path = false);
 
   Common common_;
   std::shared_ptr<resolve::Resolver> resolver_;

@@ -49,6 +49,9 @@ struct PassFinding {
   // Set: why the pass leaves maps of this file without a build-id. `check` tells it with what
   // samples hit, not on its own.
   std::string about;
+  // With `about`: the file is proven the mapped one and has no build-id of its own, so
+  // fix --archive/--store keep it by path and content.
+  bool kept_by_path = false;
 };
 
 class Pass {
