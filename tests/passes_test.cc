@@ -370,16 +370,21 @@ TEST_P(PassTest, CompressedDataIsCopiedWhenNothingInsideChanges) {
   EXPECT_EQ(out->compressed.empty(), GetParam().compressed == 0);
 }
 
-// Two files at one path, the host's without a build-id and another one (a container's): each
-// map's own reason is told, whichever comes first, and check does not call both kept by path.
-TEST_P(PassTest, InjectTellsEachFileAtOnePathWhyItHasNoId) {
-  const std::string path = ::testing::TempDir() + "/pdfix-noid-" + std::to_string(getpid());
+// /usr/bin/true without its build-id note at `path`, written a minute ago (before the recording).
+void copy_without_build_id(const std::string& path, struct stat& st) {
   ASSERT_EQ(std::system(("objcopy --remove-section .note.gnu.build-id /usr/bin/true " + path +
                          " && touch -d '1 minute ago' " + path)
                             .c_str()),
             0);
-  struct stat st{};
   ASSERT_EQ(stat(path.c_str(), &st), 0);
+}
+
+// Two files at one path, the host's without a build-id and another one (a container's): each
+// map's own reason is told, whichever comes first, and check does not call both kept by path.
+TEST_P(PassTest, InjectTellsEachFileAtOnePathWhyItHasNoId) {
+  const std::string path = ::testing::TempDir() + "/pdfix-noid-" + std::to_string(getpid());
+  struct stat st{};
+  ASSERT_NO_FATAL_FAILURE(copy_without_build_id(path, st));
   const std::set<std::string> both{
       std::string(resolve::kNoBuildIdInFile),
       "another file than this host's at that path (a container or chroot?): give its root or "
@@ -421,12 +426,8 @@ TEST_P(PassTest, InjectTellsEachFileAtOnePathWhyItHasNoId) {
 // by path, and the inject report says why it has no id.
 TEST_P(PassTest, CheckSaysAProvenFileWithoutAnIdIsKeptByPath) {
   const std::string path = ::testing::TempDir() + "/pdfix-kept-" + std::to_string(getpid());
-  ASSERT_EQ(std::system(("objcopy --remove-section .note.gnu.build-id /usr/bin/true " + path +
-                         " && touch -d '1 minute ago' " + path)
-                            .c_str()),
-            0);
   struct stat st{};
-  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  ASSERT_NO_FATAL_FAILURE(copy_without_build_id(path, st));
   PerfDataBuilder b = builder({.sample_id_all = false});
   start_data(b);
   b.mmap2(10, 0x400000, 0x1000, 0, path, major(st.st_dev), minor(st.st_dev), st.st_ino);
