@@ -259,6 +259,28 @@ TEST(Writer, LongRecordingThatNothingChangesIsByteIdentical) {
   EXPECT_EQ(testing::read_file(in_path + ".out"), original);
 }
 
+// A process that reads recording after recording (follow) reads them all through one pool of
+// chunk buffers: each is copied whole and as it is, not with what an earlier one left in them. The
+// second is the first's size with other samples, so every chunk lies where one of the first's did.
+TEST(Reader, RecordingsReadThroughOnePoolAreEachCopiedAsTheyAre) {
+  const Bytes first = long_recording();
+  PerfDataBuilder b;
+  b.attr({}).mmap(1, 0x400000, 0x1000, 0, "/a");
+  for (uint64_t i = 0; i < 12000; ++i) b.sample(0x400020, 2, 2, i);
+  b.auxtrace(Bytes(40, 2));
+  const Bytes second = b.build();
+  ASSERT_EQ(first.size(), second.size());
+  ASSERT_NE(first, second);
+  io::ChunkPool pool;
+  for (const Bytes& original : {first, second, first}) {
+    const std::string in_path = testing::write_temp(original);
+    auto in = io::open_input(in_path, &pool);
+    ASSERT_TRUE(in.ok()) << in.status();
+    ASSERT_TRUE(transform::run_pipeline(*in, in_path + ".out", {}, {}).ok());
+    EXPECT_EQ(testing::read_file(in_path + ".out"), original);
+  }
+}
+
 // A saved stream (mapped, read from byte 16) whose records are framed across the reader's chunks
 // (io::MappedFile::chunk_at): an unaligned record of a type pdfix does not know puts the next
 // SAMPLE's header across the first chunk's end, 3 bytes before it and 5 after.

@@ -90,7 +90,7 @@ absl::Status check_fix_args(const FixArgs& a) {
 int run_fix(const std::string& verb, const std::vector<passes::RepairKind*>& kinds,
             const FixArgs& a, const resolve::Host& host, llvm::json::Object* json, bool single,
             RunMemory* memory) {
-  auto in = io::open_input(a.in);
+  auto in = io::open_input(a.in, memory != nullptr ? &memory->chunks : nullptr);
   if (!in.ok()) return fail(in.status(), json);
   if (!a.archive.empty()) {
     if (auto s = io::refuse_input_as_output(*in, a.archive); !s.ok()) return fail(s, json);

@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/verb.h"
+#include "io/input.h"
 #include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "resolve/host.h"
@@ -61,6 +62,7 @@ absl::Status check_fix_args(const FixArgs& a);
 struct RunMemory {
   store::FindMemory found;  // each binary's copy and debug file
   resolve::IdMemory ids;    // each file's build-id, by its stamp
+  io::ChunkPool chunks;     // the read buffers, made once for all recordings
   // The chain of bundles --archive adds to (follow --archive); null: each bundle holds all.
   store::BundleChain* bundles = nullptr;
 };

@@ -29,7 +29,8 @@ constexpr uint64_t kPipeChunk = 1 << 20;
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::open_fd(int fd, std::string name) {
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::open_fd(int fd, std::string name,
+                                                                ChunkPool* pool) {
   struct stat st{};
   if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", name));
   const uint8_t* data = nullptr;
@@ -40,10 +41,17 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::open_fd(int fd, std::str
     data = static_cast<const uint8_t*>(p);
   }
   return std::unique_ptr<MappedFile>(
-      new MappedFile(fd, data, static_cast<uint64_t>(st.st_size), std::move(name)));
+      new MappedFile(fd, data, static_cast<uint64_t>(st.st_size), std::move(name), pool));
 }
 
 MappedFile::~MappedFile() {
+  if (pool_ != nullptr) {
+    // The output worker let go of them after writing from them; what it read happens before.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    for (auto& c : chunks_) {
+      if (c.use_count() == 1) pool_->give(std::move(c));
+    }
+  }
   if (data_ != nullptr) munmap(const_cast<uint8_t*>(data_), size_);
   if (fd_ > STDERR_FILENO) close(fd_);
 }
@@ -69,14 +77,22 @@ Chunk::Chunk(uint64_t capacity) : capacity_(capacity) {
 
 Chunk::~Chunk() { munmap(data_, capacity_); }
 
+std::shared_ptr<Chunk> ChunkPool::take() {
+  if (spare_.empty()) return std::make_shared<Chunk>(MappedFile::kChunkSize);
+  std::shared_ptr<Chunk> chunk = std::move(spare_.back());
+  spare_.pop_back();
+  return chunk;
+}
+
+void ChunkPool::give(std::shared_ptr<Chunk> chunk) {
+  if (spare_.size() < MappedFile::kKeptChunks) spare_.push_back(std::move(chunk));
+}
+
 std::span<const uint8_t> Chunk::from(uint64_t at, uint64_t n) const {
   return {data_ + (at - offset_), std::min(n, end() - at)};
 }
 
 std::shared_ptr<const Chunk> MappedFile::chunk_at(uint64_t offset) const {
-  // Enough for the reader's chunk, the writer's a step behind and the output's jobs (each
-  // gathers io::Output::kJobBytes, from two or three chunks).
-  constexpr size_t kKept = 16;
   const uint64_t base = offset / kChunkSize * kChunkSize;
   if (base >= size_) return nullptr;
   for (const auto& c : chunks_) {
@@ -91,8 +107,8 @@ std::shared_ptr<const Chunk> MappedFile::chunk_at(uint64_t offset) const {
     // The output worker let go of it after writing from it; what it read happens before this.
     std::atomic_thread_fence(std::memory_order_acquire);
   } else {
-    chunk = std::make_shared<Chunk>(kChunkSize);
-    if (chunks_.size() < kKept) chunks_.push_back(chunk);
+    chunk = pool_ != nullptr ? pool_->take() : std::make_shared<Chunk>(kChunkSize);
+    if (chunks_.size() < kKeptChunks) chunks_.push_back(chunk);
   }
   const uint64_t want = std::min(kChunkSize, size_ - base);
   chunk->offset_ = base;
@@ -137,7 +153,7 @@ absl::StatusOr<std::span<const uint8_t>> PipeStream::peek(uint64_t n) {
 namespace {
 
 // The regular file `path`, mapped.
-absl::StatusOr<std::unique_ptr<MappedFile>> map_file(const std::string& path) {
+absl::StatusOr<std::unique_ptr<MappedFile>> map_file(const std::string& path, ChunkPool* pool) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return errno_status(absl::StrCat("cannot open ", path));
   struct stat st{};
@@ -145,14 +161,14 @@ absl::StatusOr<std::unique_ptr<MappedFile>> map_file(const std::string& path) {
     close(fd);
     return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
   }
-  return MappedFile::open_fd(fd, path);
+  return MappedFile::open_fd(fd, path, pool);
 }
 
-absl::StatusOr<Input> open_directory(const std::string& path) {
+absl::StatusOr<Input> open_directory(const std::string& path, ChunkPool* pool) {
   Input in;
   in.name = path;
   in.directory = true;
-  auto data = map_file(path + "/data");
+  auto data = map_file(path + "/data", pool);
   if (!data.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " is a directory without a perf.data `data` file in it (",
@@ -175,7 +191,7 @@ absl::StatusOr<Input> open_directory(const std::string& path) {
   if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot list ", path, ": ", ec.message()));
   std::sort(names.begin(), names.end());
   for (const auto& [n, name] : names) {
-    auto part = map_file(absl::StrCat(path, "/", name));
+    auto part = map_file(absl::StrCat(path, "/", name), pool);
     if (!part.ok()) return part.status();
     in.parts.push_back(*std::move(part));
   }
@@ -188,7 +204,7 @@ absl::StatusOr<Input> open_directory(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<Input> open_input(const std::string& path) {
+absl::StatusOr<Input> open_input(const std::string& path, ChunkPool* pool) {
   Input in;
   in.name = path == "-" ? "<stdin>" : path;
   int fd = STDIN_FILENO;
@@ -200,11 +216,11 @@ absl::StatusOr<Input> open_input(const std::string& path) {
   if (fstat(fd, &st) != 0) return errno_status(absl::StrCat("cannot stat ", in.name));
   if (S_ISDIR(st.st_mode)) {
     if (fd != STDIN_FILENO) close(fd);
-    return open_directory(path);
+    return open_directory(path, pool);
   }
   in.files.push_back(file_id(st));
   if (S_ISREG(st.st_mode)) {
-    auto mapped = MappedFile::open_fd(fd, in.name);
+    auto mapped = MappedFile::open_fd(fd, in.name, pool);
     if (!mapped.ok()) return mapped.status();
     in.mapped = *std::move(mapped);
   } else {

@@ -33,13 +33,20 @@ class Chunk {
   uint64_t size_ = 0;
 };
 
+class ChunkPool;
+
 // A read-only private mapping of a whole file.
 class MappedFile {
  public:
   // The size of a chunk, and the alignment of its offset in the file.
   static constexpr uint64_t kChunkSize = uint64_t{256} << 10;
+  // The chunks a file keeps: enough for the reader's chunk, the writer's a step behind and the
+  // output's jobs (each gathers io::Output::kJobBytes, from two or three chunks).
+  static constexpr size_t kKeptChunks = 16;
 
-  static absl::StatusOr<std::unique_ptr<MappedFile>> open_fd(int fd, std::string name);
+  // Chunks come from `pool` and go back to it, when given.
+  static absl::StatusOr<std::unique_ptr<MappedFile>> open_fd(int fd, std::string name,
+                                                             ChunkPool* pool = nullptr);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -60,13 +67,29 @@ class MappedFile {
   std::shared_ptr<const Chunk> chunk_at(uint64_t offset) const;
 
  private:
-  MappedFile(int fd, const uint8_t* data, uint64_t size, std::string name)
-      : fd_(fd), data_(data), size_(size), name_(std::move(name)) {}
+  MappedFile(int fd, const uint8_t* data, uint64_t size, std::string name, ChunkPool* pool)
+      : fd_(fd), data_(data), size_(size), name_(std::move(name)), pool_(pool) {}
   int fd_;
   const uint8_t* data_;
   uint64_t size_;
   std::string name_;
+  ChunkPool* pool_;
   mutable std::vector<std::shared_ptr<Chunk>> chunks_;
+};
+
+// Chunk buffers that one input leaves for the next. A process that reads recording after
+// recording (follow, fix IN... OUTDIR) makes its buffers once, not once a recording: making a
+// chunk's pages present costs more than filling them (Chunk). One thread only; it must outlive
+// the files that take from it.
+class ChunkPool {
+ public:
+  // A buffer left by an earlier file, else a new one.
+  std::shared_ptr<Chunk> take();
+  // `chunk`, which nobody else holds, kept for the next file (as many as a file keeps).
+  void give(std::shared_ptr<Chunk> chunk);
+
+ private:
+  std::vector<std::shared_ptr<Chunk>> spare_;
 };
 
 // A forward-only byte stream over a pipe: peek() makes the next bytes visible in one contiguous
@@ -129,8 +152,8 @@ struct RecordingSpan {
 RecordingSpan recording_span(const Input& in);
 
 // "-" is stdin: mapped if it is a regular file, streamed otherwise. A directory is perf's
-// directory format.
-absl::StatusOr<Input> open_input(const std::string& path);
+// directory format. Mapped files read through chunks of `pool`, when given.
+absl::StatusOr<Input> open_input(const std::string& path, ChunkPool* pool = nullptr);
 
 // Refuses `out_path` ("-": stdout) when it is one of the files `in` reads, however it is named:
 // the same path, a hard or symbolic link, /proc/self/fd/N, stdout redirected to it. Writing there
