@@ -71,7 +71,7 @@ class Model {
     return dso(machine, name, id, true);
   }
   void hit(size_t dso) {
-    hits_.resize(dsos_.size());
+    if (hits_.size() <= dso) hits_.resize(dsos_.size());
     hits_[dso] = true;
   }
   bool was_hit(size_t dso) const { return dso < hits_.size() && hits_[dso]; }
@@ -79,7 +79,7 @@ class Model {
   void sampled(std::optional<size_t> dso) {
     ++total_samples_;
     if (!dso) return;
-    samples_.resize(dsos_.size());
+    if (samples_.size() <= *dso) samples_.resize(dsos_.size());
     ++samples_[*dso];
   }
   uint64_t samples(size_t dso) const { return dso < samples_.size() ? samples_[dso] : 0; }
@@ -116,15 +116,15 @@ class Model {
   transform::ProcessTimeline timeline_;
 };
 
-// What one record does to the model, decoded, waiting for its turn. A sample's addresses are the
-// words it is queued with: its ip, then its callchain as recorded (context markers included).
+// What one record does to the model, decoded, waiting for its turn; small, for a recording is
+// mostly samples and each waits in the queue. What it carries beyond are the words it is queued
+// with: a sample's ip, then its callchain as recorded (context markers included); a map's start,
+// end, pgoff and DSO, then, for the kernel's own map, the session's kernel start.
 struct Event {
   enum class Kind : uint8_t { kMap, kFork, kExec, kSample } kind = Kind::kMap;
   uint16_t misc = 0;  // kMap: the record's; kSample: the cpumode of its ip
   uint32_t pid = 0;
   uint32_t ppid = 0;
-  std::optional<uint64_t> kernel_start;  // for the kernel's own map: the session's
-  transform::ProcessTimeline::Map map;
 };
 
 std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint64_t ip) {
@@ -136,9 +136,16 @@ std::optional<size_t> mark(Model& model, uint16_t mode, uint32_t pid, uint64_t i
 
 void apply(Model& model, const Event& e, std::span<const uint64_t> words) {
   switch (e.kind) {
-    case Event::Kind::kMap:
-      model.timeline().map(e.misc, e.pid, e.map, e.kernel_start);
+    case Event::Kind::kMap: {
+      if (words.size() < 4) break;
+      const transform::ProcessTimeline::Map m{.start = words[0],
+                                              .end = words[1],
+                                              .pgoff = words[2],
+                                              .file = static_cast<uint32_t>(words[3])};
+      model.timeline().map(e.misc, e.pid, m,
+                           words.size() > 4 ? std::optional(words[4]) : std::nullopt);
       break;
+    }
     case Event::Kind::kFork:
       model.timeline().fork(e.pid, e.ppid);
       break;
@@ -163,7 +170,7 @@ void apply(Model& model, const Event& e, std::span<const uint64_t> words) {
 }
 
 absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
-                                const transform::Session& s) {
+                                const transform::Session& s, std::vector<uint64_t>& words) {
   auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
   if (!m.ok()) return m.status();
   Event e;
@@ -171,7 +178,6 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
   e.pid = m->pid;
   e.misc = m->misc;
   const uint64_t machine = format::machine_of(m->misc, m->pid);
-  if (format::is_kernel_image_name(m->filename)) e.kernel_start = s.kernel_start(machine);
   const std::string name = dso_name(machine, m->filename);
   size_t dso = 0;
   if (m->has_build_id()) {
@@ -184,10 +190,10 @@ absl::StatusOr<Event> map_event(Model& model, const transform::RecordRef& r,
                     inode ? absl::StrCat("ino:", m->maj, ":", m->min, ":", m->ino) : "", false);
   }
   model.mapped_by(dso, *m);
-  e.map = {.start = m->start,
-           .end = transform::ProcessTimeline::end_of(m->start, m->len),
-           .pgoff = m->pgoff,
-           .file = static_cast<uint32_t>(dso)};
+  words = {m->start, transform::ProcessTimeline::end_of(m->start, m->len), m->pgoff, dso};
+  if (format::is_kernel_image_name(m->filename)) {
+    if (const std::optional<uint64_t> start = s.kernel_start(machine)) words.push_back(*start);
+  }
   return e;
 }
 
@@ -210,31 +216,27 @@ absl::StatusOr<Event> exec_event(const transform::RecordRef& r, const transform:
   return e;
 }
 
-// A sample, its time (when its event records one), and in `words` its ip and callchain.
-struct SampleEvent {
-  Event event;
-  std::optional<uint64_t> time;
-};
-absl::StatusOr<std::optional<SampleEvent>> sample_event(const transform::RecordRef& r,
-                                                        const transform::Session& s, bool callchain,
-                                                        std::vector<uint64_t>& words) {
+// A sample into `e`, its time into `time` (when its event records one), and into `words` its ip
+// and callchain. False for a sample of no known event.
+absl::StatusOr<bool> sample_event(const transform::RecordRef& r, const transform::Session& s,
+                                  bool callchain, Event& e, std::optional<uint64_t>& time,
+                                  std::vector<uint64_t>& words) {
   words.clear();
   const format::EventAttr* attr = s.attr_for(r);
-  if (attr == nullptr) return std::nullopt;
+  if (attr == nullptr) return false;
   const uint64_t st = attr->sample_type;
   auto head = format::decode_sample_head(r.bytes, s.endian(), st, r.offset);
   if (!head.ok()) return head.status();
-  SampleEvent out;
-  out.event.kind = Event::Kind::kSample;
-  out.event.pid = head->pid;
-  out.event.misc = r.header.misc & format::kCpuModeMask;
-  if ((st & format::kSampleTime) != 0) out.time = head->time;
+  e = {.kind = Event::Kind::kSample,
+       .misc = static_cast<uint16_t>(r.header.misc & format::kCpuModeMask),
+       .pid = head->pid};
+  time = (st & format::kSampleTime) != 0 ? std::optional(head->time) : std::nullopt;
   words.push_back(head->ip);
-  if (!callchain) return out;
+  if (!callchain) return true;
   absl::Status read =
       format::sample_callchain(r.bytes, s.endian(), st, attr->read_format, r.offset, words);
   if (!read.ok()) return read;
-  return out;
+  return true;
 }
 
 }  // namespace
@@ -290,7 +292,7 @@ class DsoHits::Impl {
   std::vector<size_t> file_table_;  // DSOs the file's own table names, in its order, once each
   std::vector<bool> in_table_;      // by DSO: in file_table_
   transform::TimeOrder<Event> ordered_;
-  std::vector<uint64_t> words_;  // a sample's, reused: no allocation a sample
+  std::vector<uint64_t> words_;  // a record's, reused: no allocation a sample
   std::optional<Listing> listing_;
 };
 
@@ -328,28 +330,30 @@ absl::Status DsoHits::add(const transform::RecordRef& r, const transform::Sessio
   switch (r.header.type) {
     case format::kMmap:
     case format::kMmap2: {
-      auto e = map_event(model, r, s);
+      auto e = map_event(model, r, s, impl_->words_);
       if (!e.ok()) return e.status();
-      ordered.add(time(), *std::move(e));
+      ordered.add(time(), *e, impl_->words_);
       break;
     }
     case format::kFork: {
       auto e = fork_event(r, s);
       if (!e.ok()) return e.status();
-      ordered.add(time(), *std::move(e));
+      ordered.add(time(), *e);
       break;
     }
     case format::kSample: {
-      auto e = sample_event(r, s, impl_->callchains_, impl_->words_);
-      if (!e.ok()) return e.status();
-      if (*e) ordered.add((*e)->time, (*e)->event, impl_->words_);
+      Event e;
+      std::optional<uint64_t> at;
+      auto known = sample_event(r, s, impl_->callchains_, e, at, impl_->words_);
+      if (!known.ok()) return known.status();
+      if (*known) ordered.add(at, e, impl_->words_);
       break;
     }
     case format::kComm: {
       if ((r.header.misc & format::kMiscCommExec) == 0) break;
       auto e = exec_event(r, s);
       if (!e.ok()) return e.status();
-      ordered.add(time(), *std::move(e));
+      ordered.add(time(), *e);
       break;
     }
     case format::kFinishedRound:
