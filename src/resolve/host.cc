@@ -251,7 +251,10 @@ const std::string& LiveHost::mountinfo() const {
 }
 
 std::optional<Mount> LiveHost::mount(uint32_t maj, uint32_t min) const {
-  return find_mount(mountinfo(), maj, min);
+  // Asked for each map judged, of a few devices: the table is read through once a device.
+  auto [it, added] = mounts_by_device_.try_emplace({maj, min});
+  if (added) it->second = find_mount(mountinfo(), maj, min);
+  return it->second;
 }
 
 std::vector<Mount> LiveHost::overlays() const { return whole_overlays(mountinfo()); }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/build_id.h"
@@ -108,6 +109,7 @@ class LiveHost : public Host {
   mutable std::optional<std::string> release_;
   mutable std::map<std::string, std::optional<format::BuildId>> module_ids_;
   mutable std::map<uint32_t, std::optional<Process>> processes_;
+  mutable std::map<std::pair<uint32_t, uint32_t>, std::optional<Mount>> mounts_by_device_;
 };
 
 }  // namespace pdfix::resolve
