@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # clang-format and clang-tidy over the sources, the pages' size, paragraphs and links
-# (scripts/docs_guard.py), the layers of src/ and the size of every file; any finding fails. Needs
-# a configured build/.
+# (scripts/docs_guard.py), the layers of src/ (includes and CMake's links) and the size of every
+# file; any finding fails. Needs a configured build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')
@@ -50,6 +50,23 @@ for path in sys.argv[1:]:
                 m.group(1) not in allowed[parts[1]]:
             bad.append(f"{path}:{n}: {parts[1]} includes {m.group(1)}, which docs/design.md's "
                        f"layer table does not allow")
+# CMake links each layer's library (the executable for cli) to the layers its files include, no
+# more and no fewer: the link graph is the include graph, which the table bounds.
+included = {layer: set() for layer in allowed}
+for path in sys.argv[1:]:
+    parts = path.split("/")
+    if parts[0] == "src" and parts[1] in allowed:
+        for inc in re.findall(r'^#include "([a-z_]+)/', open(path).read(), re.M):
+            if inc in allowed and inc != parts[1]:
+                included[parts[1]].add(inc)
+cmake = open("CMakeLists.txt").read()
+for layer in allowed:
+    target = "pdfix" if layer == "cli" else f"pdfix_{layer}"
+    m = re.search(r"target_link_libraries\(" + target + r"\s([^)]*)\)", cmake)
+    links = set(re.findall(r"\bpdfix_([a-z]+)\b", m.group(1))) if m else set()
+    if links != included[layer]:
+        bad.append(f"CMakeLists.txt: {target} links {sorted(links)}, but {layer}'s files include "
+                   f"{sorted(included[layer])}")
 print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
