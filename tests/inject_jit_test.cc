@@ -377,6 +377,13 @@ TEST_F(InjectPerfMapTest, AReusedPidsMapFileIsNotRead) {
 TEST_F(InjectPerfMapTest, OneLastWrittenBeforeTheRecordingBeganIsAnEarlierProcesses) {
   common_.recording_started_at = seconds_from_now(600);
   EXPECT_EQ(found_at(), "");
+  // The report says where the pass looked and why the file there was passed over.
+  ASSERT_EQ(pass_report_.map_files_not_found.size(), 1u);
+  EXPECT_EQ(pass_report_.map_files_not_found[0].pid, kPid);
+  EXPECT_NE(std::find(pass_report_.map_files_not_found[0].looked_at.begin(),
+                      pass_report_.map_files_not_found[0].looked_at.end(),
+                      map_file_ + " (last written before the recording began)"),
+            pass_report_.map_files_not_found[0].looked_at.end());
 }
 
 // A process that exited, in a container whose overlay is still mounted: its map file is read in
@@ -393,6 +400,9 @@ TEST_F(InjectPerfMapTest, AnExitedProcesssIsReadOnTheOverlayItsFilesAreOn) {
   maps(run(input));
   EXPECT_TRUE(pass_report_.sources.empty());
   const std::string by_host_pid = dir_ + "/tmp/perf-" + std::to_string(kPid) + ".map";
+  ASSERT_EQ(pass_report_.map_files_not_found.size(), 1u);
+  const std::vector<std::string>& looked_at = pass_report_.map_files_not_found[0].looked_at;
+  EXPECT_NE(std::find(looked_at.begin(), looked_at.end(), by_host_pid), looked_at.end());
   std::filesystem::rename(map_file_, by_host_pid);
   maps(run(input));
   ASSERT_EQ(pass_report_.sources.size(), 1u);

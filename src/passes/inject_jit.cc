@@ -259,19 +259,28 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
   if (!added) return it->second.get();
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
   auto image = std::make_unique<MapImage>();
+  JitReport::MapFileNotFound passed_over{.pid = pid};
   for (const jit::FileCandidate& c : map_candidates(pid, s)) {
     struct stat st{};
-    if (stat(c.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (stat(c.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      passed_over.looked_at.push_back(c.path);
+      continue;
+    }
     const int64_t mtime =
         static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
     if (c.recorded && common_.recording_started_at && mtime < *common_.recording_started_at) {
-      continue;  // last written before the recording began: an earlier process's
+      // Last written before the recording began: an earlier process's.
+      passed_over.looked_at.push_back(c.path + " (last written before the recording began)");
+      continue;
     }
     std::ifstream f(c.path, std::ios::binary);
     image->text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     size_t skipped = 0;
     image->symbols = jit::parse_perf_map(image->text, skipped);
-    if (image->symbols.empty()) continue;
+    if (image->symbols.empty()) {
+      passed_over.looked_at.push_back(c.path + " (no symbol in it)");
+      continue;
+    }
     JitReport::Source source{.kind = JitReport::Source::Kind::kPerfMap,
                              .name = path,
                              .pid = pid,
@@ -300,6 +309,7 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
     it->second = std::move(image);
     return it->second.get();
   }
+  report_.map_files_not_found.push_back(std::move(passed_over));
   return nullptr;
 }
 

@@ -47,6 +47,13 @@ struct JitReport {
     std::string record;
   };
   std::vector<Source> sources;
+  // A process with anonymous code whose map file is at none of the places looked: each place, and
+  // why it was passed over when a file was there. Its JIT code stays unknown, as it does in perf.
+  struct MapFileNotFound {
+    uint32_t pid = 0;
+    std::vector<std::string> looked_at;
+  };
+  std::vector<MapFileNotFound> map_files_not_found;
   uint64_t dumps_missing = 0;  // named by a marker, not usable: their code stays unknown
   uint64_t anonymous_dropped = 0;
   uint64_t files_added = 0;  // ELF files new to the cache

@@ -48,8 +48,18 @@ llvm::json::Object InjectJit::report_json() const {
     if (!src.elf.empty()) o["elf"] = format::escape_invalid_utf8(src.elf);
     sources.push_back(std::move(o));
   }
+  llvm::json::Array not_found;
+  for (const auto& m : report_.map_files_not_found) {
+    llvm::json::Array looked_at;
+    for (const std::string& path : m.looked_at) {
+      looked_at.push_back(format::escape_invalid_utf8(path));
+    }
+    not_found.push_back(llvm::json::Object{{"pid", static_cast<int64_t>(m.pid)},
+                                           {"looked_at", std::move(looked_at)}});
+  }
   return llvm::json::Object{
       {"sources", std::move(sources)},
+      {"map_files_not_found", std::move(not_found)},
       {"dumps_missing", static_cast<int64_t>(report_.dumps_missing)},
       {"anonymous_maps_dropped", static_cast<int64_t>(report_.anonymous_dropped)},
       {"files_added", static_cast<int64_t>(report_.files_added)}};
@@ -86,6 +96,12 @@ void InjectJit::report_text(std::ostream& out, bool verbose) const {
         << " (pid " << src.pid << "): " << src.functions << " functions, " << src.maps << " maps, "
         << src.build_id;
     if (!src.problem.empty()) out << "; " << format::escape_invalid_utf8(src.problem);
+    out << "\n";
+  }
+  if (!verbose) return;
+  for (const auto& m : report_.map_files_not_found) {
+    out << "  no map file of process " << m.pid << " (anonymous code, stays unknown); looked at:";
+    for (const std::string& path : m.looked_at) out << " " << format::escape_invalid_utf8(path);
     out << "\n";
   }
 }

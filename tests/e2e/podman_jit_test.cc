@@ -164,14 +164,23 @@ TEST_F(PodmanJitTest, AnExitedProcesssMapFileIsReadOnItsLivingContainersOverlay)
     EXPECT_GT(src.getInteger("functions").value_or(0), 0);
   }
   if (map_files != 1u) {
-    // What the recording holds of node: its maps, anonymous ones the JIT code.
+    // Where fix looked (map_files_not_found), the container's /tmp, and what the recording holds
+    // of node: its maps, anonymous ones the JIT code, and how many samples; records lost.
+    const std::string script =
+        "perf script --show-mmap-events -F comm,pid,event -i " + quote(dir_ + "/in.data") + " 2>&1";
     ADD_FAILURE() << map_files << " map files; jit: "
                   << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object(
                                                 *json->getAsObject()->getObject("jit"))))
                          .str()
-                  << "\nnode in the recording:\n"
-                  << sh("perf script --show-mmap-events -F comm,pid,event -i " +
-                        quote(dir_ + "/in.data") + " 2>&1 | grep -E 'node|MMAP.*//anon' | head -40")
+                  << "\nthe container's /tmp:\n"
+                  << sh("podman exec " + container() + " ls -la --full-time /tmp 2>&1").out
+                  << "the recording's start: " << sh("stat -c %w " + quote(dir_ + "/in.data")).out
+                  << "node's maps in the recording:\n"
+                  << sh(script + " | grep -E '^ *node .*MMAP' | head -60").out
+                  << "node's samples: " << sh(script + " | grep -cE '^ *node .*clock'").out
+                  << "the recording's records (LOST ones would be listed):\n"
+                  << sh("perf report --stats -i " + quote(dir_ + "/in.data") +
+                        " 2>&1 | grep -E 'events:' | head -16")
                          .out;
   }
 
