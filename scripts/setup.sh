@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ pkg-config ccache
   llvm-19-dev libzstd-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  liblzma-dev zlib1g-dev libdebuginfod-dev libcli11-dev libarchive-dev
+  liblzma-dev zlib1g-dev libdebuginfod-dev libcli11-dev libarchive-dev libprotobuf-dev protobuf-compiler
   linux-perf debuginfod hotspot xfsprogs zstd xz-utils gzip python3 hyperfine time
   nodejs openjdk-17-jdk-headless podman runc mmdebstrap golang-go libc6-dbg stress-ng
   man-db bsdextrautils strace inotify-tools

@@ -114,6 +114,7 @@ int run(int argc, char** argv) {
       {"unpack", [&] { return add_unpack(app); }},
       {"store", [&] { return add_store(app, host); }},
       {"fetch", [&] { return add_fetch(app, host); }},
+      {"export", [&] { return add_export(app, host); }},
       {"follow", [&] { return add_follow(app, host); }},
   };
   const std::string named = argc > 1 ? argv[1] : "";

@@ -69,6 +69,7 @@ Verb add_archive(CLI::App& app, const resolve::Host& host);
 Verb add_unpack(CLI::App& app);
 Verb add_store(CLI::App& app, const resolve::Host& host);
 Verb add_fetch(CLI::App& app, const resolve::Host& host);
+Verb add_export(CLI::App& app, const resolve::Host& host);
 Verb add_follow(CLI::App& app, const resolve::Host& host);
 // One verb per repair pass, and `fix`, which runs them all; only the one named `only`, when it is
 // one of them.

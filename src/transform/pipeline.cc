@@ -91,6 +91,16 @@ class ChangeProbe : public Tail {
   bool rebuilt_ = false;
 };
 
+// Where records go when nothing is written: a tap in front of it sees them all.
+class Discard : public Tail {
+ public:
+  absl::Status emit(const RecordRef& /*r*/) override { return absl::OkStatus(); }
+  absl::Status bypass(const RecordRef& /*r*/) override { return absl::OkStatus(); }
+  absl::Status untouched(uint64_t /*offset*/, uint64_t /*size*/, uint32_t /*part*/) override {
+    return absl::OkStatus();
+  }
+};
+
 // In a dry run, between a pass and what follows it: tells the observer what the pass changed. A
 // record the pass was given is pending until it (or what stands in its place) comes out.
 class Watch : public RecordSink {
@@ -443,6 +453,25 @@ absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_pat
     for (auto& f : outs->files) f->keep_modification_time(st.st_mtim);
   }
   if (auto s = outs->commit(); !s.ok()) return s;
+  return chain;
+}
+
+absl::StatusOr<PassChain> run_into_tap(io::Input& in, const MakeChain& make_chain, RecordTap& tap,
+                                       const PipelineOptions& options) {
+  auto session = open_session(in);
+  if (!session.ok()) return session.status();
+  PassChain chain = make_chain ? make_chain() : PassChain{};
+  std::vector<const io::MappedFile*> by_file{in.mapped.get()};
+  const std::vector<const io::MappedFile*> parts = in.part_views();
+  by_file.insert(by_file.end(), parts.begin(), parts.end());
+  Discard discard;
+  TappedTail tapped(discard, tap, *session, by_file);
+  Sweep sweep(*session, chain, tapped);
+  auto reader = make_reader(in, *session, {.expand_compressed = true});
+  if (auto s = sweep.run(*reader, tapped, options); !s.ok()) return s;
+  FeatureEdits edits;
+  if (auto s = sweep.finish(edits); !s.ok()) return s;
+  if (auto s = tap.end(*session, edits); !s.ok()) return s;
   return chain;
 }
 

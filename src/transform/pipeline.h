@@ -37,6 +37,12 @@ using MakeChain = std::function<PassChain()>;
 absl::StatusOr<PassChain> run_pipeline(io::Input& in, const std::string& out_path,
                                        const MakeChain& make_chain, const PipelineOptions& options);
 
+// Runs the passes `make_chain` gives over `in` and shows `tap` every record they would write,
+// writing nothing: for a verb that reads what the passes make of a recording (export) without
+// keeping it. options.tap is not used; `tap` is.
+absl::StatusOr<PassChain> run_into_tap(io::Input& in, const MakeChain& make_chain, RecordTap& tap,
+                                       const PipelineOptions& options);
+
 // What a dry run shows, pass by pass: how each would change the recording. `pdfix check` is one.
 class DryRunObserver {
  public:

@@ -1,0 +1,158 @@
+#include <algorithm>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/pass_options.h"
+#include "cli/progress.h"
+#include "cli/verb.h"
+#include "io/output.h"
+#include "passes/repair.h"
+#include "profile/folded.h"
+#include "profile/pprof.h"
+#include "profile/stacks.h"
+#include "profile/symbolizer.h"
+#include "transform/pipeline.h"
+
+namespace pdfix::cli {
+namespace {
+
+struct Args {
+  std::string in;
+  std::string out;
+  std::string format = "pprof";
+  std::string event;
+  std::string sysroot;
+  std::vector<std::string> search;
+  bool no_symbols = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+// The run's summary: what was counted, and how much of it has names.
+llvm::json::Object summary(const profile::Profile& p, const profile::Locations& l,
+                           const std::string& format) {
+  return llvm::json::Object{{"format", format},
+                            {"samples", static_cast<int64_t>(p.samples)},
+                            {"samples_not_counted", static_cast<int64_t>(p.not_counted)},
+                            {"stacks", static_cast<int64_t>(p.stacks.size())},
+                            {"mappings", static_cast<int64_t>(p.mappings.size())},
+                            {"locations", static_cast<int64_t>(l.all().size())},
+                            {"locations_named", static_cast<int64_t>(l.named())}};
+}
+
+// An error reading IN, naming it: the offset alone does not say which file.
+absl::Status of_input(const Args& a, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(a.in == "-" ? "stdin" : a.in, ": ", s.message()));
+}
+
+int run_export(const Args& a, const resolve::Host& host) {
+  auto in = io::open_input(a.in);
+  if (!in.ok()) return fail(of_input(a, in.status()));
+  // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries.
+  std::vector<std::unique_ptr<passes::RepairKind>> owned = passes::repair_kinds();
+  std::vector<passes::RepairKind*> kinds;
+  for (const auto& k : owned) {
+    if (k->verb() == "inject") kinds.push_back(k.get());
+  }
+  const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, nullptr);
+  profile::StackTap tap;
+  Progress progress("export");
+  auto chain = transform::run_into_tap(*in, chain_of(kinds, common), tap,
+                                       {.progress = a.quiet ? nullptr : progress.callback()});
+  if (!chain.ok()) return fail(of_input(a, chain.status()));
+  const profile::Profile p = tap.take();
+  std::optional<profile::Symbolizer> symbolizer;
+  if (!a.no_symbols) {
+    symbolizer.emplace(host, common.resolver->copy_places(common.recording_ended_at));
+    for (const profile::Mapping& m : p.mappings) {
+      if (m.kernel && m.file.starts_with("[kernel.kallsyms]")) {
+        symbolizer->set_kernel(m);
+        break;
+      }
+    }
+  }
+  profile::Locations locations(p, symbolizer ? &*symbolizer : nullptr);
+  uint64_t event = 0;
+  if (!a.event.empty()) {
+    while (event < p.events.size() && p.events[event].name != a.event) ++event;
+    if (event == p.events.size()) {
+      return fail(
+          absl::InvalidArgumentError(absl::StrCat("--event ", a.event, ": not sampled in ", a.in)));
+    }
+  }
+  std::string bytes;
+  if (a.format == "folded") {
+    bytes = profile::to_folded(p, locations, event);
+  } else {
+    auto pprof = profile::to_pprof(p, locations);
+    if (!pprof.ok()) return fail(pprof.status());
+    bytes = *std::move(pprof);
+  }
+  auto out = io::Output::create(a.out, io::Output::Mode::kStreaming);
+  if (!out.ok()) return fail(out.status());
+  if (auto s = (*out)->write({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+      !s.ok()) {
+    return fail(s);
+  }
+  if (auto s = (*out)->commit(); !s.ok()) return fail(s);
+  const llvm::json::Object said = summary(p, locations, a.format);
+  if (a.json) {
+    print_json(llvm::json::Object(said), json_stream(a.out));
+  } else if (!a.quiet) {
+    std::cerr << "pdfix export: " << p.samples << " samples in " << p.stacks.size() << " stacks, "
+              << p.mappings.size() << " mappings; " << locations.named() << " of "
+              << locations.all().size() << " locations named\n";
+  }
+  return p.samples == 0 ? kExitIncomplete : kExitOk;
+}
+
+}  // namespace
+
+Verb add_export(CLI::App& app, const resolve::Host& host) {
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = add_command(
+      app, "export",
+      {"pdfix export", "a recording's samples as a profile: pprof or folded stacks",
+       "pdfix export [--format pprof|folded] [--event NAME] [--no-symbols] [--sysroot DIR] "
+       "[--search DIR]... [--json] [-q] IN OUT",
+       R"(Writes the samples of IN as a profile that profiling tools read: pprof's profile.proto,
+gzip-compressed (go tool pprof, Pyroscope, Parca), or folded stacks, one line per stack,
+`comm;root;...;leaf count` (flamegraph.pl, inferno, speedscope).
+
+Each sample's callchain (or its ip, without one) is resolved to the maps that covered its
+addresses when it was taken, with records in perf's time order, and its frames named by
+LLVM's symbolizer from the binaries the maps' build-ids prove (found as `pdfix fix` finds
+them: this host's files, --sysroot, --search roots, the build-id cache), their debug files
+preferred: functions, source lines and inline frames, innermost first. A map without a
+proven build-id, or whose binary is not here, keeps its addresses and file name: a wrong
+name is worse than none. Kernel frames, modules' too, are named from the kallsyms of the
+recording's kernel: this host's when it runs that kernel, else the build-id cache's copy.
+
+pprof: one sample type per event (perf's name, counted in samples; cpu-clock and
+task-clock also as NAME-time in nanoseconds), the first the default; the command of each
+sample's thread as the label `comm`; each mapping with its build-id. folded: the samples of
+one event (--event, default the first).
+
+IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
+       exit_status({{kExitIncomplete, "IN holds no sample of a sampled event"}})});
+  cmd->add_option("IN", a->in, "The recording ('-': stdin).")->required();
+  cmd->add_option("OUT", a->out, "The profile to write ('-': stdout).")->required();
+  cmd->add_option("-f,--format", a->format, "pprof (default) or folded.")
+      ->check(CLI::IsMember({"pprof", "folded"}))
+      ->type_name("FORMAT");
+  cmd->add_option("--event", a->event, "folded: the event whose samples are written.")
+      ->type_name("NAME");
+  cmd->add_flag("--no-symbols", a->no_symbols,
+                "Addresses, mappings and build-ids only: for services that symbolize themselves.");
+  cmd->add_option("--sysroot", a->sysroot,
+                  "A copy of the recording host's root: binaries are looked up there.")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
+  add_search_option(*cmd, a->search);
+  cmd->add_flag("--json", a->json,
+                "The summary as one JSON object on stdout (stderr when OUT is '-').");
+  add_quiet_flag(*cmd, a->quiet);
+  return {cmd, [a, &host] { return run_export(*a, host); }};
+}
+
+}  // namespace pdfix::cli

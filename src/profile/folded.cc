@@ -1,0 +1,53 @@
+#include "profile/folded.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace pdfix::profile {
+namespace {
+
+// A frame's names, outermost first; an unnamed frame is its file's base name in brackets, as perf
+// prints a DSO, or [unknown] where no map covered it.
+void append_names(const Profile& profile, const Location& l, std::string& out) {
+  if (!l.lines.empty()) {
+    for (auto it = l.lines.rbegin(); it != l.lines.rend(); ++it) {
+      absl::StrAppend(&out, ";", it->function);
+    }
+    return;
+  }
+  if (l.mapping == 0) {
+    absl::StrAppend(&out, ";[unknown]");
+    return;
+  }
+  const std::string& file = profile.mappings[l.mapping - 1].file;
+  if (file.starts_with("[")) {
+    absl::StrAppend(&out, ";", file);
+    return;
+  }
+  const size_t slash = file.rfind('/');
+  absl::StrAppend(&out, ";[", slash == std::string::npos ? file : file.substr(slash + 1), "]");
+}
+
+}  // namespace
+
+std::string to_folded(const Profile& profile, Locations& locations, uint64_t event) {
+  // Sorted, so that the same recording gives the same bytes.
+  std::map<std::string, uint64_t> lines;
+  for (const auto& [key, totals] : profile.stacks) {
+    if (event_of(key) != event) continue;
+    const uint64_t comm = comm_of(key);
+    std::string line = comm == 0 ? "[unknown]" : profile.comms[comm - 1];
+    const std::vector<uint32_t> frames = locations.of(frames_of(key));
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+      append_names(profile, locations.all()[*it], line);
+    }
+    lines[line] += totals.samples;
+  }
+  std::string out;
+  for (const auto& [stack, count] : lines) absl::StrAppend(&out, stack, " ", count, "\n");
+  return out;
+}
+
+}  // namespace pdfix::profile

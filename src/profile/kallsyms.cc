@@ -1,0 +1,50 @@
+#include "profile/kallsyms.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace pdfix::profile {
+
+Kallsyms::Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at) {
+  std::optional<uint64_t> ref_here;
+  // "ffffffff81000000 T _text", then for a module's symbol "\t[name]".
+  while (!text.empty()) {
+    const size_t eol = std::min(text.find('\n'), text.size());
+    const std::string_view line = text.substr(0, eol);
+    text.remove_prefix(std::min(eol + 1, text.size()));
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos || line.size() < space + 4 || line[space + 2] != ' ') {
+      continue;
+    }
+    uint64_t address = 0;
+    const std::string_view hex = line.substr(0, space);
+    if (std::from_chars(hex.data(), hex.data() + hex.size(), address, 16).ptr !=
+        hex.data() + hex.size()) {
+      continue;
+    }
+    const char type = line[space + 1];
+    std::string_view name = line.substr(space + 3);
+    name = name.substr(0, name.find('\t'));
+    if (name == ref) ref_here = address;
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    symbols_.push_back({address, std::string(name)});
+  }
+  // Aliases at one address: the same one named whatever the text's order.
+  std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
+    return a.address != b.address ? a.address < b.address : a.name < b.name;
+  });
+  // Without the reference symbol nothing says where the text's kernel lay against the
+  // recording's: no names rather than shifted ones.
+  if (!ref_here) symbols_.clear();
+  if (ref_here) shift_ = ref_at - *ref_here;
+}
+
+std::optional<std::string> Kallsyms::function_at(uint64_t address) const {
+  const uint64_t here = address - shift_;
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), here,
+                             [](uint64_t a, const Symbol& s) { return a < s.address; });
+  if (it == symbols_.begin()) return std::nullopt;
+  return std::prev(it)->name;
+}
+
+}  // namespace pdfix::profile

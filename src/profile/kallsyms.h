@@ -1,0 +1,33 @@
+// Kernel frames' names: the kallsyms text of the recording's kernel (the running kernel's, when it
+// has the recording's build-id, else a build-id cache's copy), relocated by the difference of the
+// recorded kernel map's reference symbol (_text, or _stext on arm64) and the text's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pdfix::profile {
+
+class Kallsyms {
+ public:
+  // `text` as /proc/kallsyms lays it out; `ref` the reference symbol the recording's kernel map
+  // names and `ref_at` its recorded address (the map's pgoff).
+  Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at);
+  // The function at a recorded kernel address; nullopt below the first symbol or where the
+  // text has none.
+  std::optional<std::string> function_at(uint64_t address) const;
+  bool empty() const { return symbols_.empty(); }
+
+ private:
+  struct Symbol {
+    uint64_t address;
+    std::string name;
+  };
+  std::vector<Symbol> symbols_;  // text symbols, by address
+  uint64_t shift_ = 0;           // recorded address minus the text's
+};
+
+}  // namespace pdfix::profile

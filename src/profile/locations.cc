@@ -1,0 +1,26 @@
+#include "profile/locations.h"
+
+namespace pdfix::profile {
+
+std::vector<uint32_t> Locations::of(std::span<const uint64_t> frames) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i + 1 < frames.size(); i += 2) {
+    const uint64_t mapping = frames[i];
+    const uint64_t address = frames[i + 1];
+    const bool caller = i > 0;
+    auto [it, added] = index_.try_emplace(std::tuple(mapping, address, caller),
+                                          static_cast<uint32_t>(all_.size()));
+    if (added) {
+      Location l{.mapping = mapping, .address = address, .caller = caller};
+      if (symbolizer_ != nullptr && mapping != 0) {
+        l.lines = symbolizer_->lines(profile_.mappings[mapping - 1], address, caller);
+      }
+      if (!l.lines.empty()) ++named_;
+      all_.push_back(std::move(l));
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace pdfix::profile

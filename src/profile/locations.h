@@ -1,0 +1,52 @@
+// A profile's distinct frames, each named once: every writer (pprof, folded) asks here, so that
+// an address has one name whatever the format, and each is symbolized once however many stacks
+// hold it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "profile/stacks.h"
+#include "profile/symbolizer.h"
+
+namespace pdfix::profile {
+
+// A frame of a stack: an address in a mapping (an index into Profile::mappings plus one; 0: none
+// covered it), the leaf's own or a return address (`caller`).
+struct Location {
+  uint64_t mapping = 0;
+  uint64_t address = 0;
+  bool caller = false;
+  std::vector<Line> lines;  // innermost inline frame first; empty: not named
+};
+
+class Locations {
+ public:
+  // With no symbolizer, addresses stay unnamed (export --no-symbols).
+  Locations(const Profile& profile, Symbolizer* symbolizer)
+      : profile_(profile), symbolizer_(symbolizer) {}
+
+  // The locations of a stack's frames, leaf first, as indices into all().
+  std::vector<uint32_t> of(std::span<const uint64_t> frames);
+  const std::vector<Location>& all() const { return all_; }
+  // How many of all() have names.
+  uint64_t named() const { return named_; }
+
+ private:
+  const Profile& profile_;
+  Symbolizer* symbolizer_;
+  std::vector<Location> all_;
+  absl::flat_hash_map<std::tuple<uint64_t, uint64_t, bool>, uint32_t> index_;
+  uint64_t named_ = 0;
+};
+
+// A stack's key (Profile::stacks): its event, its command, then its frames.
+inline uint64_t event_of(std::span<const uint64_t> key) { return key[0]; }
+inline uint64_t comm_of(std::span<const uint64_t> key) { return key[1]; }
+inline std::span<const uint64_t> frames_of(std::span<const uint64_t> key) { return key.subspan(2); }
+
+}  // namespace pdfix::profile

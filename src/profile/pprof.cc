@@ -1,0 +1,142 @@
+#include "profile/pprof.h"
+
+#include <zlib.h>
+
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "profile.pb.h"
+
+namespace pdfix::profile {
+namespace {
+
+namespace pb = perftools::profiles;
+
+// The string table: entry 0 is "", as the format requires.
+class Strings {
+ public:
+  explicit Strings(pb::Profile& p) : p_(p) { id(""); }
+  int64_t id(const std::string& s) {
+    auto [it, added] = index_.try_emplace(s, p_.string_table_size());
+    if (added) p_.add_string_table(s);
+    return it->second;
+  }
+
+ private:
+  pb::Profile& p_;
+  absl::flat_hash_map<std::string, int64_t> index_;
+};
+
+absl::StatusOr<std::string> gzip(const std::string& bytes) {
+  z_stream z{};
+  // 15 window bits, +16: a gzip header and trailer.
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return absl::InternalError("zlib: deflateInit2 failed");
+  }
+  std::string out(deflateBound(&z, bytes.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int done = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (done != Z_STREAM_END) return absl::InternalError("zlib: deflate did not finish");
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& locations) {
+  pb::Profile p;
+  Strings strings(p);
+  // The value columns: each event's samples, then a clock's nanoseconds.
+  std::vector<int> samples_column;
+  std::vector<int> time_column;
+  for (const SampledEvent& e : profile.events) {
+    samples_column.push_back(p.sample_type_size());
+    pb::ValueType* count = p.add_sample_type();
+    count->set_type(strings.id(e.name));
+    count->set_unit(strings.id("count"));
+    time_column.push_back(-1);
+    if (e.clock) {
+      time_column.back() = p.sample_type_size();
+      pb::ValueType* time = p.add_sample_type();
+      time->set_type(strings.id(e.name + "-time"));
+      time->set_unit(strings.id("nanoseconds"));
+    }
+  }
+  if (!profile.events.empty()) p.set_default_sample_type(p.sample_type(0).type());
+  const int columns = p.sample_type_size();
+  const int64_t comm_key = strings.id("comm");
+  for (const auto& [key, totals] : profile.stacks) {
+    pb::Sample* s = p.add_sample();
+    for (const uint32_t l : locations.of(frames_of(key))) s->add_location_id(l + 1);
+    for (int c = 0; c < columns; ++c) s->add_value(0);
+    const uint64_t e = event_of(key);
+    s->set_value(samples_column[e], static_cast<int64_t>(totals.samples));
+    if (time_column[e] >= 0) s->set_value(time_column[e], static_cast<int64_t>(totals.period));
+    if (const uint64_t comm = comm_of(key); comm != 0) {
+      pb::Label* label = s->add_label();
+      label->set_key(comm_key);
+      label->set_str(strings.id(profile.comms[comm - 1]));
+    }
+  }
+  // Which mappings' frames have names, lines and inline frames.
+  std::vector<bool> functions(profile.mappings.size());
+  std::vector<bool> inlined(profile.mappings.size());
+  std::map<std::pair<std::string, std::string>, uint64_t> function_ids;
+  for (size_t i = 0; i < locations.all().size(); ++i) {
+    const Location& l = locations.all()[i];
+    pb::Location* loc = p.add_location();
+    loc->set_id(i + 1);
+    loc->set_mapping_id(l.mapping);
+    loc->set_address(l.address);
+    if (l.mapping != 0 && !l.lines.empty()) {
+      functions[l.mapping - 1] = true;
+      if (l.lines.size() > 1) inlined[l.mapping - 1] = true;
+    }
+    for (const Line& line : l.lines) {
+      auto [it, added] =
+          function_ids.try_emplace({line.function, line.file}, function_ids.size() + 1);
+      if (added) {
+        pb::Function* f = p.add_function();
+        f->set_id(it->second);
+        f->set_name(strings.id(line.function));
+        f->set_system_name(strings.id(line.function));
+        f->set_filename(strings.id(line.file));
+      }
+      pb::Line* pl = loc->add_line();
+      pl->set_function_id(it->second);
+      pl->set_line(line.line);
+      pl->set_column(line.column);
+    }
+  }
+  for (size_t i = 0; i < profile.mappings.size(); ++i) {
+    const Mapping& m = profile.mappings[i];
+    pb::Mapping* pm = p.add_mapping();
+    pm->set_id(i + 1);
+    pm->set_memory_start(m.start);
+    pm->set_memory_limit(m.limit);
+    pm->set_file_offset(m.offset);
+    pm->set_filename(strings.id(m.file));
+    pm->set_build_id(strings.id(m.build_id));
+    pm->set_has_functions(functions[i]);
+    pm->set_has_filenames(functions[i]);
+    pm->set_has_line_numbers(functions[i]);
+    pm->set_has_inline_frames(inlined[i]);
+  }
+  if (profile.first_time && profile.last_time) {
+    p.set_duration_nanos(static_cast<int64_t>(*profile.last_time - *profile.first_time));
+  }
+  if (!profile.perf_version.empty()) {
+    p.add_comment(strings.id("perf version " + profile.perf_version));
+  }
+  if (!profile.command_line.empty()) p.add_comment(strings.id(profile.command_line));
+  if (!profile.hostname.empty()) p.add_comment(strings.id("recorded on " + profile.hostname));
+  std::string bytes;
+  if (!p.SerializeToString(&bytes)) return absl::InternalError("pprof: the profile did not encode");
+  return gzip(bytes);
+}
+
+}  // namespace pdfix::profile

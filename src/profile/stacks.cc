@@ -1,0 +1,275 @@
+#include "profile/stacks.h"
+
+#include <span>
+
+#include "absl/strings/str_cat.h"
+#include "format/build_id.h"
+#include "format/feature.h"
+#include "format/machine.h"
+#include "format/map_kind.h"
+#include "format/record_type.h"
+#include "format/records.h"
+#include "transform/process_timeline.h"
+#include "transform/time_order.h"
+
+namespace pdfix::profile {
+namespace {
+
+// perf's PERF_TYPE_SOFTWARE and its dummy event, which only carries the side-band records.
+constexpr uint32_t kTypeSoftware = 1;
+constexpr uint64_t kSoftwareDummy = 9;
+constexpr uint64_t kSoftwareCpuClock = 0;
+constexpr uint64_t kSoftwareTaskClock = 1;
+
+// What one record does, waiting for its turn in time order; a sample's addresses and a map's
+// fields ride in the words it is queued with.
+struct Event {
+  enum class Kind : uint8_t { kMap, kFork, kExec, kComm, kSample } kind = Kind::kMap;
+  uint16_t misc = 0;  // kMap: the record's; kSample: the cpumode of its ip
+  uint32_t pid = 0;
+  uint32_t tid = 0;  // kFork: the parent's pid (the words: the thread and its parent's)
+  uint32_t aux = 0;  // kSample: the event; kComm: the command; kMap: the mapping
+  uint64_t period = 0;
+};
+
+}  // namespace
+
+class StackTap::Impl {
+ public:
+  Impl() : ordered_([this](Event& e, std::span<const uint64_t> w) { apply(e, w); }) {}
+
+  absl::Status record(const transform::RecordRef& r, const transform::Session& s) {
+    if (events_.empty()) learn_events(s);
+    const auto time = [&] { return transform::record_time(r, s); };
+    switch (r.header.type) {
+      case format::kMmap:
+      case format::kMmap2:
+        return map(r, s, time());
+      case format::kFork: {
+        auto t = format::decode_task(r.bytes, s.endian(), r.offset);
+        if (!t.ok()) return t.status();
+        words_ = {t->tid, t->ptid};
+        ordered_.add(time(), {.kind = Event::Kind::kFork, .pid = t->pid, .tid = t->ppid}, words_);
+        return absl::OkStatus();
+      }
+      case format::kComm:
+        return comm(r, s, time());
+      case format::kSample:
+        return sample(r, s);
+      case format::kFinishedRound:
+      case format::kFinishedInit:
+        ordered_.round();
+        return absl::OkStatus();
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  void end(const transform::Session& s) {
+    ordered_.finish();
+    if (events_.empty()) learn_events(s);
+    profile_.events = events_;
+    profile_.hostname = s.hostname();
+    profile_.osrelease = s.osrelease();
+    if (auto f = s.feature(format::kFeatVersion)) {
+      if (auto v = format::decode_string_feature(*f); v.ok()) profile_.perf_version = *v;
+    }
+    if (auto f = s.feature(format::kFeatCmdline)) {
+      if (auto words = format::decode_cmdline(*f); words.ok()) {
+        for (const std::string& w : *words) {
+          absl::StrAppend(&profile_.command_line, profile_.command_line.empty() ? "" : " ", w);
+        }
+      }
+    }
+  }
+
+  Profile take() { return std::move(profile_); }
+
+ private:
+  // Each attr of the session is one event of the profile, but those that carry only side-band
+  // records (perf's dummy event): events_ holds the profile's, by_attr_ the index of each attr's.
+  void learn_events(const transform::Session& s) {
+    for (size_t i = 0; i < s.attrs().size(); ++i) {
+      const format::EventAttr& a = s.attrs()[i];
+      if (a.type == kTypeSoftware && a.config == kSoftwareDummy) {
+        by_attr_.push_back(kNotCounted);
+        continue;
+      }
+      const std::string name = s.event_name(i);
+      uint32_t index = 0;
+      while (index < events_.size() && events_[index].name != name) ++index;
+      if (index == events_.size()) {
+        events_.push_back({.name = name,
+                           .clock = a.type == kTypeSoftware && (a.config == kSoftwareCpuClock ||
+                                                                a.config == kSoftwareTaskClock)});
+      }
+      by_attr_.push_back(index);
+    }
+  }
+
+  absl::Status map(const transform::RecordRef& r, const transform::Session& s,
+                   std::optional<uint64_t> time) {
+    auto m = format::decode_mmap(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+    if (!m.ok()) return m.status();
+    const uint64_t machine = format::machine_of(m->misc, m->pid);
+    if (machine != format::kHostMachine) return absl::OkStatus();
+    Mapping mapping{.start = m->start,
+                    .limit = transform::ProcessTimeline::end_of(m->start, m->len),
+                    .offset = m->pgoff,
+                    .file = std::string(m->filename),
+                    .kernel = format::is_kernel_mode(m->misc),
+                    .pid = m->pid};
+    if (m->has_build_id()) {
+      mapping.build_id = format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""});
+    }
+    auto [it, added] = mapping_index_.try_emplace(
+        absl::StrCat(mapping.start, " ", mapping.limit, " ", mapping.offset, " ", mapping.build_id,
+                     " ", mapping.kernel, " ", mapping.file),
+        static_cast<uint32_t>(profile_.mappings.size()));
+    if (added) profile_.mappings.push_back(std::move(mapping));
+    words_ = {m->start, transform::ProcessTimeline::end_of(m->start, m->len), m->pgoff};
+    if (format::is_kernel_image_name(m->filename)) {
+      if (const std::optional<uint64_t> start = s.kernel_start(machine)) words_.push_back(*start);
+    }
+    ordered_.add(time,
+                 {.kind = Event::Kind::kMap, .misc = m->misc, .pid = m->pid, .aux = it->second},
+                 words_);
+    return absl::OkStatus();
+  }
+
+  absl::Status comm(const transform::RecordRef& r, const transform::Session& s,
+                    std::optional<uint64_t> time) {
+    auto c = format::decode_comm(r.bytes, s.endian(), s.trailer_size(r), r.offset);
+    if (!c.ok()) return c.status();
+    auto [it, added] =
+        comm_index_.try_emplace(std::string(c->comm), static_cast<uint32_t>(profile_.comms.size()));
+    if (added) profile_.comms.emplace_back(c->comm);
+    const bool exec = (r.header.misc & format::kMiscCommExec) != 0;
+    if (exec) ordered_.add(time, {.kind = Event::Kind::kExec, .pid = c->pid});
+    ordered_.add(time,
+                 {.kind = Event::Kind::kComm, .pid = c->pid, .tid = c->tid, .aux = it->second});
+    return absl::OkStatus();
+  }
+
+  absl::Status sample(const transform::RecordRef& r, const transform::Session& s) {
+    const format::EventAttr* attr = s.attr_for(r);
+    const size_t index = attr == nullptr ? by_attr_.size() : attr - s.attrs().data();
+    if (index >= by_attr_.size() || by_attr_[index] == kNotCounted) {
+      ++profile_.not_counted;
+      return absl::OkStatus();
+    }
+    const uint64_t st = attr->sample_type;
+    auto head = format::decode_sample_head(r.bytes, s.endian(), st, r.offset);
+    if (!head.ok()) return head.status();
+    words_.clear();
+    if (auto read =
+            format::sample_callchain(r.bytes, s.endian(), st, attr->read_format, r.offset, words_);
+        !read.ok()) {
+      return read;
+    }
+    // Without a callchain (or with an empty one), the sample's ip is its stack.
+    const uint16_t mode = r.header.misc & format::kCpuModeMask;
+    if (words_.empty()) words_.push_back(head->ip);
+    const std::optional<uint64_t> time =
+        (st & format::kSampleTime) != 0 ? std::optional(head->time) : std::nullopt;
+    if (time) {
+      if (!profile_.first_time || *time < *profile_.first_time) profile_.first_time = time;
+      if (!profile_.last_time || *time > *profile_.last_time) profile_.last_time = time;
+    }
+    ordered_.add(time,
+                 {.kind = Event::Kind::kSample,
+                  .misc = mode,
+                  .pid = head->pid,
+                  .tid = head->tid,
+                  .aux = by_attr_[index],
+                  .period = (st & format::kSamplePeriod) != 0 ? head->period : 1},
+                 words_);
+    return absl::OkStatus();
+  }
+
+  void apply(const Event& e, std::span<const uint64_t> words) {
+    switch (e.kind) {
+      case Event::Kind::kMap:
+        timeline_.map(e.misc, e.pid,
+                      {.start = words[0], .end = words[1], .pgoff = words[2], .file = e.aux},
+                      words.size() > 3 ? std::optional(words[3]) : std::nullopt);
+        break;
+      case Event::Kind::kFork:
+        timeline_.fork(e.pid, e.tid);
+        // A new thread or process runs its parent's command until it names its own.
+        if (auto parent = comm_of_.find(static_cast<uint32_t>(words[1]));
+            parent != comm_of_.end()) {
+          comm_of_[static_cast<uint32_t>(words[0])] = parent->second;
+        }
+        break;
+      case Event::Kind::kExec:
+        timeline_.exec(e.pid);
+        break;
+      case Event::Kind::kComm:
+        comm_of_[e.tid] = e.aux;
+        break;
+      case Event::Kind::kSample:
+        count(e, words);
+        break;
+    }
+  }
+
+  void count(const Event& e, std::span<const uint64_t> chain) {
+    key_.clear();
+    key_.push_back(e.aux);
+    auto comm = comm_of_.find(e.tid);
+    key_.push_back(comm != comm_of_.end() ? comm->second + 1 : 0);
+    // A callchain starts with a context marker (kernel, then user); a lone ip has the sample's.
+    uint16_t context = e.misc;
+    for (const uint64_t ip : chain) {
+      if (format::is_context_marker(ip)) {
+        if (ip == format::kContextKernel) context = format::kCpuModeKernel;
+        if (ip == format::kContextUser) context = format::kCpuModeUser;
+        continue;
+      }
+      const transform::ProcessTimeline::Map* m = timeline_.find(context, e.pid, ip);
+      key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
+      key_.push_back(ip);
+    }
+    Totals& t = profile_.stacks[key_];
+    ++t.samples;
+    t.period += e.period;
+    ++profile_.samples;
+  }
+
+  static constexpr uint32_t kNotCounted = UINT32_MAX;
+
+  Profile profile_;
+  std::vector<SampledEvent> events_;
+  std::vector<uint32_t> by_attr_;
+  absl::flat_hash_map<std::string, uint32_t> mapping_index_;
+  absl::flat_hash_map<std::string, uint32_t> comm_index_;
+  absl::flat_hash_map<uint32_t, uint32_t> comm_of_;  // by tid
+  transform::ProcessTimeline timeline_;
+  transform::TimeOrder<Event> ordered_;
+  std::vector<uint64_t> words_;  // a record's, reused
+  std::vector<uint64_t> key_;    // a stack's, reused
+};
+
+StackTap::StackTap() : impl_(std::make_unique<Impl>()) {}
+StackTap::~StackTap() = default;
+
+bool StackTap::taps(uint32_t type) const {
+  return type == format::kMmap || type == format::kMmap2 || type == format::kFork ||
+         type == format::kComm || type == format::kSample || type == format::kFinishedRound ||
+         type == format::kFinishedInit;
+}
+
+absl::Status StackTap::record(const transform::RecordRef& r, const transform::Session& s) {
+  if (r.trailing) return absl::OkStatus();
+  return impl_->record(r, s);
+}
+
+absl::Status StackTap::end(const transform::Session& s, const transform::FeatureEdits& /*edits*/) {
+  impl_->end(s);
+  return absl::OkStatus();
+}
+
+Profile StackTap::take() { return impl_->take(); }
+
+}  // namespace pdfix::profile

@@ -1,0 +1,82 @@
+// A recording's samples as stacks: each sample's callchain (or its ip alone) resolved to the maps
+// that covered its addresses when it was taken, by the one timeline (transform/process_timeline.h)
+// with records applied in perf's time order (transform/time_order.h), and counted by event, by
+// the command of its thread and by stack. What export writes as pprof or folded stacks; memory
+// grows with the distinct stacks and maps, not with the recording.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "transform/tap.h"
+
+namespace pdfix::profile {
+
+// One map of a file (or the kernel, or a module) as a profile names it: where it lay, from which
+// file offset, and the build-id its record carried ("" when none was proven).
+struct Mapping {
+  uint64_t start = 0;
+  uint64_t limit = 0;  // exclusive
+  uint64_t offset = 0;
+  std::string file;
+  std::string build_id;
+  bool kernel = false;
+  uint32_t pid = 0;  // the first process that mapped it (where a finder looks for its root)
+  bool operator==(const Mapping&) const = default;
+};
+
+// A sampled event as the profile counts it: perf's name, and whether its period is time (the
+// clock events count nanoseconds).
+struct SampledEvent {
+  std::string name;
+  bool clock = false;
+};
+
+struct Totals {
+  uint64_t samples = 0;
+  uint64_t period = 0;
+};
+
+// The stacks of a recording. A stack's key: its event, its command (an index into comms), then
+// for each frame, leaf first, the mapping (an index into mappings plus one; 0 for an address no
+// map covers) and the address.
+struct Profile {
+  std::vector<SampledEvent> events;
+  std::vector<Mapping> mappings;
+  std::vector<std::string> comms;
+  absl::flat_hash_map<std::vector<uint64_t>, Totals> stacks;
+  uint64_t samples = 0;      // counted, in stacks
+  uint64_t not_counted = 0;  // of events left out (dummy, tracking) or of no known event
+  std::optional<uint64_t> first_time;
+  std::optional<uint64_t> last_time;
+  std::string hostname;
+  std::string osrelease;
+  std::string perf_version;
+  std::string command_line;
+};
+
+// Reads the records a pipeline writes (or a recording's own) into a Profile.
+class StackTap : public transform::RecordTap {
+ public:
+  StackTap();
+  ~StackTap() override;
+  StackTap(const StackTap&) = delete;
+  StackTap& operator=(const StackTap&) = delete;
+
+  bool taps(uint32_t type) const override;
+  absl::Status record(const transform::RecordRef& r, const transform::Session& s) override;
+  absl::Status end(const transform::Session& s, const transform::FeatureEdits& edits) override;
+
+  // After end(): moved out once.
+  Profile take();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pdfix::profile

@@ -1,0 +1,170 @@
+#include "profile/symbolizer.h"
+
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "format/build_id.h"
+#include "llvm/DebugInfo/Symbolize/Symbolize.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
+#include "resolve/debug_file.h"
+
+namespace pdfix::profile {
+namespace {
+
+// A PT_LOAD segment: where its file bytes land in the binary's address space.
+struct Segment {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t vaddr = 0;
+};
+
+template <typename ELFT>
+std::vector<Segment> loads_of(const llvm::object::ELFObjectFile<ELFT>& elf) {
+  std::vector<Segment> out;
+  auto headers = elf.getELFFile().program_headers();
+  if (!headers) {
+    llvm::consumeError(headers.takeError());
+    return out;
+  }
+  for (const auto& ph : *headers) {
+    if (ph.p_type == llvm::ELF::PT_LOAD) out.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr});
+  }
+  return out;
+}
+
+std::vector<Segment> loads_of(const std::string& path, std::string& problem) {
+  auto file = llvm::object::ObjectFile::createObjectFile(path);
+  if (!file) {
+    problem = absl::StrCat(path, ": ", llvm::toString(file.takeError()));
+    return {};
+  }
+  const llvm::object::ObjectFile* obj = file->getBinary();
+  if (const auto* e = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(obj)) return loads_of(*e);
+  if (const auto* e = llvm::dyn_cast<llvm::object::ELF64BEObjectFile>(obj)) return loads_of(*e);
+  if (const auto* e = llvm::dyn_cast<llvm::object::ELF32LEObjectFile>(obj)) return loads_of(*e);
+  if (const auto* e = llvm::dyn_cast<llvm::object::ELF32BEObjectFile>(obj)) return loads_of(*e);
+  problem = absl::StrCat(path, ": not an ELF file");
+  return {};
+}
+
+}  // namespace
+
+class Symbolizer::Llvm {
+ public:
+  llvm::symbolize::LLVMSymbolizer symbolizer{llvm::symbolize::LLVMSymbolizer::Options{
+      .PrintFunctions = llvm::symbolize::FunctionNameKind::LinkageName,
+      .UseSymbolTable = true,
+      .Demangle = true,
+      .RelativeAddresses = false}};
+};
+
+struct Symbolizer::Binary {
+  std::string path;  // what the symbolizer reads: the debug file, else the binary
+  std::vector<Segment> loads;
+  std::string problem;
+};
+
+Symbolizer::Symbolizer(const resolve::Host& host, resolve::CopyPlaces places)
+    : host_(host), places_(std::move(places)), llvm_(std::make_unique<Llvm>()) {}
+
+Symbolizer::~Symbolizer() = default;
+
+Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
+  auto [it, added] = binaries_.try_emplace(key(m));
+  if (!added) return *it->second;
+  it->second = std::make_unique<Binary>();
+  Binary& b = *it->second;
+  const std::optional<format::BuildId> id = format::BuildId::from_hex(m.build_id);
+  if (!id) {
+    b.problem = "no build-id proven: its file is not taken on its path's word";
+    return b;
+  }
+  auto found = resolve::find_copy(host_, {.name = m.file, .id = *id, .pids = {m.pid}}, places_);
+  if (!found) {
+    b.problem = absl::StrCat("no file with build-id ", m.build_id, " here");
+    return b;
+  }
+  // The load segments are the binary's; its debug file (same layout, full DWARF and symbols)
+  // names better where it is here.
+  b.loads = loads_of(found->path, b.problem);
+  if (b.loads.empty()) {
+    if (b.problem.empty()) b.problem = absl::StrCat(found->path, ": no loadable segment");
+    return b;
+  }
+  b.path = found->path;
+  if (auto debug = resolve::find_debug_file(*id, m.file, found->path, places_)) {
+    b.path = debug->path;
+  }
+  return b;
+}
+
+void Symbolizer::set_kernel(const Mapping& image) {
+  const std::optional<format::BuildId> id = format::BuildId::from_hex(image.build_id);
+  if (!id) {
+    kernel_problem_ = "the kernel's map has no build-id";
+    return;
+  }
+  const resolve::Copy c = resolve::copy_of(
+      host_, {.name = image.file, .id = *id, .kind = resolve::EntryKind::kKallsyms}, places_);
+  std::string text;
+  if (c.from == resolve::Copy::From::kKallsyms) {
+    text = host_.kallsyms();
+  } else if (c.from == resolve::Copy::From::kFile) {
+    std::ifstream f(c.path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } else {
+    kernel_problem_ = c.missing;
+    return;
+  }
+  // perf names the kernel's map after its reference symbol: [kernel.kallsyms]_text.
+  const size_t bracket = image.file.find(']');
+  const std::string ref = bracket == std::string::npos ? "_text" : image.file.substr(bracket + 1);
+  kallsyms_ = std::make_unique<Kallsyms>(text, ref.empty() ? "_text" : ref, image.offset);
+  if (kallsyms_->empty()) kernel_problem_ = "its kallsyms does not show where " + ref + " lay";
+}
+
+std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool caller) {
+  std::vector<Line> out;
+  if (m.kernel) {
+    if (kallsyms_ == nullptr) return out;
+    if (auto name = kallsyms_->function_at(caller ? address - 1 : address)) {
+      out.push_back({.function = *name});
+    }
+    return out;
+  }
+  Binary& b = binary_of(m);
+  if (b.path.empty()) return out;
+  const uint64_t at = caller && address > m.start ? address - 1 : address;
+  const uint64_t offset = at - m.start + m.offset;
+  std::optional<uint64_t> vaddr;
+  for (const Segment& s : b.loads) {
+    if (offset >= s.offset && offset < s.offset + s.size) vaddr = offset - s.offset + s.vaddr;
+  }
+  if (!vaddr) return out;
+  auto info = llvm_->symbolizer.symbolizeInlinedCode(
+      b.path, {*vaddr, llvm::object::SectionedAddress::UndefSection});
+  if (!info) {
+    b.problem = llvm::toString(info.takeError());
+    return out;
+  }
+  for (uint32_t i = 0; i < info->getNumberOfFrames(); ++i) {
+    const llvm::DILineInfo& f = info->getFrame(i);
+    if (f.FunctionName == llvm::DILineInfo::BadString) continue;
+    out.push_back({.function = f.FunctionName,
+                   .file = f.FileName == llvm::DILineInfo::BadString ? "" : f.FileName,
+                   .line = f.Line,
+                   .column = f.Column});
+  }
+  return out;
+}
+
+std::string Symbolizer::problem(const Mapping& m) const {
+  if (m.kernel) return kernel_problem_;
+  auto it = binaries_.find(key(m));
+  return it == binaries_.end() ? "" : it->second->problem;
+}
+
+}  // namespace pdfix::profile

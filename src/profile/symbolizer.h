@@ -1,0 +1,58 @@
+// Names for a profile's addresses: functions, source lines and inline frames, from the binary a
+// mapping's build-id proves (found by the finder: resolve::find_copy) or its debug file
+// (resolve::find_debug_file), read by LLVM's symbolizer library. A mapping without a proven
+// build-id, or whose binary is nowhere here, gets no names: a wrong name is worse than none.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "profile/kallsyms.h"
+#include "profile/stacks.h"
+#include "resolve/find_copy.h"
+#include "resolve/host.h"
+
+namespace pdfix::profile {
+
+// One frame at an address: its function, and where in the source.
+struct Line {
+  std::string function;
+  std::string file;
+  int64_t line = 0;
+  int64_t column = 0;
+};
+
+class Symbolizer {
+ public:
+  Symbolizer(const resolve::Host& host, resolve::CopyPlaces places);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // The kernel image's map of the recording ([kernel.kallsyms]_text, with its build-id): kernel
+  // frames, modules' too, are named from its kallsyms.
+  void set_kernel(const Mapping& image);
+  // The frames at `address` in `m`, innermost inline frame first; empty when it cannot be named.
+  // A `caller`'s address is a return address: it is looked up one byte before, in the call.
+  std::vector<Line> lines(const Mapping& m, uint64_t address, bool caller);
+  // Why `m`'s binary gives no names ("" when it does, or was not asked).
+  std::string problem(const Mapping& m) const;
+
+ private:
+  struct Binary;
+  Binary& binary_of(const Mapping& m);
+  static std::string key(const Mapping& m) { return m.build_id + "\n" + m.file; }
+
+  const resolve::Host& host_;
+  resolve::CopyPlaces places_;
+  std::unique_ptr<Kallsyms> kallsyms_;
+  std::string kernel_problem_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Binary>> binaries_;
+  class Llvm;
+  std::unique_ptr<Llvm> llvm_;
+};
+
+}  // namespace pdfix::profile

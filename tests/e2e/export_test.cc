@@ -1,0 +1,206 @@
+// pdfix export of a real recording, read by independent readers: a C program built -O2 -g whose
+// hot function is inlined into two callers, recorded by the machine's perf with frame-pointer
+// callchains (-g) and without a build-id cache (-B). Go's pprof (go tool pprof -symbolize=none:
+// the names judged are pdfix's) reads the pprof profile; its function names agree with `perf
+// report --sort sym` on the sample weight; the inline chains are those llvm-symbolizer shows;
+// folded stacks total perf's sample count.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "e2e/harness.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr char kProgram[] = R"(#include <stdio.h>
+static inline __attribute__((always_inline)) double hot_kernel(double x, int n) {
+  for (int i = 0; i < n; i++) x = x * 1.0000001 + 0.5 / (x + 1.0);
+  return x;
+}
+__attribute__((noinline)) double left_caller(int n) { return hot_kernel(1.0, n); }
+__attribute__((noinline)) double right_caller(int n) { return hot_kernel(2.0, n) * 2; }
+int main(int argc, char** argv) {
+  volatile int n = 3000000;
+  double s = 0;
+  for (int r = 0; r < 60; r++) s += left_caller(n + argc) + right_caller(n - argc);
+  printf("%f\n", s);
+  return 0;
+}
+)";
+
+class ExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PDFIX_NEEDS_PERF_RECORD();
+    ASSERT_EQ(sh("command -v go").status, 0) << "golang-go is not installed (scripts/setup.sh)";
+    dir_ = temp_dir();
+    fs::create_directories(dir_ + "/home");
+    env_ = "HOME=" + quote(dir_ + "/home") + " ";
+    std::ofstream(dir_ + "/hot.c") << kProgram;
+    RunResult r = sh("gcc -O2 -g -fno-omit-frame-pointer -o " + quote(dir_ + "/hot") + " " +
+                     quote(dir_ + "/hot.c"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sh(env_ + "perf record -q -B -g -o " + quote(dir_ + "/in.data") + " " +
+           quote(dir_ + "/hot") + " >/dev/null");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  void TearDown() override { remove_test_dir(dir_); }
+
+  RunResult pdfix_run(const std::string& args) { return sh(env_ + pdfix() + " " + args); }
+  // go tool pprof's output for `args`, read from `profile` with nothing symbolized by pprof.
+  RunResult pprof(const std::string& args, const std::string& profile) {
+    return sh("HOME=" + quote(dir_ + "/home") + " go tool pprof -symbolize=none " + args + " " +
+              quote(profile) + " 2>&1");
+  }
+
+  std::string dir_;
+  std::string env_;
+};
+
+// Flat samples by function, from `go tool pprof -top` (flat flat% sum% cum cum% name).
+std::map<std::string, uint64_t> pprof_flat(const std::string& top) {
+  std::map<std::string, uint64_t> out;
+  std::istringstream lines(top);
+  bool table = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("flat%") != std::string::npos) {
+      table = true;
+      continue;
+    }
+    if (!table) continue;
+    std::istringstream f(line);
+    uint64_t flat = 0;
+    std::string pct, sum, cum, cum_pct, name;
+    if (!(f >> flat >> pct >> sum >> cum >> cum_pct)) continue;
+    std::getline(f >> std::ws, name);
+    if (flat > 0) out[name] += flat;
+  }
+  return out;
+}
+
+// Samples by symbol, from `perf report --sort sym -F sample,sym` ("  N  [k] name").
+std::map<std::string, uint64_t> perf_by_symbol(const std::string& report) {
+  std::map<std::string, uint64_t> out;
+  std::istringstream lines(report);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream f(line);
+    uint64_t n = 0;
+    std::string mode, name;
+    if (!(f >> n >> mode) || mode.size() != 3 || mode[0] != '[') continue;
+    std::getline(f >> std::ws, name);
+    out[name] += n;
+  }
+  return out;
+}
+
+TEST_F(ExportTest, GoPprofNamesTheSampleWeightAsPerfReportDoes) {
+  const std::string out = dir_ + "/hot.pb.gz";
+  RunResult r = pdfix_run("export " + quote(dir_ + "/in.data") + " " + quote(out));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(sh("stat -c %a " + quote(out)).out, "600\n");
+  // perf names the event cpu-clock with its modifiers; pprof's default is that event.
+  r = pprof("-top -noinlines -nodecount=1000000 -nodefraction=0 -edgefraction=0", out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Type: cpu-clock"), std::string::npos) << r.out;
+  const std::map<std::string, uint64_t> ours = pprof_flat(r.out);
+  r = sh("perf report -i " + quote(dir_ + "/in.data") +
+         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
+  ASSERT_EQ(r.status, 0);
+  const std::map<std::string, uint64_t> perfs = perf_by_symbol(r.out);
+  uint64_t total = 0;
+  uint64_t agree = 0;
+  uint64_t ours_total = 0;
+  for (const auto& [name, n] : perfs) {
+    total += n;
+    auto it = ours.find(name);
+    agree += it == ours.end() ? 0 : std::min(n, it->second);
+  }
+  for (const auto& [name, n] : ours) ours_total += n;
+  EXPECT_EQ(ours_total, total);
+  EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike";
+  EXPECT_GT(ours.count("left_caller") + ours.count("right_caller"), 1u);
+  // Kernel frames are named too: perf's [k] symbols are among pprof's functions.
+  size_t kernel_named = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t k = line.find("[k] ");
+    if (k != std::string::npos && ours.count(line.substr(k + 4)) > 0) ++kernel_named;
+  }
+  EXPECT_GT(kernel_named, 0u) << r.out;
+}
+
+TEST_F(ExportTest, BothCallersInlineChainsAreThoseTheSymbolizerShowsAndFoldedTotalsPerfs) {
+  RunResult r = pdfix_run("export --format folded " + quote(dir_ + "/in.data") + " -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  uint64_t total = 0;
+  std::map<std::string, uint64_t> chains;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    const uint64_t n = std::stoull(line.substr(space + 1));
+    total += n;
+    for (const char* chain : {";left_caller;hot_kernel ", ";right_caller;hot_kernel "}) {
+      if (line.find(chain) != std::string::npos) chains[chain] += n;
+    }
+    EXPECT_TRUE(line.starts_with("hot;") || line.starts_with("perf")) << line;
+  }
+  EXPECT_EQ(total, perf_stats(dir_ + "/in.data")["SAMPLE"]);
+  for (const auto& [chain, n] : chains) EXPECT_GT(n * 3, total) << chain;
+  EXPECT_EQ(chains.size(), 2u) << r.out.substr(0, 3000);
+  // The chain is the binary's: llvm-symbolizer --inlining, at an address of left_caller's
+  // loop, names hot_kernel inlined into left_caller.
+  r = sh("nm " + quote(dir_ + "/hot") + " | awk '/ left_caller$/ {print $1}'");
+  ASSERT_EQ(r.status, 0);
+  const uint64_t start = std::stoull(r.out, nullptr, 16);
+  bool inlined = false;
+  for (uint64_t off = 0; off < 64 && !inlined; off += 4) {
+    std::ostringstream at;
+    at << "0x" << std::hex << start + off;
+    const RunResult s =
+        sh("llvm-symbolizer-19 --inlining --obj=" + quote(dir_ + "/hot") + " " + at.str());
+    inlined =
+        s.out.starts_with("hot_kernel\n") && s.out.find("\nleft_caller\n") != std::string::npos;
+  }
+  EXPECT_TRUE(inlined) << "llvm-symbolizer shows no hot_kernel inlined into left_caller";
+  // pprof shows the inline frame as such.
+  const RunResult exported =
+      pdfix_run("export -q " + quote(dir_ + "/in.data") + " " + quote(dir_ + "/hot.pb.gz"));
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  r = pprof("-traces", dir_ + "/hot.pb.gz");
+  EXPECT_NE(r.out.find("hot_kernel (inline)\n             left_caller"), std::string::npos)
+      << r.out.substr(0, 3000);
+}
+
+TEST_F(ExportTest, WithoutSymbolsTheProfileKeepsAddressesAndTheBuildIds) {
+  const std::string out = dir_ + "/raw.pb.gz";
+  RunResult r =
+      pdfix_run("export --no-symbols --json " + quote(dir_ + "/in.data") + " " + quote(out));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const llvm::json::Object summary = parse_object(r.out);
+  EXPECT_EQ(summary.getInteger("locations_named").value_or(-1), 0);
+  EXPECT_GT(summary.getInteger("samples").value_or(0), 0);
+  r = pprof("-raw", out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string id = own_id(dir_ + "/hot");
+  ASSERT_FALSE(id.empty());
+  EXPECT_NE(r.out.find(id), std::string::npos) << r.out.substr(0, 3000);
+  EXPECT_EQ(r.out.find("left_caller"), std::string::npos);
+}
+
+TEST_F(ExportTest, WhatIsNoRecordingIsRefusedAndNoProfileAppears) {
+  std::ofstream(dir_ + "/not.data") << "not a perf.data file at all, only text\n";
+  const RunResult r =
+      pdfix_run("export " + quote(dir_ + "/not.data") + " " + quote(dir_ + "/out.pb.gz"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("not.data"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/out.pb.gz"));
+}
+
+}  // namespace
+}  // namespace pdfix::e2e

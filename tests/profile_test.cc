@@ -1,0 +1,103 @@
+// The profile's stacks (profile/stacks.h) from synthetic recordings, and kernel names from a
+// kallsyms text relocated to the recording's kernel (profile/kallsyms.h).
+#include <gtest/gtest.h>
+
+#include "fixture/perf_data_builder.h"
+#include "format/records.h"
+#include "io/input.h"
+#include "profile/folded.h"
+#include "profile/kallsyms.h"
+#include "profile/locations.h"
+#include "profile/stacks.h"
+#include "transform/pipeline.h"
+
+namespace pdfix {
+namespace {
+
+using testing::Bytes;
+using testing::PerfDataBuilder;
+
+constexpr uint64_t kCallchain = 0x127;  // IP | TID | TIME | CALLCHAIN | PERIOD
+
+profile::Profile profile_of(const Bytes& recording) {
+  auto in = io::open_input(testing::write_temp(recording));
+  EXPECT_TRUE(in.ok()) << in.status();
+  profile::StackTap tap;
+  auto chain = transform::run_into_tap(*in, nullptr, tap, {});
+  EXPECT_TRUE(chain.ok()) << chain.status();
+  return tap.take();
+}
+
+// Each stack as folded prints it, without symbols: mapped frames as [file], others [unknown].
+std::string folded(const profile::Profile& p) {
+  profile::Locations locations(p, nullptr);
+  return profile::to_folded(p, locations, 0);
+}
+
+TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
+  PerfDataBuilder b;
+  // Side-band records without times (no sample_id_all) apply as they come; samples wait for
+  // their round, as perf's ordered events have them.
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .sample_callchain(0x400100, 7, 7, 10, {format::kContextUser, 0x400100, 0x400200, 0x500000})
+      .sample_callchain(0x400100, 7, 7, 5, {format::kContextUser, 0x400100})
+      .finished_round()
+      .finished_round()
+      // The same addresses, another file, from then on.
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb))
+      .sample_callchain(0x400100, 7, 7, 30, {format::kContextUser, 0x400100})
+      .comm(7, 8, "worker")
+      .sample_callchain(0x400100, 7, 8, 40, {format::kContextUser, 0x400100});
+  const profile::Profile p = profile_of(b.build());
+  ASSERT_EQ(p.events.size(), 1u);
+  EXPECT_EQ(p.events[0].name, "cpu-clock");
+  EXPECT_TRUE(p.events[0].clock);
+  EXPECT_EQ(p.samples, 4u);
+  ASSERT_EQ(p.mappings.size(), 2u);
+  EXPECT_EQ(p.mappings[0].build_id, std::string(40, 'a'));
+  // Root first: the address no map covers, then the two frames in the first file; the samples
+  // after the second map in the new file, each under its thread's command.
+  EXPECT_EQ(folded(p),
+            "app;[app.new] 1\n"
+            "app;[app] 1\n"
+            "app;[unknown];[app];[app] 1\n"
+            "worker;[app.new] 1\n");
+}
+
+TEST(Stacks, SamplesOfTheDummyEventAreNotCounted) {
+  PerfDataBuilder b;
+  b.attr({.config = 9, .sample_type = 0x107, .ids = {1}}).sample(0x400100, 7, 7, 10);
+  const profile::Profile p = profile_of(b.build());
+  EXPECT_TRUE(p.events.empty());
+  EXPECT_EQ(p.samples, 0u);
+  EXPECT_EQ(p.not_counted, 1u);
+}
+
+constexpr char kText[] =
+    "ffffffff81000000 T _text\n"
+    "ffffffff81000100 T start_kernel\n"
+    "ffffffff81000200 t helper\n"
+    "ffffffff81000300 D some_data\n"
+    "ffffffffc0000000 t mod_fn\t[mod]\n";
+
+TEST(Kallsyms, NamesRecordedAddressesOfAnotherBootByTheReferenceSymbol) {
+  // Recorded where _text lay 0x2000000 higher (KASLR): addresses are shifted back.
+  const profile::Kallsyms k(kText, "_text", 0xffffffff83000000);
+  EXPECT_EQ(k.function_at(0xffffffff83000150), "start_kernel");
+  EXPECT_EQ(k.function_at(0xffffffff83000200), "helper");
+  // Data symbols end the function before them no more than the next function does.
+  EXPECT_EQ(k.function_at(0xffffffff83000350), "helper");
+  EXPECT_EQ(k.function_at(0xffffffffc2000010), "mod_fn");
+  EXPECT_EQ(k.function_at(0xffffffff82ffffff), std::nullopt);
+}
+
+TEST(Kallsyms, WithoutTheReferenceSymbolNothingIsNamed) {
+  const profile::Kallsyms k(kText, "_stext", 0xffffffff81000000);
+  EXPECT_TRUE(k.empty());
+  EXPECT_EQ(k.function_at(0xffffffff81000150), std::nullopt);
+}
+
+}  // namespace
+}  // namespace pdfix
