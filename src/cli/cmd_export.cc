@@ -11,6 +11,7 @@
 #include "profile/pprof.h"
 #include "profile/stacks.h"
 #include "profile/symbolizer.h"
+#include "transform/open_session.h"
 #include "transform/pipeline.h"
 
 namespace pdfix::cli {
@@ -45,14 +46,27 @@ absl::Status of_input(const Args& a, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(a.in == "-" ? "stdin" : a.in, ": ", s.message()));
 }
 
+// Whether IN's samples carry stack copies (--call-graph dwarf). A stream's events come as records:
+// one is taken to, and what has none goes through the unwinder untouched.
+bool user_stacks(io::Input& in) {
+  if (in.mapped == nullptr) return true;
+  auto session = transform::open_session(in);
+  if (!session.ok()) return false;
+  return std::any_of(
+      session->attrs().begin(), session->attrs().end(),
+      [](const format::EventAttr& a) { return (a.sample_type & format::kSampleStackUser) != 0; });
+}
+
 int run_export(const Args& a, const resolve::Host& host) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(of_input(a, in.status()));
-  // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries.
+  // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries; and
+  // DWARF stacks unwound as `unwind` unwinds them, into the callchains the profile reads.
   std::vector<std::unique_ptr<passes::RepairKind>> owned = passes::repair_kinds();
   std::vector<passes::RepairKind*> kinds;
+  const bool stacks = user_stacks(*in);
   for (const auto& k : owned) {
-    if (k->verb() == "inject") kinds.push_back(k.get());
+    if (k->verb() == "inject" || (stacks && k->verb() == "unwind")) kinds.push_back(k.get());
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, nullptr);
   profile::StackTap tap;
@@ -119,7 +133,8 @@ Verb add_export(CLI::App& app, const resolve::Host& host) {
 gzip-compressed (go tool pprof, Pyroscope, Parca), or folded stacks, one line per stack,
 `comm;root;...;leaf count` (flamegraph.pl, inferno, speedscope).
 
-Each sample's callchain (or its ip, without one) is resolved to the maps that covered its
+Each sample's callchain (or its ip, without one; a --call-graph dwarf sample unwound as
+`pdfix unwind` unwinds it) is resolved to the maps that covered its
 addresses when it was taken, with records in perf's time order, and its frames named by
 LLVM's symbolizer from the binaries the maps' build-ids prove (found as `pdfix fix` finds
 them: this host's files, --sysroot, --search roots, the build-id cache), their debug files

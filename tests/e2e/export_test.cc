@@ -177,6 +177,42 @@ TEST_F(ExportTest, BothCallersInlineChainsAreThoseTheSymbolizerShowsAndFoldedTot
       << r.out.substr(0, 3000);
 }
 
+// A --call-graph dwarf recording is unwound on the way, as `pdfix unwind` unwinds it: the leaf
+// weights are perf report's of unwind's output, and the stacks run from _start to the inline
+// frame, through main (which frame pointers skip: the callers are leaves that keep none).
+TEST_F(ExportTest, ADwarfRecordingExportsItsWholeStacks) {
+  const std::string in = dir_ + "/dwarf.data";
+  RunResult r = sh(env_ + "perf record -q -B --call-graph dwarf -o " + quote(in) + " " +
+                   quote(dir_ + "/hot") + " >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pdfix_run("export -q " + quote(in) + " " + quote(dir_ + "/dwarf.pb.gz"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pprof("-top -noinlines -nodecount=1000000 -nodefraction=0 -edgefraction=0",
+            dir_ + "/dwarf.pb.gz");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::map<std::string, uint64_t> ours = pprof_flat(r.out);
+  r = pdfix_run("unwind -q " + quote(in) + " " + quote(dir_ + "/unwound.data"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh("perf report -i " + quote(dir_ + "/unwound.data") +
+         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
+  ASSERT_EQ(r.status, 0);
+  uint64_t total = 0;
+  uint64_t agree = 0;
+  for (const auto& [name, n] : perf_by_symbol(r.out)) {
+    total += n;
+    auto it = ours.find(name);
+    agree += it == ours.end() ? 0 : std::min(n, it->second);
+  }
+  EXPECT_GT(total, 1000u);
+  EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike";
+  r = pdfix_run("export -q --format folded " + quote(in) + " -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* chain : {";main;left_caller;hot_kernel ", ";main;right_caller;hot_kernel "}) {
+    EXPECT_NE(r.out.find(chain), std::string::npos) << chain << "\n" << r.out.substr(0, 3000);
+  }
+  EXPECT_NE(r.out.find("hot;_start;"), std::string::npos) << r.out.substr(0, 3000);
+}
+
 TEST_F(ExportTest, WithoutSymbolsTheProfileKeepsAddressesAndTheBuildIds) {
   const std::string out = dir_ + "/raw.pb.gz";
   RunResult r =
