@@ -134,8 +134,8 @@ gzip-compressed (go tool pprof, Pyroscope, Parca), or folded stacks, one line pe
 `comm;root;...;leaf count` (flamegraph.pl, inferno, speedscope).
 
 Each sample's callchain (or its ip, without one; a --call-graph dwarf sample unwound as
-`pdfix unwind` unwinds it) is resolved to the maps that covered its
-addresses when it was taken, with records in perf's time order, and its frames named by
+`pdfix unwind` unwinds it) is resolved to the maps that covered its addresses when it was
+taken, with records in perf's time order, and its frames named by
 LLVM's symbolizer from the binaries the maps' build-ids prove (found as `pdfix fix` finds
 them: this host's files, --sysroot, --search roots, the build-id cache), their debug files
 preferred: functions, source lines and inline frames, innermost first. A map without a
