@@ -8,6 +8,7 @@
 #include "io/output.h"
 #include "passes/repair.h"
 #include "profile/folded.h"
+#include "profile/otlp.h"
 #include "profile/pprof.h"
 #include "profile/stacks.h"
 #include "profile/symbolizer.h"
@@ -97,6 +98,10 @@ int run_export(const Args& a, const resolve::Host& host) {
   std::string bytes;
   if (a.format == "folded") {
     bytes = profile::to_folded(p, locations, event);
+  } else if (a.format == "otlp") {
+    auto otlp = profile::to_otlp(p, locations);
+    if (!otlp.ok()) return fail(otlp.status());
+    bytes = *std::move(otlp);
   } else {
     auto pprof = profile::to_pprof(p, locations);
     if (!pprof.ok()) return fail(pprof.status());
@@ -126,11 +131,13 @@ Verb add_export(CLI::App& app, const resolve::Host& host) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = add_command(
       app, "export",
-      {"pdfix export", "a recording's samples as a profile: pprof or folded stacks",
-       "pdfix export [--format pprof|folded] [--event NAME] [--no-symbols] [--sysroot DIR] "
+      {"pdfix export", "a recording's samples as a profile: pprof, OpenTelemetry or folded",
+       "pdfix export [--format pprof|otlp|folded] [--event NAME] [--no-symbols] [--sysroot DIR] "
        "[--search DIR]... [--json] [-q] IN OUT",
        R"(Writes the samples of IN as a profile that profiling tools read: pprof's profile.proto,
-gzip-compressed (go tool pprof, Pyroscope, Parca), or folded stacks, one line per stack,
+gzip-compressed (go tool pprof, Pyroscope, Parca); OpenTelemetry profiles, an OTLP
+ExportProfilesServiceRequest (opentelemetry-proto v1.11.0, profiles/v1development), the body of
+an OTLP/HTTP POST /v1development/profiles; or folded stacks, one line per stack,
 `comm;root;...;leaf count` (flamegraph.pl, inferno, speedscope).
 
 Each sample's callchain (or its ip, without one; a --call-graph dwarf sample unwound as
@@ -145,15 +152,16 @@ recording's kernel: this host's when it runs that kernel, else the build-id cach
 
 pprof: one sample type per event (perf's name, counted in samples; cpu-clock and
 task-clock also as NAME-time in nanoseconds), the first the default; the command of each
-sample's thread as the label `comm`; each mapping with its build-id. folded: the samples of
-one event (--event, default the first).
+sample's thread as the label `comm`; each mapping with its build-id. otlp: one profile per
+such sample type, one dictionary; thread.name and process.executable.build_id.gnu as
+attributes. folded: the samples of one event (--event, default the first).
 
 IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
        exit_status({{kExitIncomplete, "IN holds no sample of a sampled event"}})});
   cmd->add_option("IN", a->in, "The recording ('-': stdin).")->required();
   cmd->add_option("OUT", a->out, "The profile to write ('-': stdout).")->required();
-  cmd->add_option("-f,--format", a->format, "pprof (default) or folded.")
-      ->check(CLI::IsMember({"pprof", "folded"}))
+  cmd->add_option("-f,--format", a->format, "pprof (default), otlp or folded.")
+      ->check(CLI::IsMember({"pprof", "otlp", "folded"}))
       ->type_name("FORMAT");
   cmd->add_option("--event", a->event, "folded: the event whose samples are written.")
       ->type_name("NAME");

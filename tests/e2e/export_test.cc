@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "e2e/harness.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb.h"
+#include "profile.pb.h"
 
 namespace pdfix::e2e {
 namespace {
@@ -211,6 +213,124 @@ TEST_F(ExportTest, ADwarfRecordingExportsItsWholeStacks) {
     EXPECT_NE(r.out.find(chain), std::string::npos) << chain << "\n" << r.out.substr(0, 3000);
   }
   EXPECT_NE(r.out.find("hot;_start;"), std::string::npos) << r.out.substr(0, 3000);
+}
+
+namespace otlp = opentelemetry::proto::profiles::v1development;
+
+// Each sample as (sample type, the file and address of each frame, leaf first) with its value:
+// what two encodings of one profile must agree on.
+using Canonical =
+    std::map<std::pair<std::string, std::vector<std::pair<std::string, uint64_t>>>, int64_t>;
+
+Canonical canonical(const perftools::profiles::Profile& p) {
+  Canonical out;
+  const auto& str = p.string_table();
+  std::map<uint64_t, std::pair<std::string, uint64_t>> location;
+  std::map<uint64_t, std::string> mapping;
+  for (const auto& m : p.mapping()) mapping[m.id()] = str[static_cast<int>(m.filename())];
+  for (const auto& l : p.location()) location[l.id()] = {mapping[l.mapping_id()], l.address()};
+  for (const auto& s : p.sample()) {
+    std::vector<std::pair<std::string, uint64_t>> frames;
+    for (const uint64_t id : s.location_id()) frames.push_back(location.at(id));
+    for (int v = 0; v < s.value_size(); ++v) {
+      if (s.value(v) == 0) continue;
+      const auto& t = p.sample_type(v);
+      out[{str[static_cast<int>(t.type())] + "/" + str[static_cast<int>(t.unit())], frames}] +=
+          s.value(v);
+    }
+  }
+  return out;
+}
+
+// The same of OTLP profiles, checking as it goes what the specification requires of the
+// dictionary: each table's entry 0 its zero value, and every index in range.
+Canonical canonical(const otlp::ProfilesDictionary& d, const otlp::ScopeProfiles& scope) {
+  Canonical out;
+  const auto& str = d.string_table();
+  EXPECT_EQ(str.at(0), "");
+  EXPECT_EQ(d.mapping_table(0).ByteSizeLong(), 0u);
+  EXPECT_EQ(d.location_table(0).ByteSizeLong(), 0u);
+  EXPECT_EQ(d.function_table(0).ByteSizeLong(), 0u);
+  EXPECT_EQ(d.attribute_table(0).ByteSizeLong(), 0u);
+  EXPECT_EQ(d.stack_table(0).ByteSizeLong(), 0u);
+  EXPECT_EQ(d.link_table(0).trace_id(), std::string(16, '\0'));
+  EXPECT_EQ(d.link_table(0).span_id(), std::string(8, '\0'));
+  const auto in = [](int index, int size) { return index >= 0 && index < size; };
+  for (const auto& m : d.mapping_table()) {
+    EXPECT_TRUE(in(m.filename_strindex(), str.size()));
+    for (const int a : m.attribute_indices()) EXPECT_TRUE(in(a, d.attribute_table_size()));
+  }
+  for (const auto& f : d.function_table()) {
+    EXPECT_TRUE(in(f.name_strindex(), str.size()) && in(f.filename_strindex(), str.size()));
+  }
+  for (const auto& a : d.attribute_table()) EXPECT_TRUE(in(a.key_strindex(), str.size()));
+  for (const auto& l : d.location_table()) {
+    EXPECT_TRUE(in(l.mapping_index(), d.mapping_table_size()));
+    for (const auto& line : l.lines())
+      EXPECT_TRUE(in(line.function_index(), d.function_table_size()));
+  }
+  for (const auto& st : d.stack_table()) {
+    for (const int l : st.location_indices()) EXPECT_TRUE(in(l, d.location_table_size()));
+  }
+  for (const auto& p : scope.profiles()) {
+    const std::string type =
+        str.at(p.sample_type().type_strindex()) + "/" + str.at(p.sample_type().unit_strindex());
+    for (const auto& s : p.samples()) {
+      if (!in(s.stack_index(), d.stack_table_size())) {
+        ADD_FAILURE() << "stack index " << s.stack_index() << " out of range";
+        continue;
+      }
+      for (const int a : s.attribute_indices()) EXPECT_TRUE(in(a, d.attribute_table_size()));
+      std::vector<std::pair<std::string, uint64_t>> frames;
+      for (const int l : d.stack_table(s.stack_index()).location_indices()) {
+        const auto& loc = d.location_table(l);
+        frames.emplace_back(loc.mapping_index() == 0
+                                ? ""
+                                : str.at(d.mapping_table(loc.mapping_index()).filename_strindex()),
+                            loc.address());
+      }
+      for (const int64_t v : s.values()) out[{type, frames}] += v;
+    }
+  }
+  return out;
+}
+
+// OTLP profiles as opentelemetry-proto v1.11.0 defines them: protoc decodes the file against the
+// vendored .proto files, the dictionary keeps the specification's rules, and its samples are the
+// pprof export's, stack by stack, with the mappings' build-ids.
+TEST_F(ExportTest, OtlpProfilesDecodeKeepTheDictionaryRulesAndAreThePprofExports) {
+  const std::string otlp_file = dir_ + "/hot.otlp";
+  const std::string pprof_file = dir_ + "/hot.pb.gz";
+  RunResult r =
+      pdfix_run("export -q --format otlp " + quote(dir_ + "/in.data") + " " + quote(otlp_file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pdfix_run("export -q " + quote(dir_ + "/in.data") + " " + quote(pprof_file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string protos = std::string(PDFIX_SOURCE_DIR) + "/third_party/opentelemetry-proto";
+  r = sh("protoc -I " + quote(protos) +
+         " --decode=opentelemetry.proto.collector.profiles.v1development."
+         "ExportProfilesServiceRequest "
+         "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto < " +
+         quote(otlp_file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string id = own_id(dir_ + "/hot");
+  EXPECT_NE(r.out.find("key_strindex"), std::string::npos);
+  EXPECT_NE(r.out.find("string_value: \"" + id + "\""), std::string::npos) << r.out.substr(0, 2000);
+
+  opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest request;
+  ASSERT_TRUE(request.ParseFromString(sh("cat " + quote(otlp_file)).out));
+  ASSERT_EQ(request.resource_profiles_size(), 1);
+  ASSERT_EQ(request.resource_profiles(0).scope_profiles_size(), 1);
+  const Canonical from_otlp =
+      canonical(request.dictionary(), request.resource_profiles(0).scope_profiles(0));
+  perftools::profiles::Profile pprof;
+  ASSERT_TRUE(pprof.ParseFromString(sh("gzip -dc " + quote(pprof_file)).out));
+  const Canonical from_pprof = canonical(pprof);
+  EXPECT_EQ(from_otlp.size(), from_pprof.size());
+  EXPECT_TRUE(from_otlp == from_pprof);
+  int64_t samples = 0;
+  for (const auto& [k, v] : from_otlp) samples += k.first.ends_with("/count") ? v : 0;
+  EXPECT_EQ(static_cast<uint64_t>(samples), perf_stats(dir_ + "/in.data")["SAMPLE"]);
 }
 
 TEST_F(ExportTest, WithoutSymbolsTheProfileKeepsAddressesAndTheBuildIds) {
