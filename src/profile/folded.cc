@@ -35,7 +35,8 @@ void append_names(const Profile& profile, const Location& l, std::string& out) {
 std::string to_folded(const Profile& profile, Locations& locations, uint64_t event) {
   // Sorted, so that the same recording gives the same bytes.
   std::map<std::string, uint64_t> lines;
-  for (const auto& [key, totals] : profile.stacks) {
+  for (size_t i = 0; i < profile.stacks.size(); ++i) {
+    const std::span<const uint64_t> key = profile.stacks.key(i);
     if (event_of(key) != event) continue;
     const uint64_t comm = comm_of(key);
     std::string line = comm == 0 ? "[unknown]" : profile.comms[comm - 1];
@@ -43,7 +44,7 @@ std::string to_folded(const Profile& profile, Locations& locations, uint64_t eve
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
       append_names(profile, locations.all()[*it], line);
     }
-    lines[line] += totals.samples;
+    lines[line] += profile.stacks.totals(i).samples;
   }
   std::string out;
   for (const auto& [stack, count] : lines) absl::StrAppend(&out, stack, " ", count, "\n");

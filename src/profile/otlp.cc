@@ -50,7 +50,11 @@ class Attributes {
 }  // namespace
 
 absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations) {
-  opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest request;
+  // Hundreds of thousands of messages: made in one arena and freed with it.
+  google::protobuf::Arena arena;
+  auto& request = *google::protobuf::Arena::CreateMessage<
+      opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest>(
+      &arena);
   pb::ProfilesDictionary& d = *request.mutable_dictionary();
   Strings strings(d);
   // Entry 0 of every table is its zero value; a link's has the ids' full lengths, all zero.
@@ -77,8 +81,8 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
   // Stacks first: they name every location the tables must hold.
   std::map<std::vector<uint32_t>, int32_t> stack_index;
   std::vector<int32_t> stack_of;  // by stack, in the order of profile.stacks
-  for (const auto& [key, totals] : profile.stacks) {
-    std::vector<uint32_t> frames = locations.of(frames_of(key));
+  for (size_t i = 0; i < profile.stacks.size(); ++i) {
+    std::vector<uint32_t> frames = locations.of(frames_of(profile.stacks.key(i)));
     auto [it, added] = stack_index.try_emplace(std::move(frames), d.stack_table_size());
     if (added) {
       pb::Stack* st = d.add_stack_table();
@@ -126,9 +130,10 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
           strings.id(time ? profile.events[e].name + "-time" : profile.events[e].name));
       p->mutable_sample_type()->set_unit_strindex(strings.id(time ? "nanoseconds" : "count"));
       p->set_duration_nano(duration);
-      size_t i = 0;
-      for (const auto& [key, totals] : profile.stacks) {
-        const int32_t stack = stack_of[i++];
+      for (size_t i = 0; i < profile.stacks.size(); ++i) {
+        const std::span<const uint64_t> key = profile.stacks.key(i);
+        const Totals& totals = profile.stacks.totals(i);
+        const int32_t stack = stack_of[i];
         if (event_of(key) != e) continue;
         pb::Sample* s = p->add_samples();
         s->set_stack_index(stack);

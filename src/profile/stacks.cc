@@ -231,7 +231,7 @@ class StackTap::Impl {
       key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
       key_.push_back(ip);
     }
-    Totals& t = profile_.stacks[key_];
+    Totals& t = profile_.stacks.add(key_);
     ++t.samples;
     t.period += e.period;
     ++profile_.samples;

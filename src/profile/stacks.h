@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "profile/stack_table.h"
 #include "transform/tap.h"
 
 namespace pdfix::profile {
@@ -36,11 +36,6 @@ struct SampledEvent {
   bool clock = false;
 };
 
-struct Totals {
-  uint64_t samples = 0;
-  uint64_t period = 0;
-};
-
 // The stacks of a recording. A stack's key: its event, its command (an index into comms), then
 // for each frame, leaf first, the mapping (an index into mappings plus one; 0 for an address no
 // map covers) and the address.
@@ -48,7 +43,7 @@ struct Profile {
   std::vector<SampledEvent> events;
   std::vector<Mapping> mappings;
   std::vector<std::string> comms;
-  absl::flat_hash_map<std::vector<uint64_t>, Totals> stacks;
+  StackTable stacks;
   uint64_t samples = 0;      // counted, in stacks
   uint64_t not_counted = 0;  // of events left out (dummy, tracking) or of no known event
   std::optional<uint64_t> first_time;

@@ -1,0 +1,25 @@
+#include "profile/stack_table.h"
+
+#include "absl/hash/hash.h"
+#include "absl/types/span.h"
+
+namespace pdfix::profile {
+
+StackTable::StackTable()
+    : data_(std::make_unique<Data>()), index_(0, Hash{data_.get()}, Eq{data_.get()}) {}
+
+size_t StackTable::Hash::operator()(std::span<const uint64_t> key) const {
+  return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(key.data(), key.size()));
+}
+
+Totals& StackTable::add(std::span<const uint64_t> key) {
+  auto found = index_.find(key);
+  if (found != index_.end()) return data_->entries[*found].totals;
+  const auto i = static_cast<uint32_t>(data_->entries.size());
+  data_->entries.push_back({.offset = data_->words.size(), .size = key.size()});
+  data_->words.insert(data_->words.end(), key.begin(), key.end());
+  index_.insert(i);
+  return data_->entries[i].totals;
+}
+
+}  // namespace pdfix::profile
