@@ -61,13 +61,17 @@ bool user_stacks(io::Input& in) {
 int run_export(const Args& a, const resolve::Host& host) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(of_input(a, in.status()));
-  // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries; and
-  // DWARF stacks unwound as `unwind` unwinds them, into the callchains the profile reads.
+  // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries; JIT
+  // code's maps naming the ELF files `inject-jit` makes of jitdumps and perf-PID.map files (into
+  // the build-id cache, as `fix` does); and DWARF stacks unwound as `unwind` unwinds them, into
+  // the callchains the profile reads.
   std::vector<std::unique_ptr<passes::RepairKind>> owned = passes::repair_kinds();
   std::vector<passes::RepairKind*> kinds;
   const bool stacks = user_stacks(*in);
   for (const auto& k : owned) {
-    if (k->verb() == "inject" || (stacks && k->verb() == "unwind")) kinds.push_back(k.get());
+    if (k->verb() == "inject" || k->verb() == "inject-jit" || (stacks && k->verb() == "unwind")) {
+      kinds.push_back(k.get());
+    }
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, nullptr);
   profile::StackTap tap;
@@ -147,7 +151,8 @@ LLVM's symbolizer from the binaries the maps' build-ids prove (found as `pdfix f
 them: this host's files, --sysroot, --search roots, the build-id cache), their debug files
 preferred: functions, source lines and inline frames, innermost first. A map without a
 proven build-id, or whose binary is not here, keeps its addresses and file name: a wrong
-name is worse than none. Kernel frames, modules' too, are named from the kallsyms of the
+name is worse than none. JIT code is named from its jitdump or /tmp/perf-PID.map, made an
+ELF file in the build-id cache as `pdfix fix` makes it. Kernel frames, modules' too, are named from the kallsyms of the
 recording's kernel: this host's when it runs that kernel, else the build-id cache's copy.
 
 pprof: one sample type per event (perf's name, counted in samples; cpu-clock and

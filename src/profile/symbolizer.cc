@@ -30,7 +30,10 @@ std::vector<Segment> loads_of(const llvm::object::ELFObjectFile<ELFT>& elf) {
     return out;
   }
   for (const auto& ph : *headers) {
-    if (ph.p_type == llvm::ELF::PT_LOAD) out.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr});
+    if (ph.p_type != llvm::ELF::PT_LOAD) continue;
+    // A segment with no file bytes (the symbol-only ELF files inject-jit makes of JIT code)
+    // places its offsets by its size in memory: the maps name offsets into it all the same.
+    out.push_back({ph.p_offset, ph.p_filesz != 0 ? ph.p_filesz : ph.p_memsz, ph.p_vaddr});
   }
   return out;
 }

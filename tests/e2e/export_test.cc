@@ -337,6 +337,43 @@ TEST_F(ExportTest, OtlpProfilesDecodeKeepTheDictionaryRulesAndAreThePprofExports
   EXPECT_EQ(static_cast<uint64_t>(samples), perf_stats(dir_ + "/in.data")["SAMPLE"]);
 }
 
+// node --perf-basic-prof: its JIT code's samples are named from /tmp/perf-PID.map, which export
+// makes an ELF file in the build-id cache as fix does; perf report of fix's output names them
+// alike (node's own frames aside, the leaf function of every sample agrees).
+TEST_F(ExportTest, NodesJitFramesAreNamedFromItsMapFile) {
+  ASSERT_EQ(sh("command -v node").status, 0) << "nodejs is not installed (scripts/setup.sh)";
+  std::ofstream(dir_ + "/fib.js")
+      << "function fib_js(n) { return n < 2 ? n : fib_js(n - 1) + fib_js(n - 2); }\n"
+         "const end = Date.now() + 1500; let s = 0;\n"
+         "while (Date.now() < end) s += fib_js(20);\nconsole.log(s > 0);\n";
+  const std::string in = dir_ + "/node.data";
+  RunResult r = sh(env_ + "perf record -q -B -g -o " + quote(in) + " node --perf-basic-prof " +
+                   quote(dir_ + "/fib.js") + " >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pdfix_run("export -q --format folded " + quote(in) + " -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  uint64_t total = 0;
+  uint64_t fib = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+    total += n;
+    const std::string stack = line.substr(0, line.rfind(' '));
+    fib += stack.substr(stack.rfind(';') + 1).starts_with("JS:*fib_js ") ? n : 0;
+  }
+  EXPECT_GT(fib * 2, total) << r.out.substr(0, 3000);
+  // perf, given fix's output and the cache it filled, names the same samples so.
+  r = pdfix_run("fix -q " + quote(in) + " " + quote(dir_ + "/node-fixed.data"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh(env_ + "perf report -i " + quote(dir_ + "/node-fixed.data") +
+         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
+  ASSERT_EQ(r.status, 0);
+  uint64_t perf_fib = 0;
+  for (const auto& [name, n] : perf_by_symbol(r.out))
+    perf_fib += name.starts_with("JS:*fib_js") ? n : 0;
+  EXPECT_EQ(fib, perf_fib);
+}
+
 TEST_F(ExportTest, WithoutSymbolsTheProfileKeepsAddressesAndTheBuildIds) {
   const std::string out = dir_ + "/raw.pb.gz";
   RunResult r =
