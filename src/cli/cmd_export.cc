@@ -74,7 +74,13 @@ int run_export(const Args& a, const resolve::Host& host) {
     }
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, nullptr);
-  profile::StackTap tap;
+  // A file without a build-id (Go) is named from when the resolver proves it by its inode.
+  profile::StackTap tap([&common](const format::MmapRecord& m, const transform::Session& s) {
+    if (!m.is_mmap2 || m.has_build_id()) return std::string();
+    const resolve::MapQuery query{
+        std::string(m.filename), m.misc, true, m.maj, m.min, m.ino, m.len, m.pid};
+    return common.resolver->resolve(query, passes::recording_facts(s, common)).file;
+  });
   Progress progress("export");
   auto chain = transform::run_into_tap(*in, chain_of(kinds, common), tap,
                                        {.progress = a.quiet ? nullptr : progress.callback()});
@@ -151,7 +157,8 @@ LLVM's symbolizer from the binaries the maps' build-ids prove (found as `pdfix f
 them: this host's files, --sysroot, --search roots, the build-id cache), their debug files
 preferred: functions, source lines and inline frames, innermost first. A map without a
 proven build-id, or whose binary is not here, keeps its addresses and file name: a wrong
-name is worse than none. JIT code is named from its jitdump or /tmp/perf-PID.map, made an
+name is worse than none. A file with no build-id of its own (a Go program) is named from
+when it is proven by device and inode on the recording's host, in its boot. JIT code is named from its jitdump or /tmp/perf-PID.map, made an
 ELF file in the build-id cache as `pdfix fix` makes it. Kernel frames, modules' too, are named from the kallsyms of the
 recording's kernel: this host's when it runs that kernel, else the build-id cache's copy.
 

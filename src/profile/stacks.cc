@@ -36,7 +36,9 @@ struct Event {
 
 class StackTap::Impl {
  public:
-  Impl() : ordered_([this](Event& e, std::span<const uint64_t> w) { apply(e, w); }) {}
+  explicit Impl(ProveFile prove)
+      : prove_(std::move(prove)),
+        ordered_([this](Event& e, std::span<const uint64_t> w) { apply(e, w); }) {}
 
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) {
     if (events_.empty()) learn_events(s);
@@ -126,7 +128,12 @@ class StackTap::Impl {
         absl::StrCat(mapping.start, " ", mapping.limit, " ", mapping.offset, " ", mapping.build_id,
                      " ", mapping.kernel, " ", mapping.file),
         static_cast<uint32_t>(profile_.mappings.size()));
-    if (added) profile_.mappings.push_back(std::move(mapping));
+    if (added) {
+      if (mapping.build_id.empty() && !mapping.kernel && prove_) {
+        mapping.proven_file = prove_(*m, s);
+      }
+      profile_.mappings.push_back(std::move(mapping));
+    }
     words_ = {m->start, transform::ProcessTimeline::end_of(m->start, m->len), m->pgoff};
     if (format::is_kernel_image_name(m->filename)) {
       if (const std::optional<uint64_t> start = s.kernel_start(machine)) words_.push_back(*start);
@@ -239,6 +246,7 @@ class StackTap::Impl {
 
   static constexpr uint32_t kNotCounted = UINT32_MAX;
 
+  ProveFile prove_;
   Profile profile_;
   std::vector<SampledEvent> events_;
   std::vector<uint32_t> by_attr_;
@@ -251,7 +259,7 @@ class StackTap::Impl {
   std::vector<uint64_t> key_;    // a stack's, reused
 };
 
-StackTap::StackTap() : impl_(std::make_unique<Impl>()) {}
+StackTap::StackTap(ProveFile prove) : impl_(std::make_unique<Impl>(std::move(prove))) {}
 StackTap::~StackTap() = default;
 
 bool StackTap::taps(uint32_t type) const {

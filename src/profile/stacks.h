@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "format/records.h"
 #include "profile/stack_table.h"
 #include "transform/tap.h"
 
@@ -26,8 +28,17 @@ struct Mapping {
   std::string build_id;
   bool kernel = false;
   uint32_t pid = 0;  // the first process that mapped it (where a finder looks for its root)
+  // Without a build-id: the file here proven by device and inode to be the one mapped (a Go
+  // program), whose names are then its own; "" when none is.
+  std::string proven_file;
   bool operator==(const Mapping&) const = default;
 };
+
+// The file here that a map record without a build-id mapped, proven (resolve::Resolver, by
+// device and inode on the recording's host and boot); "" when none is. Asked once a mapping,
+// while the recording's session is open.
+using ProveFile =
+    std::function<std::string(const format::MmapRecord& m, const transform::Session& s)>;
 
 // A sampled event as the profile counts it: perf's name, and whether its period is time (the
 // clock events count nanoseconds).
@@ -57,7 +68,8 @@ struct Profile {
 // Reads the records a pipeline writes (or a recording's own) into a Profile.
 class StackTap : public transform::RecordTap {
  public:
-  StackTap();
+  // `prove`, when given, is asked for each mapping without a build-id.
+  explicit StackTap(ProveFile prove = nullptr);
   ~StackTap() override;
   StackTap(const StackTap&) = delete;
   StackTap& operator=(const StackTap&) = delete;

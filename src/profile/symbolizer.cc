@@ -81,6 +81,12 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   it->second = std::make_unique<Binary>();
   Binary& b = *it->second;
   const std::optional<format::BuildId> id = format::BuildId::from_hex(m.build_id);
+  if (!id && !m.proven_file.empty()) {
+    // No build-id of its own (Go), and proven by its inode: the file itself.
+    b.loads = loads_of(m.proven_file, b.problem);
+    if (!b.loads.empty()) b.path = m.proven_file;
+    return b;
+  }
   if (!id) {
     b.problem = "no build-id proven: its file is not taken on its path's word";
     return b;

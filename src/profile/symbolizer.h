@@ -44,7 +44,9 @@ class Symbolizer {
  private:
   struct Binary;
   Binary& binary_of(const Mapping& m);
-  static std::string key(const Mapping& m) { return m.build_id + "\n" + m.file; }
+  static std::string key(const Mapping& m) {
+    return m.build_id + "\n" + m.file + "\n" + m.proven_file;
+  }
 
   const resolve::Host& host_;
   resolve::CopyPlaces places_;

@@ -374,6 +374,42 @@ TEST_F(ExportTest, NodesJitFramesAreNamedFromItsMapFile) {
   EXPECT_EQ(fib, perf_fib);
 }
 
+// A Go program (no GNU build-id) is named from its own file, proven by its inode on the
+// recording's host, as perf names it with the file in place; deleted, its frames keep their
+// addresses: no other file at its path is taken for it.
+TEST_F(ExportTest, AGoProgramWithoutABuildIdIsNamedFromTheFileItsInodeProves) {
+  build_go_fib(dir_ + "/gofib", "7");
+  ASSERT_EQ(own_id(dir_ + "/gofib"), "");
+  const std::string in = dir_ + "/go.data";
+  RunResult r = sh(env_ + "perf record -q -B -g -o " + quote(in) + " " + quote(dir_ + "/gofib") +
+                   " 35 >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto leaf_share = [&](const std::string& function) {
+    const RunResult e = pdfix_run("export -q --format folded " + quote(in) + " -");
+    EXPECT_EQ(e.status, 0) << e.err;
+    uint64_t total = 0;
+    uint64_t hits = 0;
+    std::istringstream lines(e.out);
+    for (std::string line; std::getline(lines, line);) {
+      const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+      const std::string stack = line.substr(0, line.rfind(' '));
+      total += n;
+      hits += stack.substr(stack.rfind(';') + 1) == function ? n : 0;
+    }
+    return std::pair(hits, total);
+  };
+  r = sh("perf report -i " + quote(in) +
+         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
+  const uint64_t perfs = perf_by_symbol(r.out)["main.fib_v7"];
+  const auto [named, total] = leaf_share("main.fib_v7");
+  EXPECT_GT(named * 2, total);
+  EXPECT_EQ(named, perfs);
+  // Another file at the path (the program rebuilt): not the inode mapped, so nothing named.
+  build_go_fib(dir_ + "/gofib", "8");
+  EXPECT_EQ(leaf_share("main.fib_v7").first, 0u);
+  EXPECT_EQ(leaf_share("main.fib_v8").first, 0u);
+}
+
 TEST_F(ExportTest, WithoutSymbolsTheProfileKeepsAddressesAndTheBuildIds) {
   const std::string out = dir_ + "/raw.pb.gz";
   RunResult r =
