@@ -66,6 +66,16 @@ TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
             "worker;[app.new] 1\n");
 }
 
+TEST(Stacks, ADeferredUserPartEndsTheStackItsCookieIsNoFrame) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .sample_callchain(
+          0xffffffff81000100, 7, 7, 10,
+          {format::kContextKernel, 0xffffffff81000100, format::kContextUserDeferred, 0x1234}, 1);
+  EXPECT_EQ(folded(profile_of(b.build())), "app;[unknown] 1\n");
+}
+
 TEST(Stacks, SamplesOfTheDummyEventAreNotCounted) {
   PerfDataBuilder b;
   b.attr({.config = 9, .sample_type = 0x107, .ids = {1}}).sample(0x400100, 7, 7, 10);

@@ -5,8 +5,10 @@
 #include "cli/pass_options.h"
 #include "cli/progress.h"
 #include "cli/verb.h"
+#include "format/utf8.h"
 #include "io/output.h"
 #include "passes/repair.h"
+#include "profile/coverage.h"
 #include "profile/folded.h"
 #include "profile/otlp.h"
 #include "profile/pprof.h"
@@ -30,16 +32,56 @@ struct Args {
   bool quiet = false;
 };
 
-// The run's summary: what was counted, and how much of it has names.
-llvm::json::Object summary(const profile::Profile& p, const profile::Locations& l,
-                           const std::string& format) {
+// The run's summary: what was counted, how much of it has names, and by mapping (of the
+// samples whose leaf lies in each) why not.
+llvm::json::Object summary(const profile::Profile& p, profile::Locations& l,
+                           const profile::Symbolizer* symbolizer, const std::string& format) {
+  llvm::json::Array leaves;
+  for (const profile::MappingCoverage& c : profile::leaf_coverage(p, l)) {
+    llvm::json::Object o{{"samples", static_cast<int64_t>(c.samples)},
+                         {"named", static_cast<int64_t>(c.named)}};
+    if (c.mapping == 0) {
+      o["file"] = "";
+      o["problem"] = "no map covered the address";
+    } else {
+      const profile::Mapping& m = p.mappings[c.mapping - 1];
+      o["file"] = format::escape_invalid_utf8(m.file);
+      o["build_id"] = m.build_id;
+      const std::string problem = symbolizer != nullptr ? symbolizer->problem(m) : "--no-symbols";
+      if (c.named < c.samples && !problem.empty()) {
+        o["problem"] = format::escape_invalid_utf8(problem);
+      }
+    }
+    leaves.push_back(std::move(o));
+  }
   return llvm::json::Object{{"format", format},
                             {"samples", static_cast<int64_t>(p.samples)},
                             {"samples_not_counted", static_cast<int64_t>(p.not_counted)},
                             {"stacks", static_cast<int64_t>(p.stacks.size())},
                             {"mappings", static_cast<int64_t>(p.mappings.size())},
                             {"locations", static_cast<int64_t>(l.all().size())},
-                            {"locations_named", static_cast<int64_t>(l.named())}};
+                            {"locations_named", static_cast<int64_t>(l.named())},
+                            {"leaves_by_mapping", std::move(leaves)}};
+}
+
+// The summary for people: the totals, then each mapping whose leaves stayed unnamed, most
+// samples first, with why.
+void say(const llvm::json::Object& s, std::ostream& out) {
+  const auto n = [&](llvm::StringRef key) { return s.getInteger(key).value_or(0); };
+  out << "pdfix export: " << n("samples") << " samples in " << n("stacks") << " stacks, "
+      << n("mappings") << " mappings; " << n("locations_named") << " of " << n("locations")
+      << " locations named\n";
+  int shown = 0;
+  for (const llvm::json::Value& v : *s.getArray("leaves_by_mapping")) {
+    const llvm::json::Object& o = *v.getAsObject();
+    const int64_t samples = o.getInteger("samples").value_or(0);
+    const int64_t unnamed = samples - o.getInteger("named").value_or(0);
+    if (unnamed == 0 || ++shown > 10) continue;
+    const llvm::StringRef file = o.getString("file").value_or("");
+    out << "  " << unnamed << " samples unnamed in " << (file.empty() ? "no map" : file.str())
+        << ": " << o.getString("problem").value_or("no symbol covers their addresses").str()
+        << "\n";
+  }
 }
 
 // An error reading IN, naming it: the offset alone does not say which file.
@@ -61,6 +103,10 @@ bool user_stacks(io::Input& in) {
 int run_export(const Args& a, const resolve::Host& host) {
   auto in = io::open_input(a.in);
   if (!in.ok()) return fail(of_input(a, in.status()));
+  if (auto s = io::refuse_input_as_output(*in, a.out); !s.ok()) return fail(s);
+  // OUT is made (a temporary file beside it) before any reading: a bad OUT costs nothing.
+  auto out = io::Output::create(a.out, io::Output::Mode::kStreaming);
+  if (!out.ok()) return fail(out.status());
   // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries; JIT
   // code's maps naming the ELF files `inject-jit` makes of jitdumps and perf-PID.map files (into
   // the build-id cache, as `fix` does); and DWARF stacks unwound as `unwind` unwinds them, into
@@ -117,20 +163,16 @@ int run_export(const Args& a, const resolve::Host& host) {
     if (!pprof.ok()) return fail(pprof.status());
     bytes = *std::move(pprof);
   }
-  auto out = io::Output::create(a.out, io::Output::Mode::kStreaming);
-  if (!out.ok()) return fail(out.status());
   if (auto s = (*out)->write({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
       !s.ok()) {
     return fail(s);
   }
   if (auto s = (*out)->commit(); !s.ok()) return fail(s);
-  const llvm::json::Object said = summary(p, locations, a.format);
+  llvm::json::Object said = summary(p, locations, symbolizer ? &*symbolizer : nullptr, a.format);
   if (a.json) {
-    print_json(llvm::json::Object(said), json_stream(a.out));
+    print_json(std::move(said), json_stream(a.out));
   } else if (!a.quiet) {
-    std::cerr << "pdfix export: " << p.samples << " samples in " << p.stacks.size() << " stacks, "
-              << p.mappings.size() << " mappings; " << locations.named() << " of "
-              << locations.all().size() << " locations named\n";
+    say(said, std::cerr);
   }
   return p.samples == 0 ? kExitIncomplete : kExitOk;
 }

@@ -75,6 +75,18 @@ struct EventAttr {
   uint64_t trailer_fields() const;
   // perf's name for the event when no EVENT_DESC gives one: "cycles", "cpu-clock", "raw 0x1234".
   std::string default_name() const;
+  // perf's dummy event (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY): it carries the side-band
+  // records (maps, comms, forks) and samples nothing worth counting.
+  bool is_dummy() const { return type == kPerfTypeSoftware && config == kSwDummy; }
+  // cpu-clock and task-clock: their period is time, in nanoseconds.
+  bool counts_time() const {
+    return type == kPerfTypeSoftware && (config == kSwCpuClock || config == kSwTaskClock);
+  }
+
+  static constexpr uint32_t kPerfTypeSoftware = 1;
+  static constexpr uint64_t kSwCpuClock = 0;
+  static constexpr uint64_t kSwTaskClock = 1;
+  static constexpr uint64_t kSwDummy = 9;
 };
 
 // Decodes an attr whose bytes start at `p`, `available` bytes long. `file_offset` is for errors.

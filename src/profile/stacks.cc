@@ -15,12 +15,6 @@
 namespace pdfix::profile {
 namespace {
 
-// perf's PERF_TYPE_SOFTWARE and its dummy event, which only carries the side-band records.
-constexpr uint32_t kTypeSoftware = 1;
-constexpr uint64_t kSoftwareDummy = 9;
-constexpr uint64_t kSoftwareCpuClock = 0;
-constexpr uint64_t kSoftwareTaskClock = 1;
-
 // What one record does, waiting for its turn in time order; a sample's addresses and a map's
 // fields ride in the words it is queued with.
 struct Event {
@@ -41,7 +35,7 @@ class StackTap::Impl {
         ordered_([this](Event& e, std::span<const uint64_t> w) { apply(e, w); }) {}
 
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) {
-    if (events_.empty()) learn_events(s);
+    learn_events(s);
     const auto time = [&] { return transform::record_time(r, s); };
     switch (r.header.type) {
       case format::kMmap:
@@ -69,7 +63,7 @@ class StackTap::Impl {
 
   void end(const transform::Session& s) {
     ordered_.finish();
-    if (events_.empty()) learn_events(s);
+    learn_events(s);
     profile_.events = events_;
     profile_.hostname = s.hostname();
     profile_.osrelease = s.osrelease();
@@ -90,10 +84,11 @@ class StackTap::Impl {
  private:
   // Each attr of the session is one event of the profile, but those that carry only side-band
   // records (perf's dummy event): events_ holds the profile's, by_attr_ the index of each attr's.
+  // A stream's attrs come as records: those not learned yet are learned as they appear.
   void learn_events(const transform::Session& s) {
-    for (size_t i = 0; i < s.attrs().size(); ++i) {
+    for (size_t i = by_attr_.size(); i < s.attrs().size(); ++i) {
       const format::EventAttr& a = s.attrs()[i];
-      if (a.type == kTypeSoftware && a.config == kSoftwareDummy) {
+      if (a.is_dummy()) {
         by_attr_.push_back(kNotCounted);
         continue;
       }
@@ -101,9 +96,7 @@ class StackTap::Impl {
       uint32_t index = 0;
       while (index < events_.size() && events_[index].name != name) ++index;
       if (index == events_.size()) {
-        events_.push_back({.name = name,
-                           .clock = a.type == kTypeSoftware && (a.config == kSoftwareCpuClock ||
-                                                                a.config == kSoftwareTaskClock)});
+        events_.push_back({.name = name, .clock = a.counts_time()});
       }
       by_attr_.push_back(index);
     }
@@ -124,9 +117,14 @@ class StackTap::Impl {
     if (m->has_build_id()) {
       mapping.build_id = format::build_id_hex({0, 0, 0, m->build_id, m->build_id_size, ""});
     }
+    // A binary is its path and build-id; without an id, its path and inode: two files at one
+    // path (a container's and the host's) are two mappings, each named from its own file.
+    const std::string inode = m->has_build_id() || !m->is_mmap2
+                                  ? std::string()
+                                  : absl::StrCat(m->maj, ":", m->min, ":", m->ino);
     auto [it, added] = mapping_index_.try_emplace(
         absl::StrCat(mapping.start, " ", mapping.limit, " ", mapping.offset, " ", mapping.build_id,
-                     " ", mapping.kernel, " ", mapping.file),
+                     " ", inode, " ", mapping.kernel, " ", mapping.file),
         static_cast<uint32_t>(profile_.mappings.size()));
     if (added) {
       if (mapping.build_id.empty() && !mapping.kernel && prove_) {
@@ -229,6 +227,9 @@ class StackTap::Impl {
     // A callchain starts with a context marker (kernel, then user); a lone ip has the sample's.
     uint16_t context = e.misc;
     for (const uint64_t ip : chain) {
+      // A user part that comes later (CALLCHAIN_DEFERRED) is not joined: the stack ends here,
+      // rather than take the cookie after the marker for an address.
+      if (ip == format::kContextUserDeferred) break;
       if (format::is_context_marker(ip)) {
         if (ip == format::kContextKernel) context = format::kCpuModeKernel;
         if (ip == format::kContextUser) context = format::kCpuModeUser;
