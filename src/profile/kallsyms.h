@@ -20,6 +20,10 @@ class Kallsyms {
   // text has none.
   std::optional<std::string> function_at(uint64_t address) const;
   bool empty() const { return symbols_.empty(); }
+  // Whether the text is of another boot than the recording's (its kernel moved): the core
+  // kernel's symbols are shifted back, but modules are placed apart at each boot and their
+  // symbols here name nothing of the recording's.
+  bool relocated() const { return shift_ != 0; }
 
  private:
   struct Symbol {

@@ -139,6 +139,7 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
   std::vector<Line> out;
   if (m.kernel) {
     if (kallsyms_ == nullptr) return out;
+    if (kallsyms_->relocated() && !m.file.starts_with("[kernel.kallsyms]")) return out;
     if (auto name = kallsyms_->function_at(caller ? address - 1 : address)) {
       out.push_back({.function = *name});
     }
@@ -171,6 +172,10 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
 }
 
 std::string Symbolizer::problem(const Mapping& m) const {
+  if (m.kernel && kallsyms_ != nullptr && kallsyms_->relocated() &&
+      !m.file.starts_with("[kernel.kallsyms]")) {
+    return "a module of another boot than this kallsyms's: modules move at each boot";
+  }
   if (m.kernel) return kernel_problem_;
   auto it = binaries_.find(key(m));
   return it == binaries_.end() ? "" : it->second->problem;
