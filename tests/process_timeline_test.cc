@@ -109,6 +109,31 @@ TEST(ProcessTimeline, KernelMapsAreTheirMachinesAndAUserKernelAddressFindsThem) 
   EXPECT_EQ(file_at(t, kUser, 42, 0x1000), -1);
 }
 
+// A consumer keeps its answers for a process while its version stays: any change find() could
+// show in it moves the version, and only those.
+TEST(ProcessTimeline, AProcesssVersionMovesWithWhatFindCanSeeInIt) {
+  ProcessTimeline t;
+  t.map(kUser, 1, {.start = 0x1000, .end = 0x2000, .file = 7});
+  t.map(kUser, 2, {.start = 0x1000, .end = 0x2000, .file = 7});
+  const uint64_t one = t.version(1);
+  const uint64_t two = t.version(2);
+  EXPECT_NE(one, two);
+  t.map(kUser, 2, {.start = 0x3000, .end = 0x4000, .file = 8});
+  EXPECT_EQ(t.version(1), one);  // another process's map
+  EXPECT_NE(t.version(2), two);
+  t.fork(1, 1);  // a thread
+  EXPECT_EQ(t.version(1), one);
+  uint64_t before = t.version(1);
+  t.map(kKernel, kKernelPid, {.start = 0xffff0000, .end = 0xffff1000, .file = 9});
+  EXPECT_NE(t.version(1), before);  // a kernel's maps are every process's
+  before = t.version(1);
+  t.exec(1);
+  EXPECT_NE(t.version(1), before);
+  before = t.version(3);
+  t.fork(3, 1);
+  EXPECT_NE(t.version(3), before);
+}
+
 TEST(ProcessTimeline, AZeroLengthModuleRunsToTheNextMapAndAZeroLengthUserMapCoversNothing) {
   ProcessTimeline t;
   const uint64_t modules = 0xffffffffc0000000;

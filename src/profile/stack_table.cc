@@ -12,14 +12,14 @@ size_t StackTable::Hash::operator()(std::span<const uint64_t> key) const {
   return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(key.data(), key.size()));
 }
 
-Totals& StackTable::add(std::span<const uint64_t> key) {
+std::pair<uint32_t, bool> StackTable::intern(std::span<const uint64_t> key) {
   auto found = index_.find(key);
-  if (found != index_.end()) return data_->entries[*found].totals;
+  if (found != index_.end()) return {*found, false};
   const auto i = static_cast<uint32_t>(data_->entries.size());
   data_->entries.push_back({.offset = data_->words.size(), .size = key.size()});
   data_->words.insert(data_->words.end(), key.begin(), key.end());
   index_.insert(i);
-  return data_->entries[i].totals;
+  return {i, true};
 }
 
 }  // namespace pdfix::profile

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -22,18 +23,29 @@ struct Totals {
 class StackTable {
  public:
   StackTable();
+  // The index of the stack `key` (in the order first seen), and whether it is new.
+  std::pair<uint32_t, bool> intern(std::span<const uint64_t> key);
   // The totals of the stack `key`, added (zero) when new.
-  Totals& add(std::span<const uint64_t> key);
+  Totals& add(std::span<const uint64_t> key) { return totals(intern(key).first); }
   size_t size() const { return data_->entries.size(); }
+  // All the stacks' words, for a bound on what the table holds.
+  size_t words() const { return data_->words.size(); }
   // The stacks in the order first seen.
   std::span<const uint64_t> key(size_t i) const { return data_->key(static_cast<uint32_t>(i)); }
-  const Totals& totals(size_t i) const { return data_->entries[i].totals; }
+  const Totals& totals(size_t i) const {
+    static constexpr Totals kNone;
+    return i < totals_.size() ? totals_[i] : kNone;
+  }
+  // Held apart from the keys: a table used only to intern (a cache of stacks) keeps none.
+  Totals& totals(size_t i) {
+    if (i >= totals_.size()) totals_.resize(data_->entries.size());
+    return totals_[i];
+  }
 
  private:
   struct Entry {
     uint64_t offset = 0;  // in words
     uint64_t size = 0;
-    Totals totals;
   };
   // Behind a pointer: the set's hasher holds it, and a table is moved.
   struct Data {
@@ -64,6 +76,7 @@ class StackTable {
     }
   };
   std::unique_ptr<Data> data_;
+  std::vector<Totals> totals_;
   absl::flat_hash_set<uint32_t, Hash, Eq> index_;
 };
 

@@ -220,10 +220,32 @@ class StackTap::Impl {
   }
 
   void count(const Event& e, std::span<const uint64_t> chain) {
+    auto comm = comm_of_.find(e.tid);
+    const uint64_t comm_index = comm != comm_of_.end() ? comm->second + 1 : 0;
+    // The same stack of the same process comes again and again while its maps stay as they are:
+    // its frames' maps are looked up once for all of them.
+    raw_.assign({e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc});
+    raw_.insert(raw_.end(), chain.begin(), chain.end());
+    auto [raw, added] = seen_.intern(raw_);
+    if (added) {
+      seen_stack_.push_back(resolve(e, comm_index, chain));
+    }
+    Totals& t = profile_.stacks.totals(seen_stack_[raw]);
+    ++t.samples;
+    t.period += e.period;
+    ++profile_.samples;
+    // What was seen under versions now past is kept within a bound of the profile's own stacks.
+    if (seen_.words() > 2 * profile_.stacks.words() + kSeenWords) {
+      seen_ = StackTable();
+      seen_stack_.clear();
+    }
+  }
+
+  // The profile's stack of a sample: its event, command, and each frame's mapping and address.
+  uint32_t resolve(const Event& e, uint64_t comm_index, std::span<const uint64_t> chain) {
     key_.clear();
     key_.push_back(e.aux);
-    auto comm = comm_of_.find(e.tid);
-    key_.push_back(comm != comm_of_.end() ? comm->second + 1 : 0);
+    key_.push_back(comm_index);
     // A callchain starts with a context marker (kernel, then user); a lone ip has the sample's.
     uint16_t context = e.misc;
     for (const uint64_t ip : chain) {
@@ -239,13 +261,13 @@ class StackTap::Impl {
       key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
       key_.push_back(ip);
     }
-    Totals& t = profile_.stacks.add(key_);
-    ++t.samples;
-    t.period += e.period;
-    ++profile_.samples;
+    const uint32_t index = profile_.stacks.intern(key_).first;
+    profile_.stacks.totals(index);  // every stack of the profile has its totals
+    return index;
   }
 
   static constexpr uint32_t kNotCounted = UINT32_MAX;
+  static constexpr size_t kSeenWords = size_t{1} << 20;
 
   ProveFile prove_;
   Profile profile_;
@@ -258,6 +280,9 @@ class StackTap::Impl {
   transform::TimeOrder<Event> ordered_;
   std::vector<uint64_t> words_;  // a record's, reused
   std::vector<uint64_t> key_;    // a stack's, reused
+  std::vector<uint64_t> raw_;    // a sample's as it came, reused
+  StackTable seen_;              // the samples' stacks as they came: process, version, addresses
+  std::vector<uint32_t> seen_stack_;  // the profile's stack of each
 };
 
 StackTap::StackTap(ProveFile prove) : impl_(std::make_unique<Impl>(std::move(prove))) {}

@@ -1,5 +1,6 @@
 #include "transform/process_timeline.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "format/machine.h"
@@ -41,10 +42,12 @@ void ProcessTimeline::map(uint16_t misc, uint32_t pid, const Map& m,
     }
     if (kernel_start && machine == format::kHostMachine) kernel_start_ = *kernel_start;
     insert(maps, sized);
+    kernels_changed_ = ++changes_;
     return;
   }
   if (format::is_guest_mode(misc) || m.end <= m.start) return;
   insert(own_maps(pid), m);
+  changed_[pid] = ++changes_;
 }
 
 ProcessTimeline::Maps& ProcessTimeline::own_maps(uint32_t pid) {
@@ -60,6 +63,7 @@ ProcessTimeline::Maps& ProcessTimeline::own_maps(uint32_t pid) {
 void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
   if (pid == ppid) return;  // a thread: it shares its process's maps
   images_[pid] = ++images_begun_;
+  changed_[pid] = ++changes_;
   auto parent = processes_.find(ppid);
   if (parent == processes_.end()) {
     processes_.erase(pid);
@@ -72,6 +76,12 @@ void ProcessTimeline::fork(uint32_t pid, uint32_t ppid) {
 void ProcessTimeline::exec(uint32_t pid) {
   processes_.erase(pid);
   images_[pid] = ++images_begun_;
+  changed_[pid] = ++changes_;
+}
+
+uint64_t ProcessTimeline::version(uint32_t pid) const {
+  auto it = changed_.find(pid);
+  return std::max(it == changed_.end() ? 0 : it->second, kernels_changed_);
 }
 
 uint64_t ProcessTimeline::image(uint32_t pid) const {

@@ -57,6 +57,10 @@ class ProcessTimeline {
   // pid (a reused pid is another process); 0 before the recording shows either. What a consumer
   // keeps of a process (its jitdump, its map file) belongs to one image.
   uint64_t image(uint32_t pid) const;
+  // A number that changes whenever what find() answers for `pid` may change (its maps, or a
+  // kernel's): a consumer that looks up the same addresses again and again (a profile's stacks)
+  // keeps its answers while it stays the same.
+  uint64_t version(uint32_t pid) const;
 
  private:
   using Maps = std::map<uint64_t, Map>;  // by start; never overlapping
@@ -73,6 +77,11 @@ class ProcessTimeline {
   uint64_t kernel_start_ = 0;                       // the host kernel image's, once mapped
   absl::flat_hash_map<uint32_t, uint64_t> images_;  // by pid
   uint64_t images_begun_ = 0;
+  // One counter for every change: a process's version is the later of its own last change and the
+  // kernels' last, so that either moves it.
+  uint64_t changes_ = 0;
+  uint64_t kernels_changed_ = 0;
+  absl::flat_hash_map<uint32_t, uint64_t> changed_;  // by pid
 };
 
 }  // namespace pdfix::transform
