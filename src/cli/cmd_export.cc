@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "cli/pass_options.h"
 #include "cli/progress.h"
@@ -10,6 +11,7 @@
 #include "passes/repair.h"
 #include "profile/coverage.h"
 #include "profile/folded.h"
+#include "profile/htlhash.h"
 #include "profile/otlp.h"
 #include "profile/pprof.h"
 #include "profile/stacks.h"
@@ -27,6 +29,7 @@ struct Args {
   std::string event;
   std::string sysroot;
   std::vector<std::string> search;
+  std::vector<std::string> labels = {"comm"};
   bool no_symbols = false;
   bool json = false;
   bool quiet = false;
@@ -121,28 +124,33 @@ int run_export(const Args& a, const resolve::Host& host) {
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, nullptr);
   // A file without a build-id (Go) is named from when the resolver proves it by its inode.
-  profile::StackTap tap([&common](const format::MmapRecord& m, const transform::Session& s) {
-    if (!m.is_mmap2 || m.has_build_id()) return std::string();
-    const resolve::MapQuery query{
-        std::string(m.filename), m.misc, true, m.maj, m.min, m.ino, m.len, m.pid};
-    return common.resolver->resolve(query, passes::recording_facts(s, common)).file;
-  });
+  const auto asked = [&a](const char* label) {
+    return std::find(a.labels.begin(), a.labels.end(), label) != a.labels.end();
+  };
+  profile::StackTap tap(
+      [&common](const format::MmapRecord& m, const transform::Session& s) {
+        if (!m.is_mmap2 || m.has_build_id()) return std::string();
+        const resolve::MapQuery query{
+            std::string(m.filename), m.misc, true, m.maj, m.min, m.ino, m.len, m.pid};
+        return common.resolver->resolve(query, passes::recording_facts(s, common)).file;
+      },
+      {.comm = asked("comm"), .pid = asked("pid"), .tid = asked("tid")});
   Progress progress("export");
   auto chain = transform::run_into_tap(*in, chain_of(kinds, common), tap,
                                        {.progress = a.quiet ? nullptr : progress.callback()});
   if (!chain.ok()) return fail(of_input(a, chain.status()));
   const profile::Profile p = tap.take();
-  std::optional<profile::Symbolizer> symbolizer;
+  // The binaries are found for --no-symbols too: OTLP names them by their file ids.
+  profile::Symbolizer symbolizer(host, common.resolver->copy_places(common.recording_ended_at));
   if (!a.no_symbols) {
-    symbolizer.emplace(host, common.resolver->copy_places(common.recording_ended_at));
     for (const profile::Mapping& m : p.mappings) {
       if (m.kernel && m.file.starts_with("[kernel.kallsyms]")) {
-        symbolizer->set_kernel(m);
+        symbolizer.set_kernel(m);
         break;
       }
     }
   }
-  profile::Locations locations(p, symbolizer ? &*symbolizer : nullptr);
+  profile::Locations locations(p, a.no_symbols ? nullptr : &symbolizer);
   uint64_t event = 0;
   if (!a.event.empty()) {
     while (event < p.events.size() && p.events[event].name != a.event) ++event;
@@ -155,7 +163,15 @@ int run_export(const Args& a, const resolve::Host& host) {
   if (a.format == "folded") {
     bytes = profile::to_folded(p, locations, event);
   } else if (a.format == "otlp") {
-    auto otlp = profile::to_otlp(p, locations);
+    std::vector<std::string> htlhashes;
+    absl::flat_hash_map<std::string, std::string> by_file;
+    for (const profile::Mapping& m : p.mappings) {
+      const std::string file = symbolizer.binary_file(m);
+      auto [it, added] = by_file.try_emplace(file);
+      if (added && !file.empty()) it->second = profile::htlhash_of(file).value_or("");
+      htlhashes.push_back(it->second);
+    }
+    auto otlp = profile::to_otlp(p, locations, htlhashes);
     if (!otlp.ok()) return fail(otlp.status());
     bytes = *std::move(otlp);
   } else {
@@ -168,7 +184,7 @@ int run_export(const Args& a, const resolve::Host& host) {
     return fail(s);
   }
   if (auto s = (*out)->commit(); !s.ok()) return fail(s);
-  llvm::json::Object said = summary(p, locations, symbolizer ? &*symbolizer : nullptr, a.format);
+  llvm::json::Object said = summary(p, locations, a.no_symbols ? nullptr : &symbolizer, a.format);
   if (a.json) {
     print_json(std::move(said), json_stream(a.out));
   } else if (!a.quiet) {
@@ -184,8 +200,8 @@ Verb add_export(CLI::App& app, const resolve::Host& host) {
   CLI::App* cmd = add_command(
       app, "export",
       {"pdfix export", "a recording's samples as a profile: pprof, OpenTelemetry or folded",
-       "pdfix export [--format pprof|otlp|folded] [--event NAME] [--no-symbols] [--sysroot DIR] "
-       "[--search DIR]... [--json] [-q] IN OUT",
+       "pdfix export [--format pprof|otlp|folded] [--event NAME] [--labels LIST] [--no-symbols] "
+       "[--sysroot DIR] [--search DIR]... [--json] [-q] IN OUT",
        R"(Writes the samples of IN as a profile that profiling tools read: pprof's profile.proto,
 gzip-compressed (go tool pprof, Pyroscope, Parca); OpenTelemetry profiles, an OTLP
 ExportProfilesServiceRequest (opentelemetry-proto v1.11.0, profiles/v1development), the body of
@@ -204,11 +220,17 @@ when it is proven by device and inode on the recording's host, in its boot. JIT 
 ELF file in the build-id cache as `pdfix fix` makes it. Kernel frames, modules' too, are named from the kallsyms of the
 recording's kernel: this host's when it runs that kernel, else the build-id cache's copy.
 
+Samples are counted by event, stack and labels: by default the command of each sample's
+thread (comm); --labels comm,pid,tid adds the process and thread ids, --labels none counts by
+stack alone.
+
 pprof: one sample type per event (perf's name, counted in samples; cpu-clock and
-task-clock also as NAME-time in nanoseconds), the first the default; the command of each
-sample's thread as the label `comm`; each mapping with its build-id. otlp: one profile per
-such sample type, one dictionary; thread.name and process.executable.build_id.gnu as
-attributes. folded: the samples of one event (--event, default the first).
+task-clock also as NAME-time in nanoseconds), the first the default; the labels `comm`, `pid`
+and `tid`; each mapping with its build-id. otlp: one profile per such sample type, one
+dictionary; thread.name, process.pid and thread.id on samples, process.executable.build_id.gnu
+(and .htlhash where the binary is here to hash) on mappings. folded: the samples of one event
+(--event, default the first), each line led by its labels as stackcollapse-perf.pl writes them
+(comm-pid/tid).
 
 IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
        exit_status({{kExitIncomplete, "IN holds no sample of a sampled event"}})});
@@ -219,6 +241,12 @@ IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
       ->type_name("FORMAT");
   cmd->add_option("--event", a->event, "folded: the event whose samples are written.")
       ->type_name("NAME");
+  cmd->add_option("--labels", a->labels,
+                  "What samples are told apart by, comma-separated: comm (the default), pid, tid; "
+                  "or none.")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"comm", "pid", "tid", "none"}))
+      ->type_name("LIST");
   cmd->add_flag("--no-symbols", a->no_symbols,
                 "Addresses, mappings and build-ids only: for services that symbolize themselves.");
   cmd->add_option("--sysroot", a->sysroot,

@@ -38,12 +38,24 @@ std::string to_folded(const Profile& profile, Locations& locations, uint64_t eve
   for (size_t i = 0; i < profile.stacks.size(); ++i) {
     const std::span<const uint64_t> key = profile.stacks.key(i);
     if (event_of(key) != event) continue;
-    const uint64_t comm = comm_of(key);
-    std::string line = comm == 0 ? "[unknown]" : profile.comms[comm - 1];
+    // The labels first, as stackcollapse-perf.pl writes them: comm-pid/tid.
+    std::string line;
+    if (profile.labels.comm) {
+      const uint64_t comm = comm_of(key);
+      line = comm == 0 ? "[unknown]" : profile.comms[comm - 1];
+    }
+    if (const uint64_t pid = pid_of(key); pid != 0) {
+      absl::StrAppend(&line, line.empty() ? "" : "-", pid - 1);
+    }
+    if (const uint64_t tid = tid_of(key); tid != 0) {
+      absl::StrAppend(&line, line.empty() ? "" : "/", tid - 1);
+    }
     const std::vector<uint32_t> frames = locations.of(frames_of(key));
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
       append_names(profile, locations.all()[*it], line);
     }
+    // Without labels, the root frame begins the line.
+    if (line.starts_with(";")) line.erase(0, 1);
     lines[line] += profile.stacks.totals(i).samples;
   }
   std::string out;

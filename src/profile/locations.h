@@ -44,9 +44,12 @@ class Locations {
   uint64_t named_ = 0;
 };
 
-// A stack's key (Profile::stacks): its event, its command, then its frames.
+// A stack's key (Profile::stacks): its event, its labels (each 0 when not asked for, else
+// plus one), then its frames.
 inline uint64_t event_of(std::span<const uint64_t> key) { return key[0]; }
 inline uint64_t comm_of(std::span<const uint64_t> key) { return key[1]; }
-inline std::span<const uint64_t> frames_of(std::span<const uint64_t> key) { return key.subspan(2); }
+inline uint64_t pid_of(std::span<const uint64_t> key) { return key[2]; }
+inline uint64_t tid_of(std::span<const uint64_t> key) { return key[3]; }
+inline std::span<const uint64_t> frames_of(std::span<const uint64_t> key) { return key.subspan(4); }
 
 }  // namespace pdfix::profile

@@ -27,29 +27,37 @@ class Strings {
   absl::flat_hash_map<std::string, int32_t> index_;
 };
 
-// The dictionary's attribute table: one entry per key and string value.
+// The dictionary's attribute table: one entry per key and value (a string or an integer).
 class Attributes {
  public:
   Attributes(pb::ProfilesDictionary& d, Strings& strings) : d_(d), strings_(strings) {}
   int32_t id(const std::string& key, const std::string& value) {
-    auto [it, added] = index_.try_emplace(std::pair(key, value), d_.attribute_table_size());
-    if (added) {
-      pb::KeyValueAndUnit* a = d_.add_attribute_table();
-      a->set_key_strindex(strings_.id(key));
-      a->mutable_value()->set_string_value(value);
-    }
+    auto [it, added] = strings_index_.try_emplace(std::pair(key, value), d_.attribute_table_size());
+    if (added) add(key)->set_string_value(value);
+    return it->second;
+  }
+  int32_t id(const std::string& key, int64_t value) {
+    auto [it, added] = ints_index_.try_emplace(std::pair(key, value), d_.attribute_table_size());
+    if (added) add(key)->set_int_value(value);
     return it->second;
   }
 
  private:
+  common::AnyValue* add(const std::string& key) {
+    pb::KeyValueAndUnit* a = d_.add_attribute_table();
+    a->set_key_strindex(strings_.id(key));
+    return a->mutable_value();
+  }
   pb::ProfilesDictionary& d_;
   Strings& strings_;
-  std::map<std::pair<std::string, std::string>, int32_t> index_;
+  std::map<std::pair<std::string, std::string>, int32_t> strings_index_;
+  std::map<std::pair<std::string, int64_t>, int32_t> ints_index_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations) {
+absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations,
+                                    const std::vector<std::string>& htlhashes) {
   // Hundreds of thousands of messages: made in one arena and freed with it.
   google::protobuf::Arena arena;
   auto& request = *google::protobuf::Arena::CreateMessage<
@@ -68,7 +76,8 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
   d.add_stack_table();
   Attributes attributes(d, strings);
 
-  for (const Mapping& m : profile.mappings) {
+  for (size_t i = 0; i < profile.mappings.size(); ++i) {
+    const Mapping& m = profile.mappings[i];
     pb::Mapping* pm = d.add_mapping_table();
     pm->set_memory_start(m.start);
     pm->set_memory_limit(m.limit);
@@ -76,6 +85,10 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
     pm->set_filename_strindex(strings.id(m.file));
     if (!m.build_id.empty()) {
       pm->add_attribute_indices(attributes.id("process.executable.build_id.gnu", m.build_id));
+    }
+    if (i < htlhashes.size() && !htlhashes[i].empty()) {
+      pm->add_attribute_indices(
+          attributes.id("process.executable.build_id.htlhash", htlhashes[i]));
     }
   }
   // Stacks first: they name every location the tables must hold.
@@ -139,6 +152,12 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
         s->set_stack_index(stack);
         if (const uint64_t comm = comm_of(key); comm != 0) {
           s->add_attribute_indices(attributes.id("thread.name", profile.comms[comm - 1]));
+        }
+        if (const uint64_t pid = pid_of(key); pid != 0) {
+          s->add_attribute_indices(attributes.id("process.pid", static_cast<int64_t>(pid - 1)));
+        }
+        if (const uint64_t tid = tid_of(key); tid != 0) {
+          s->add_attribute_indices(attributes.id("thread.id", static_cast<int64_t>(tid - 1)));
         }
         s->add_values(static_cast<int64_t>(time ? totals.period : totals.samples));
       }

@@ -72,6 +72,8 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
   if (!profile.events.empty()) p.set_default_sample_type(p.sample_type(0).type());
   const int columns = p.sample_type_size();
   const int64_t comm_key = strings.id("comm");
+  const int64_t pid_key = strings.id("pid");
+  const int64_t tid_key = strings.id("tid");
   for (size_t i = 0; i < profile.stacks.size(); ++i) {
     const std::span<const uint64_t> key = profile.stacks.key(i);
     const Totals& totals = profile.stacks.totals(i);
@@ -85,6 +87,12 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
       pb::Label* label = s->add_label();
       label->set_key(comm_key);
       label->set_str(strings.id(profile.comms[comm - 1]));
+    }
+    for (const auto& [k, v] : {std::pair(pid_key, pid_of(key)), std::pair(tid_key, tid_of(key))}) {
+      if (v == 0) continue;
+      pb::Label* label = s->add_label();
+      label->set_key(k);
+      label->set_num(static_cast<int64_t>(v - 1));
     }
   }
   // Which mappings' frames have names, lines and inline frames.

@@ -30,8 +30,9 @@ struct Event {
 
 class StackTap::Impl {
  public:
-  explicit Impl(ProveFile prove)
+  Impl(ProveFile prove, Labels labels)
       : prove_(std::move(prove)),
+        labels_(labels),
         ordered_([this](Event& e, std::span<const uint64_t> w) { apply(e, w); }) {}
 
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) {
@@ -65,6 +66,7 @@ class StackTap::Impl {
     ordered_.finish();
     learn_events(s);
     profile_.events = events_;
+    profile_.labels = labels_;
     profile_.hostname = s.hostname();
     profile_.osrelease = s.osrelease();
     if (auto f = s.feature(format::kFeatVersion)) {
@@ -224,7 +226,7 @@ class StackTap::Impl {
     const uint64_t comm_index = comm != comm_of_.end() ? comm->second + 1 : 0;
     // The same stack of the same process comes again and again while its maps stay as they are:
     // its frames' maps are looked up once for all of them.
-    raw_.assign({e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc});
+    raw_.assign({e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc, labels_.tid ? e.tid : 0});
     raw_.insert(raw_.end(), chain.begin(), chain.end());
     auto [raw, added] = seen_.intern(raw_);
     if (added) {
@@ -245,7 +247,9 @@ class StackTap::Impl {
   uint32_t resolve(const Event& e, uint64_t comm_index, std::span<const uint64_t> chain) {
     key_.clear();
     key_.push_back(e.aux);
-    key_.push_back(comm_index);
+    key_.push_back(labels_.comm ? comm_index : 0);
+    key_.push_back(labels_.pid ? uint64_t{e.pid} + 1 : 0);
+    key_.push_back(labels_.tid ? uint64_t{e.tid} + 1 : 0);
     // A callchain starts with a context marker (kernel, then user); a lone ip has the sample's.
     uint16_t context = e.misc;
     for (const uint64_t ip : chain) {
@@ -270,6 +274,7 @@ class StackTap::Impl {
   static constexpr size_t kSeenWords = size_t{1} << 20;
 
   ProveFile prove_;
+  Labels labels_;
   Profile profile_;
   std::vector<SampledEvent> events_;
   std::vector<uint32_t> by_attr_;
@@ -285,7 +290,8 @@ class StackTap::Impl {
   std::vector<uint32_t> seen_stack_;  // the profile's stack of each
 };
 
-StackTap::StackTap(ProveFile prove) : impl_(std::make_unique<Impl>(std::move(prove))) {}
+StackTap::StackTap(ProveFile prove, Labels labels)
+    : impl_(std::make_unique<Impl>(std::move(prove), labels)) {}
 StackTap::~StackTap() = default;
 
 bool StackTap::taps(uint32_t type) const {

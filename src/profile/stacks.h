@@ -47,10 +47,20 @@ struct SampledEvent {
   bool clock = false;
 };
 
-// The stacks of a recording. A stack's key: its event, its command (an index into comms), then
-// for each frame, leaf first, the mapping (an index into mappings plus one; 0 for an address no
-// map covers) and the address.
+// What samples are told apart by besides their event and stack: each asked for is a label of the
+// profile's samples (and its stacks as many more).
+struct Labels {
+  bool comm = true;
+  bool pid = false;
+  bool tid = false;
+};
+
+// The stacks of a recording. A stack's key: its event, its command (an index into comms plus
+// one), its pid and its tid (each plus one; 0 for a label not asked for), then for each frame,
+// leaf first, the mapping (an index into mappings plus one; 0 for an address no map covers) and
+// the address.
 struct Profile {
+  Labels labels;
   std::vector<SampledEvent> events;
   std::vector<Mapping> mappings;
   std::vector<std::string> comms;
@@ -69,7 +79,7 @@ struct Profile {
 class StackTap : public transform::RecordTap {
  public:
   // `prove`, when given, is asked for each mapping without a build-id.
-  explicit StackTap(ProveFile prove = nullptr);
+  explicit StackTap(ProveFile prove = nullptr, Labels labels = {});
   ~StackTap() override;
   StackTap(const StackTap&) = delete;
   StackTap& operator=(const StackTap&) = delete;

@@ -65,6 +65,7 @@ class Symbolizer::Llvm {
 };
 
 struct Symbolizer::Binary {
+  std::string file;  // the binary
   std::string path;  // what the symbolizer reads: the debug file, else the binary
   std::vector<Segment> loads;
   std::string problem;
@@ -84,7 +85,7 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   if (!id && !m.proven_file.empty()) {
     // No build-id of its own (Go), and proven by its inode: the file itself.
     b.loads = loads_of(m.proven_file, b.problem);
-    if (!b.loads.empty()) b.path = m.proven_file;
+    if (!b.loads.empty()) b.path = b.file = m.proven_file;
     return b;
   }
   if (!id) {
@@ -103,7 +104,7 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
     if (b.problem.empty()) b.problem = absl::StrCat(found->path, ": no loadable segment");
     return b;
   }
-  b.path = found->path;
+  b.path = b.file = found->path;
   if (auto debug = resolve::find_debug_file(*id, m.file, found->path, places_)) {
     b.path = debug->path;
   }
@@ -169,6 +170,10 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
                    .column = f.Column});
   }
   return out;
+}
+
+std::string Symbolizer::binary_file(const Mapping& m) {
+  return m.kernel ? std::string() : binary_of(m).file;
 }
 
 std::string Symbolizer::problem(const Mapping& m) const {

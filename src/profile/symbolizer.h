@@ -38,6 +38,9 @@ class Symbolizer {
   // The frames at `address` in `m`, innermost inline frame first; empty when it cannot be named.
   // A `caller`'s address is a return address: it is looked up one byte before, in the call.
   std::vector<Line> lines(const Mapping& m, uint64_t address, bool caller);
+  // The binary `m`'s build-id (or inode) proves, here: "" when none is. Found once a mapping, for
+  // names and for this alike.
+  std::string binary_file(const Mapping& m);
   // Why `m`'s binary gives no names ("" when it does, or was not asked).
   std::string problem(const Mapping& m) const;
 
