@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "cli/export_run.h"
 #include "cli/fix_run.h"
 #include "cli/verb.h"
 #include "follow/follow.h"
@@ -48,6 +49,11 @@ holds: its manifest names the bundle beside it that holds each of the others, an
 so that a run started again goes on with the same chain. --self-contained makes each bundle
 hold all its binaries.
 
+With --export DIR, each fixed chunk's samples also go into a profile of their own,
+DIR/<chunk>.pb.gz (or .otlp, .folded: --export-format), as `pdfix export` makes it from the
+fixed chunk; the binaries' symbols, once read, are kept from chunk to chunk while their files
+are unchanged. A chunk is done only when its profile is there too.
+
 SIGINT or SIGTERM stops the run after the chunk under way, with a summary. With --once, the
 chunks present are fixed and pdfix exits: a backlog in one run. --json prints a line of JSON a
 chunk on stdout (its name, exit status, bytes, seconds and fix's report), then the summary's.)";
@@ -60,6 +66,8 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
     std::vector<std::unique_ptr<passes::RepairKind>> kinds = passes::repair_kinds();
     std::shared_ptr<FixOptions> fix;
     bool self_contained = false;
+    std::string export_dir;
+    std::string export_format = "pprof";
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = add_command(
@@ -97,6 +105,17 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
   cmd->add_flag("--self-contained", a->self_contained,
                 "With --archive: each bundle holds all its chunk's binaries.")
       ->needs(a->fix->archive);
+  CLI::Option* exporting =
+      cmd->add_option("--export", a->export_dir,
+                      "Also export each fixed chunk's samples as DIR/<chunk>.pb.gz (see "
+                      "--export-format), as `pdfix export` does.")
+          ->type_name("DIR")
+          ->check(CLI::ExistingDirectory);
+  cmd->add_option("--export-format", a->export_format,
+                  "With --export: pprof (default), otlp or folded.")
+      ->check(CLI::IsMember({"pprof", "otlp", "folded"}))
+      ->type_name("FORMAT")
+      ->needs(exporting);
   return {cmd, [a, &host] {
             const FixArgs& options = a->fix->args;
             std::error_code ec;
@@ -106,6 +125,10 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
             if (!options.archive.empty() &&
                 std::filesystem::equivalent(a->config.dir, options.archive, ec)) {
               return fail(absl::InvalidArgumentError("--archive's DIR must not be DIR"));
+            }
+            if (!a->export_dir.empty() &&
+                std::filesystem::equivalent(a->config.dir, a->export_dir, ec)) {
+              return fail(absl::InvalidArgumentError("--export's DIR must not be DIR"));
             }
             if (auto s = check_fix_args(options); !s.ok()) return fail(s);
             const std::vector<passes::RepairKind*> chosen = a->fix->chosen();
@@ -119,6 +142,8 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               chain.emplace(*std::move(opened));
               memory.bundles = &*chain;
             }
+            // The symbolizer's binaries, read once for all chunks while their files stay.
+            std::unique_ptr<profile::Symbolizer> symbolizer;
             keep_freed_memory_between_recordings();
             const auto fix = [&](const std::string& in, const std::string& out,
                                  llvm::json::Object& report) {
@@ -132,8 +157,29 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               // modules) may have changed since.
               const std::unique_ptr<resolve::Host> now = host.anew();
               // Each chunk's own report is its JSON line's, or else fix's text.
-              return run_fix("follow", chosen, args, *now, options.json ? &report : nullptr, false,
-                             &memory);
+              const int fixed = run_fix("follow", chosen, args, *now,
+                                        options.json ? &report : nullptr, false, &memory);
+              if (fixed == kExitError || a->export_dir.empty()) return fixed;
+              // The profile of the fixed chunk: the chunk is done only when it is there too.
+              ExportArgs e{.in = out,
+                           .out = (std::filesystem::path(a->export_dir) /
+                                   std::filesystem::path(in).filename())
+                                      .string() +
+                                  export_extension(a->export_format),
+                           .format = a->export_format,
+                           .sysroot = options.sysroot,
+                           .search = options.search,
+                           .quiet = true};
+              llvm::json::Object exported;
+              const int status = run_export(e, *now, exported, &symbolizer, &memory.ids);
+              if (status == kExitError) {
+                if (const llvm::json::Value* error = exported.get("error")) {
+                  report["error"] = *error;
+                }
+              }
+              report["export"] = std::move(exported);
+              // A chunk without samples (an idle stretch) is exported empty, and is done.
+              return status == kExitError ? status : fixed;
             };
             llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);

@@ -87,8 +87,7 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
       pm->add_attribute_indices(attributes.id("process.executable.build_id.gnu", m.build_id));
     }
     if (i < htlhashes.size() && !htlhashes[i].empty()) {
-      pm->add_attribute_indices(
-          attributes.id("process.executable.build_id.htlhash", htlhashes[i]));
+      pm->add_attribute_indices(attributes.id("process.executable.build_id.htlhash", htlhashes[i]));
     }
   }
   // Stacks first: they name every location the tables must hold.

@@ -226,7 +226,8 @@ class StackTap::Impl {
     const uint64_t comm_index = comm != comm_of_.end() ? comm->second + 1 : 0;
     // The same stack of the same process comes again and again while its maps stay as they are:
     // its frames' maps are looked up once for all of them.
-    raw_.assign({e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc, labels_.tid ? e.tid : 0});
+    raw_.assign(
+        {e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc, labels_.tid ? e.tid : 0});
     raw_.insert(raw_.end(), chain.begin(), chain.end());
     auto [raw, added] = seen_.intern(raw_);
     if (added) {

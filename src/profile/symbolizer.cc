@@ -69,10 +69,33 @@ struct Symbolizer::Binary {
   std::string path;  // what the symbolizer reads: the debug file, else the binary
   std::vector<Segment> loads;
   std::string problem;
+  std::optional<resolve::FileStamp> file_stamp;
+  std::optional<resolve::FileStamp> path_stamp;
 };
 
 Symbolizer::Symbolizer(const resolve::Host& host, resolve::CopyPlaces places)
-    : host_(host), places_(std::move(places)), llvm_(std::make_unique<Llvm>()) {}
+    : host_(&host), places_(std::move(places)), llvm_(std::make_unique<Llvm>()) {}
+
+void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces places) {
+  host_ = &host;
+  places_ = std::move(places);
+  kallsyms_.reset();
+  kernel_problem_.clear();
+  bool changed = false;
+  for (auto it = binaries_.begin(); it != binaries_.end();) {
+    const Binary& b = *it->second;
+    const bool kept = !b.file.empty() && resolve::stamp_of(b.file) == b.file_stamp &&
+                      resolve::stamp_of(b.path) == b.path_stamp;
+    if (kept) {
+      ++it;
+      continue;
+    }
+    changed = changed || !b.file.empty();
+    binaries_.erase(it++);
+  }
+  // LLVM's symbolizer keeps what it read by path: a changed file is read anew.
+  if (changed) llvm_->symbolizer.flush();
+}
 
 Symbolizer::~Symbolizer() = default;
 
@@ -86,13 +109,14 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
     // No build-id of its own (Go), and proven by its inode: the file itself.
     b.loads = loads_of(m.proven_file, b.problem);
     if (!b.loads.empty()) b.path = b.file = m.proven_file;
+    b.file_stamp = b.path_stamp = resolve::stamp_of(b.file);
     return b;
   }
   if (!id) {
     b.problem = "no build-id proven: its file is not taken on its path's word";
     return b;
   }
-  auto found = resolve::find_copy(host_, {.name = m.file, .id = *id, .pids = {m.pid}}, places_);
+  auto found = resolve::find_copy(*host_, {.name = m.file, .id = *id, .pids = {m.pid}}, places_);
   if (!found) {
     b.problem = absl::StrCat("no file with build-id ", m.build_id, " here");
     return b;
@@ -108,6 +132,8 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   if (auto debug = resolve::find_debug_file(*id, m.file, found->path, places_)) {
     b.path = debug->path;
   }
+  b.file_stamp = resolve::stamp_of(b.file);
+  b.path_stamp = resolve::stamp_of(b.path);
   return b;
 }
 
@@ -118,10 +144,10 @@ void Symbolizer::set_kernel(const Mapping& image) {
     return;
   }
   const resolve::Copy c = resolve::copy_of(
-      host_, {.name = image.file, .id = *id, .kind = resolve::EntryKind::kKallsyms}, places_);
+      *host_, {.name = image.file, .id = *id, .kind = resolve::EntryKind::kKallsyms}, places_);
   std::string text;
   if (c.from == resolve::Copy::From::kKallsyms) {
-    text = host_.kallsyms();
+    text = host_->kallsyms();
   } else if (c.from == resolve::Copy::From::kFile) {
     std::ifstream f(c.path, std::ios::binary);
     text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "profile/kallsyms.h"
 #include "profile/stacks.h"
+#include "resolve/file_places.h"
 #include "resolve/find_copy.h"
 #include "resolve/host.h"
 
@@ -28,6 +29,11 @@ struct Line {
 class Symbolizer {
  public:
   Symbolizer(const resolve::Host& host, resolve::CopyPlaces places);
+  // For the next recording of a run (follow --export): its host and places. What was read for
+  // earlier ones is kept while its files are unchanged (device, inode, size, mtime, ctime), as
+  // the finder's memory keeps what it found (store/find_memory.h); a binary not found is looked
+  // for again, and the kernel is the next recording's own.
+  void next_recording(const resolve::Host& host, resolve::CopyPlaces places);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
@@ -51,7 +57,7 @@ class Symbolizer {
     return m.build_id + "\n" + m.file + "\n" + m.proven_file;
   }
 
-  const resolve::Host& host_;
+  const resolve::Host* host_;
   resolve::CopyPlaces places_;
   std::unique_ptr<Kallsyms> kallsyms_;
   std::string kernel_problem_;

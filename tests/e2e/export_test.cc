@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 
+#include "e2e/export_fixture.h"
 #include "e2e/harness.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb.h"
 #include "profile.pb.h"
@@ -19,51 +19,6 @@
 namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
-
-constexpr char kProgram[] = R"(#include <stdio.h>
-static inline __attribute__((always_inline)) double hot_kernel(double x, int n) {
-  for (int i = 0; i < n; i++) x = x * 1.0000001 + 0.5 / (x + 1.0);
-  return x;
-}
-__attribute__((noinline)) double left_caller(int n) { return hot_kernel(1.0, n); }
-__attribute__((noinline)) double right_caller(int n) { return hot_kernel(2.0, n) * 2; }
-int main(int argc, char** argv) {
-  volatile int n = 3000000;
-  double s = 0;
-  for (int r = 0; r < 60; r++) s += left_caller(n + argc) + right_caller(n - argc);
-  printf("%f\n", s);
-  return 0;
-}
-)";
-
-class ExportTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    PDFIX_NEEDS_PERF_RECORD();
-    ASSERT_EQ(sh("command -v go").status, 0) << "golang-go is not installed (scripts/setup.sh)";
-    dir_ = temp_dir();
-    fs::create_directories(dir_ + "/home");
-    env_ = "HOME=" + quote(dir_ + "/home") + " ";
-    std::ofstream(dir_ + "/hot.c") << kProgram;
-    RunResult r = sh("gcc -O2 -g -fno-omit-frame-pointer -o " + quote(dir_ + "/hot") + " " +
-                     quote(dir_ + "/hot.c"));
-    ASSERT_EQ(r.status, 0) << r.err;
-    r = sh(env_ + "perf record -q -B -g -o " + quote(dir_ + "/in.data") + " " +
-           quote(dir_ + "/hot") + " >/dev/null");
-    ASSERT_EQ(r.status, 0) << r.err;
-  }
-  void TearDown() override { remove_test_dir(dir_); }
-
-  RunResult pdfix_run(const std::string& args) { return sh(env_ + pdfix() + " " + args); }
-  // go tool pprof's output for `args`, read from `profile` with nothing symbolized by pprof.
-  RunResult pprof(const std::string& args, const std::string& profile) {
-    return sh("HOME=" + quote(dir_ + "/home") + " go tool pprof -symbolize=none " + args + " " +
-              quote(profile) + " 2>&1");
-  }
-
-  std::string dir_;
-  std::string env_;
-};
 
 // Flat samples by function, from `go tool pprof -top` (flat flat% sum% cum cum% name).
 std::map<std::string, uint64_t> pprof_flat(const std::string& top) {
@@ -425,74 +380,6 @@ TEST_F(ExportTest, WithoutSymbolsTheProfileKeepsAddressesAndTheBuildIds) {
   ASSERT_FALSE(id.empty());
   EXPECT_NE(r.out.find(id), std::string::npos) << r.out.substr(0, 3000);
   EXPECT_EQ(r.out.find("left_caller"), std::string::npos);
-}
-
-// --labels tells samples apart by process and thread as well: pprof's pid and tid labels,
-// OTLP's process.pid and thread.id, folded's comm-pid/tid (as stackcollapse-perf.pl). The OTLP
-// mapping of the program carries its file id (process.executable.build_id.htlhash) as the eBPF
-// profiler computes it, here by Python's hashlib; --no-symbols keeps it, for the services that
-// symbolize by it.
-TEST_F(ExportTest, LabelsTellProcessesAndThreadsApartAndOtlpNamesTheBinarysFileId) {
-  RunResult r = sh("perf script -F comm,pid,tid -i " + quote(dir_ + "/in.data") +
-                   " 2>/dev/null | awk '$1 == \"hot\" { print $2 }' | sort -u");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::string pid_tid = r.out.substr(0, r.out.find('\n'));  // "PID/TID"
-  ASSERT_NE(pid_tid.find('/'), std::string::npos) << r.out;
-  const std::string pid = pid_tid.substr(0, pid_tid.find('/'));
-
-  const std::string folded = dir_ + "/hot.folded";
-  r = pdfix_run("export -q --format folded --labels comm,pid,tid " + quote(dir_ + "/in.data") +
-                " " + quote(folded));
-  ASSERT_EQ(r.status, 0) << r.err;
-  r = sh("awk '{ n += $NF } END { print n }' " + quote(folded));
-  EXPECT_EQ(std::stoull(r.out), perf_stats(dir_ + "/in.data")["SAMPLE"]);
-  r = sh("grep -c '^hot-" + pid_tid + ";' " + quote(folded));
-  EXPECT_GT(std::stoi(r.out), 0) << sh("head -3 " + quote(folded)).out;
-
-  const std::string pprof_file = dir_ + "/hot.pb.gz";
-  r = pdfix_run("export -q --labels pid,tid " + quote(dir_ + "/in.data") + " " +
-                quote(pprof_file));
-  ASSERT_EQ(r.status, 0) << r.err;
-  r = pprof("-raw", pprof_file);
-  EXPECT_NE(r.out.find("pid:[" + pid + "]"), std::string::npos) << r.out.substr(0, 2000);
-  EXPECT_EQ(r.out.find("comm:["), std::string::npos);
-
-  const std::string otlp_file = dir_ + "/hot.otlp";
-  r = pdfix_run("export -q --no-symbols --format otlp --labels pid " + quote(dir_ + "/in.data") +
-                " " + quote(otlp_file));
-  ASSERT_EQ(r.status, 0) << r.err;
-  opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest request;
-  ASSERT_TRUE(request.ParseFromString(sh("cat " + quote(otlp_file)).out));
-  const auto& d = request.dictionary();
-  r = sh("python3 -c 'import hashlib, sys; d = open(sys.argv[1], \"rb\").read(); n = len(d); "
-         "print(hashlib.sha256(d[:4096] + d[-min(n, 4096):] + n.to_bytes(8, \"big\"))"
-         ".hexdigest()[:32])' " +
-         quote(dir_ + "/hot"));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::string expected = r.out.substr(0, 32);
-  std::map<std::string, std::string> hot;  // the program's mapping's string attributes
-  std::set<int64_t> pids;
-  for (const auto& m : d.mapping_table()) {
-    if (m.filename_strindex() == 0 || !d.string_table(m.filename_strindex()).ends_with("/hot")) {
-      continue;
-    }
-    for (const int a : m.attribute_indices()) {
-      hot[d.string_table(d.attribute_table(a).key_strindex())] =
-          d.attribute_table(a).value().string_value();
-    }
-  }
-  for (const auto& p : request.resource_profiles(0).scope_profiles(0).profiles()) {
-    for (const auto& sample : p.samples()) {
-      for (const int a : sample.attribute_indices()) {
-        if (d.string_table(d.attribute_table(a).key_strindex()) == "process.pid") {
-          pids.insert(d.attribute_table(a).value().int_value());
-        }
-      }
-    }
-  }
-  EXPECT_EQ(hot["process.executable.build_id.htlhash"], expected);
-  EXPECT_EQ(hot["process.executable.build_id.gnu"], own_id(dir_ + "/hot"));
-  EXPECT_TRUE(pids.contains(std::stoll(pid))) << pid;
 }
 
 TEST_F(ExportTest, WhatIsNoRecordingIsRefusedAndNoProfileAppears) {

@@ -1,0 +1,192 @@
+#include "cli/export_run.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "cli/pass_options.h"
+#include "cli/progress.h"
+#include "cli/verb.h"
+#include "format/utf8.h"
+#include "io/output.h"
+#include "passes/repair.h"
+#include "profile/coverage.h"
+#include "profile/folded.h"
+#include "profile/htlhash.h"
+#include "profile/otlp.h"
+#include "profile/pprof.h"
+#include "transform/open_session.h"
+#include "transform/pipeline.h"
+
+namespace pdfix::cli {
+namespace {
+
+// The run's summary: what was counted, how much of it has names, and by mapping (of the
+// samples whose leaf lies in each) why not.
+llvm::json::Object summary(const profile::Profile& p, profile::Locations& l,
+                           const profile::Symbolizer* symbolizer, const std::string& format) {
+  llvm::json::Array leaves;
+  for (const profile::MappingCoverage& c : profile::leaf_coverage(p, l)) {
+    llvm::json::Object o{{"samples", static_cast<int64_t>(c.samples)},
+                         {"named", static_cast<int64_t>(c.named)}};
+    if (c.mapping == 0) {
+      o["file"] = "";
+      o["problem"] = "no map covered the address";
+    } else {
+      const profile::Mapping& m = p.mappings[c.mapping - 1];
+      o["file"] = format::escape_invalid_utf8(m.file);
+      o["build_id"] = m.build_id;
+      const std::string problem = symbolizer != nullptr ? symbolizer->problem(m) : "--no-symbols";
+      if (c.named < c.samples && !problem.empty()) {
+        o["problem"] = format::escape_invalid_utf8(problem);
+      }
+    }
+    leaves.push_back(std::move(o));
+  }
+  return llvm::json::Object{{"format", format},
+                            {"samples", static_cast<int64_t>(p.samples)},
+                            {"samples_not_counted", static_cast<int64_t>(p.not_counted)},
+                            {"stacks", static_cast<int64_t>(p.stacks.size())},
+                            {"mappings", static_cast<int64_t>(p.mappings.size())},
+                            {"locations", static_cast<int64_t>(l.all().size())},
+                            {"locations_named", static_cast<int64_t>(l.named())},
+                            {"leaves_by_mapping", std::move(leaves)}};
+}
+
+// An error reading IN, naming it: the offset alone does not say which file.
+absl::Status of_input(const ExportArgs& a, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(a.in == "-" ? "stdin" : a.in, ": ", s.message()));
+}
+
+// Whether IN's samples carry stack copies (--call-graph dwarf). A stream's events come as records:
+// one is taken to, and what has none goes through the unwinder untouched.
+bool user_stacks(io::Input& in) {
+  if (in.mapped == nullptr) return true;
+  auto session = transform::open_session(in);
+  if (!session.ok()) return false;
+  return std::any_of(
+      session->attrs().begin(), session->attrs().end(),
+      [](const format::EventAttr& a) { return (a.sample_type & format::kSampleStackUser) != 0; });
+}
+
+}  // namespace
+
+std::string export_extension(const std::string& format) {
+  if (format == "otlp") return ".otlp";
+  if (format == "folded") return ".folded";
+  return ".pb.gz";
+}
+
+// The summary for people: the totals, then each mapping whose leaves stayed unnamed, most
+// samples first, with why.
+void say_export(const llvm::json::Object& s, std::ostream& out) {
+  const auto n = [&](llvm::StringRef key) { return s.getInteger(key).value_or(0); };
+  out << "pdfix export: " << n("samples") << " samples in " << n("stacks") << " stacks, "
+      << n("mappings") << " mappings; " << n("locations_named") << " of " << n("locations")
+      << " locations named\n";
+  int shown = 0;
+  for (const llvm::json::Value& v : *s.getArray("leaves_by_mapping")) {
+    const llvm::json::Object& o = *v.getAsObject();
+    const int64_t samples = o.getInteger("samples").value_or(0);
+    const int64_t unnamed = samples - o.getInteger("named").value_or(0);
+    if (unnamed == 0 || ++shown > 10) continue;
+    const llvm::StringRef file = o.getString("file").value_or("");
+    out << "  " << unnamed << " samples unnamed in " << (file.empty() ? "no map" : file.str())
+        << ": " << o.getString("problem").value_or("no symbol covers their addresses").str()
+        << "\n";
+  }
+}
+
+int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Object& said,
+               std::unique_ptr<profile::Symbolizer>* kept, resolve::IdMemory* ids) {
+  const auto failed = [&](const absl::Status& s) { return fail(s, &said); };
+  auto in = io::open_input(a.in);
+  if (!in.ok()) return failed(of_input(a, in.status()));
+  if (auto s = io::refuse_input_as_output(*in, a.out); !s.ok()) return failed(s);
+  // OUT is made (a temporary file beside it) before any reading: a bad OUT costs nothing.
+  auto out = io::Output::create(a.out, io::Output::Mode::kStreaming);
+  if (!out.ok()) return failed(out.status());
+  // The maps' build-ids proven as `inject --buildids` proves them: what names the binaries; JIT
+  // code's maps naming the ELF files `inject-jit` makes of jitdumps and perf-PID.map files (into
+  // the build-id cache, as `fix` does); and DWARF stacks unwound as `unwind` unwinds them, into
+  // the callchains the profile reads.
+  std::vector<std::unique_ptr<passes::RepairKind>> owned = passes::repair_kinds();
+  std::vector<passes::RepairKind*> kinds;
+  const bool stacks = user_stacks(*in);
+  for (const auto& k : owned) {
+    if (k->verb() == "inject" || k->verb() == "inject-jit" || (stacks && k->verb() == "unwind")) {
+      kinds.push_back(k.get());
+    }
+  }
+  const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, ids);
+  // A file without a build-id (Go) is named from when the resolver proves it by its inode.
+  profile::StackTap tap(
+      [&common](const format::MmapRecord& m, const transform::Session& s) {
+        if (!m.is_mmap2 || m.has_build_id()) return std::string();
+        const resolve::MapQuery query{
+            std::string(m.filename), m.misc, true, m.maj, m.min, m.ino, m.len, m.pid};
+        return common.resolver->resolve(query, passes::recording_facts(s, common)).file;
+      },
+      a.labels);
+  Progress progress("export");
+  auto chain = transform::run_into_tap(*in, chain_of(kinds, common), tap,
+                                       {.progress = a.quiet ? nullptr : progress.callback()});
+  if (!chain.ok()) return failed(of_input(a, chain.status()));
+  const profile::Profile p = tap.take();
+  // The binaries are found for --no-symbols too: OTLP names them by their file ids.
+  std::unique_ptr<profile::Symbolizer> own;
+  std::unique_ptr<profile::Symbolizer>& symbolizer = kept != nullptr ? *kept : own;
+  resolve::CopyPlaces places = common.resolver->copy_places(common.recording_ended_at);
+  if (symbolizer == nullptr) {
+    symbolizer = std::make_unique<profile::Symbolizer>(host, std::move(places));
+  } else {
+    symbolizer->next_recording(host, std::move(places));
+  }
+  if (!a.no_symbols) {
+    for (const profile::Mapping& m : p.mappings) {
+      if (m.kernel && m.file.starts_with("[kernel.kallsyms]")) {
+        symbolizer->set_kernel(m);
+        break;
+      }
+    }
+  }
+  profile::Locations locations(p, a.no_symbols ? nullptr : symbolizer.get());
+  uint64_t event = 0;
+  if (!a.event.empty()) {
+    while (event < p.events.size() && p.events[event].name != a.event) ++event;
+    if (event == p.events.size()) {
+      return failed(
+          absl::InvalidArgumentError(absl::StrCat("--event ", a.event, ": not sampled in ", a.in)));
+    }
+  }
+  std::string bytes;
+  if (a.format == "folded") {
+    bytes = profile::to_folded(p, locations, event);
+  } else if (a.format == "otlp") {
+    std::vector<std::string> htlhashes;
+    absl::flat_hash_map<std::string, std::string> by_file;
+    for (const profile::Mapping& m : p.mappings) {
+      const std::string file = symbolizer->binary_file(m);
+      auto [it, added] = by_file.try_emplace(file);
+      if (added && !file.empty()) it->second = profile::htlhash_of(file).value_or("");
+      htlhashes.push_back(it->second);
+    }
+    auto otlp = profile::to_otlp(p, locations, htlhashes);
+    if (!otlp.ok()) return failed(otlp.status());
+    bytes = *std::move(otlp);
+  } else {
+    auto pprof = profile::to_pprof(p, locations);
+    if (!pprof.ok()) return failed(pprof.status());
+    bytes = *std::move(pprof);
+  }
+  if (auto s = (*out)->write({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+      !s.ok()) {
+    return failed(s);
+  }
+  if (auto s = (*out)->commit(); !s.ok()) return failed(s);
+  said = summary(p, locations, a.no_symbols ? nullptr : symbolizer.get(), a.format);
+  return p.samples == 0 ? kExitIncomplete : kExitOk;
+}
+
+}  // namespace pdfix::cli
