@@ -105,6 +105,20 @@ TEST(Kallsyms, NamesRecordedAddressesOfAnotherBootByTheReferenceSymbol) {
   EXPECT_FALSE(profile::Kallsyms(kText, "_text", 0xffffffff81000000).relocated());
 }
 
+// Aliases at one address are named as perf names them: the last the text lists (the others have
+// no size once each symbol runs to the next one's address, and perf keeps the one with a size).
+TEST(Kallsyms, AnAliasIsNamedAsPerfNamesIt) {
+  const profile::Kallsyms k(
+      "ffffffff81000000 T _text\n"
+      "ffffffff81000100 T memset\n"
+      "ffffffff81000100 T __memset\n"
+      "ffffffff81000100 T __pi_memset\n"
+      "ffffffff81000200 T zzz_after\n",
+      "_text", 0xffffffff81000000);
+  EXPECT_EQ(k.function_at(0xffffffff81000104), "__pi_memset");
+  EXPECT_EQ(k.function_at(0xffffffff81000204), "zzz_after");
+}
+
 TEST(Kallsyms, WithoutTheReferenceSymbolNothingIsNamed) {
   const profile::Kallsyms k(kText, "_stext", 0xffffffff81000000);
   EXPECT_TRUE(k.empty());

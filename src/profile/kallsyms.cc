@@ -27,11 +27,14 @@ Kallsyms::Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at)
     name = name.substr(0, name.find('\t'));
     if (name == ref) ref_here = address;
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-    symbols_.push_back({address, std::string(name)});
+    symbols_.push_back({address, static_cast<uint32_t>(symbols_.size()), std::string(name)});
   }
-  // Aliases at one address: the same one named whatever the text's order.
+  // Aliases at one address (memcpy, __memcpy, __pi_memcpy): the last the text lists, the one perf
+  // names. Its sizes run each symbol up to the next one's address, which leaves the earlier
+  // aliases none, and perf keeps the alias with a size (symbols__fixup_duplicate): a frame has
+  // the same name in the profile as in perf report.
   std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
-    return a.address != b.address ? a.address < b.address : a.name < b.name;
+    return a.address != b.address ? a.address < b.address : a.line < b.line;
   });
   // Without the reference symbol nothing says where the text's kernel lay against the
   // recording's: no names rather than shifted ones.

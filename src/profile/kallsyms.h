@@ -28,6 +28,7 @@ class Kallsyms {
  private:
   struct Symbol {
     uint64_t address;
+    uint32_t line;  // its place in the text, among the text's functions
     std::string name;
   };
   std::vector<Symbol> symbols_;  // text symbols, by address
