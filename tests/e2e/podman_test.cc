@@ -374,6 +374,31 @@ TEST_F(PodmanTest, HostAndContainerMapDifferentFilesAtTheSamePaths) {
     EXPECT_EQ(named["host spin_v2"] + named["host work_v2"], 0);
     EXPECT_EQ(named["container spin_v1"] + named["container work_v1"], 0);
     EXPECT_GT(perl_named, 20);
+
+    // export, the container removed, with the image's layers: each process's samples named from
+    // its own file, as perf names them from the bundle, sample for sample.
+    r = pdfix_run("export -q --format folded --labels comm,pid " + search + " " + quote(recording) +
+                  " " + quote(recording + ".folded"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::map<std::string, int> exported;  // as `named`
+    std::ifstream folded(recording + ".folded");
+    for (std::string line; std::getline(folded, line);) {
+      // "comm-PID;frame;...;leaf COUNT": no callchains here, the leaf is the only frame.
+      // A command may hold '-' itself (perf-exec): the pid follows the last one before the frames.
+      const size_t semi = line.find(';');
+      const size_t space = line.rfind(' ');
+      const size_t dash = semi == std::string::npos ? semi : line.rfind('-', semi);
+      if (dash == std::string::npos) continue;
+      const std::string leaf =
+          line.substr(line.rfind(';', space) + 1, space - line.rfind(';', space) - 1);
+      auto w = work_variant.find(
+          static_cast<uint32_t>(std::stoul(line.substr(dash + 1, semi - dash - 1))));
+      if (w == work_variant.end() || (!leaf.ends_with("_v1") && !leaf.ends_with("_v2"))) continue;
+      exported[(w->second == v1 ? "host " : "container ") + leaf] +=
+          std::stoi(line.substr(space + 1));
+    }
+    std::erase_if(named, [](const auto& kv) { return kv.second == 0; });
+    EXPECT_EQ(exported, named);
   }
 }
 
