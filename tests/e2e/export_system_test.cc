@@ -19,6 +19,7 @@
 #include <string>
 
 #include "e2e/harness.h"
+#include "e2e/leaf_names.h"
 
 namespace pdfix::e2e {
 namespace {
@@ -31,47 +32,6 @@ __attribute__((noinline)) double spin_wide(double x) {
 }
 int main(void) { printf("%f\n", spin_wide(1)); return 0; }
 )";
-
-// A DSO as perf report prints it: the file's base name, the kernel as [kernel.kallsyms].
-std::string dso_of(const std::string& file) {
-  if (file.starts_with("[")) return file.substr(0, file.find(']') + 1);
-  return fs::path(file).filename();
-}
-
-// Each name's alias class in one binary's symbols: the least name sharing an address with it.
-class Aliases {
- public:
-  // `nm`-style lines ("ADDRESS TYPE NAME"), all the binary's symbol tables.
-  void add(const std::string& dso, const std::string& nm) {
-    std::istringstream lines(nm);
-    Table& t = tables_[dso];
-    for (std::string line; std::getline(lines, line);) {
-      std::istringstream f(line);
-      std::string address, type, name;
-      if (!(f >> address >> type >> name)) continue;
-      t.names[address].insert(name);
-      t.addresses[name].insert(address);
-    }
-  }
-  std::string canonical(const std::string& dso, const std::string& name) const {
-    auto t = tables_.find(dso);
-    if (t == tables_.end()) return name;
-    auto at = t->second.addresses.find(name);
-    if (at == t->second.addresses.end()) return name;
-    std::string least = name;
-    for (const std::string& address : at->second) {
-      least = std::min(least, *t->second.names.at(address).begin());
-    }
-    return least;
-  }
-
- private:
-  struct Table {
-    std::map<std::string, std::set<std::string>> names;      // by address
-    std::map<std::string, std::set<std::string>> addresses;  // by name
-  };
-  std::map<std::string, Table> tables_;
-};
 
 TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
   PDFIX_NEEDS_PERF_RECORD();
@@ -91,48 +51,14 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
   r = sh(env + "go tool pprof -symbolize=none -raw " + quote(dir + "/out.pb.gz") + " 2>&1");
   ASSERT_EQ(r.status, 0) << r.out;
 
-  // pprof -raw: the samples ("COUNT VALUE: LOCATION..."), the locations ("ID: ADDRESS M=MAPPING
-  // NAME FILE:LINE", an inline frame's caller on the lines after), the mappings ("ID:
-  // START/LIMIT/OFFSET FILE ID").
-  std::map<int, int> mapping_of;
-  std::map<int, std::string> name_of;  // the outermost function: perf's symbol
-  std::map<int, std::string> file_of;
-  std::vector<std::pair<uint64_t, int>> leaves;
-  std::istringstream lines(r.out);
-  std::string section;
-  int location = 0;
-  for (std::string line; std::getline(lines, line);) {
-    if (line == "Locations" || line == "Mappings" || line.starts_with("cpu-clock")) {
-      section = line.starts_with("cpu-clock") ? "Samples" : line;
-      continue;
-    }
-    std::istringstream f(line);
-    if (section == "Samples") {
-      uint64_t count = 0;
-      std::string value;
-      int leaf = 0;
-      if (f >> count >> value >> leaf && value.ends_with(":")) leaves.emplace_back(count, leaf);
-    } else if (section == "Locations") {
-      std::string id, address, mapping, name;
-      if (line.find(": 0x") != std::string::npos && f >> id >> address >> mapping) {
-        location = std::stoi(id);
-        mapping_of[location] = std::stoi(mapping.substr(2));
-        name_of[location] = f >> name ? name : "";
-      } else if (f >> name) {
-        name_of[location] = name;  // a caller of an inline frame
-      }
-    } else if (section == "Mappings") {
-      std::string id, range, file;
-      if (f >> id >> range >> file) file_of[std::stoi(id)] = file;
-    }
-  }
+  const std::vector<RawLeaf> leaves = raw_leaves(r.out);
   ASSERT_FALSE(leaves.empty()) << r.out.substr(0, 2000);
 
   // The symbols of each binary the samples' leaves lie in: the kernel's kallsyms, the others'
   // own and their debug files' (by build-id, as Debian's -dbg packages lay them out).
   Aliases aliases;
   std::set<std::string> files;
-  for (const auto& [id, file] : file_of) files.insert(file);
+  for (const RawLeaf& leaf : leaves) files.insert(leaf.file);
   for (const std::string& file : files) {
     if (file.starts_with("[kernel.kallsyms]")) {
       aliases.add("[kernel.kallsyms]", sh("cat /proc/kallsyms").out);
@@ -152,10 +78,10 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
 
   std::map<std::pair<std::string, std::string>, uint64_t> ours;  // (dso, function): samples
   uint64_t ours_total = 0;
-  for (const auto& [count, leaf] : leaves) {
-    const std::string dso = dso_of(file_of[mapping_of[leaf]]);
-    ours[{dso, aliases.canonical(dso, name_of[leaf])}] += count;
-    ours_total += count;
+  for (const RawLeaf& leaf : leaves) {
+    const std::string dso = dso_of(leaf.file);
+    ours[{dso, aliases.canonical(dso, leaf.function)}] += leaf.count;
+    ours_total += leaf.count;
   }
   r = sh("perf report -i " + quote(dir + "/in.data") +
          " --stdio --no-children --sort dso,sym -F sample,dso,sym -q -g none 2>/dev/null");

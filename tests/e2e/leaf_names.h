@@ -1,0 +1,142 @@
+// Samples' leaves by binary and function, to judge export's names against perf's: a profile as
+// Go's pprof prints it raw (`go tool pprof -symbolize=none -raw`: nothing named by pprof) read
+// back, each sample's leaf with its function as perf names a symbol (an inline frame's outermost
+// caller); a binary's name as perf prints a DSO; and the aliases of a binary's symbols, names
+// that agree when they name one address.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace pdfix::e2e {
+
+struct RawLeaf {
+  uint64_t count = 0;
+  std::string file;      // the mapping's; "" for none
+  std::string function;  // "" when unnamed
+};
+
+// The sections of -raw: the samples ("COUNT VALUE...: LOCATION..." after the sample types' line),
+// "Locations" ("ID: ADDRESS M=MAPPING NAME FILE:LINE", an inline frame's callers on the lines
+// after) and "Mappings" ("ID: START/LIMIT/OFFSET FILE BUILD-ID").
+inline std::vector<RawLeaf> raw_leaves(const std::string& raw) {
+  std::map<int, int> mapping_of;
+  std::map<int, std::string> name_of;
+  std::map<int, std::string> file_of;
+  std::vector<std::pair<uint64_t, int>> samples;
+  std::istringstream lines(raw);
+  std::string section;
+  int location = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line == "Locations" || line == "Mappings") {
+      section = line;
+      continue;
+    }
+    if (line.find("/count") != std::string::npos && line.find("[dflt]") != std::string::npos) {
+      section = "Samples";
+      continue;
+    }
+    std::istringstream f(line);
+    if (section == "Samples") {
+      uint64_t count = 0;
+      std::string value;
+      int leaf = 0;
+      // Each sample type's value, then the locations after the ':'.
+      if (!(f >> count)) continue;
+      while (f >> value && !value.ends_with(":")) {
+      }
+      if (f >> leaf) samples.emplace_back(count, leaf);
+    } else if (section == "Locations") {
+      std::string id, address, mapping, name;
+      if (line.find(": 0x") != std::string::npos && f >> id >> address >> mapping) {
+        location = std::stoi(id);
+        mapping_of[location] = std::stoi(mapping.substr(2));
+        name_of[location] = f >> name ? name : "";
+      } else if (f >> name) {
+        name_of[location] = name;
+      }
+    } else if (section == "Mappings") {
+      std::string id, range, file;
+      if (f >> id >> range >> file) file_of[std::stoi(id)] = file;
+    }
+  }
+  std::vector<RawLeaf> out;
+  for (const auto& [count, leaf] : samples) {
+    out.push_back({count, file_of[mapping_of[leaf]], name_of[leaf]});
+  }
+  return out;
+}
+
+// A DSO as perf report prints it: the file's base name, the kernel as [kernel.kallsyms].
+inline std::string dso_of(const std::string& file) {
+  if (file.starts_with("[")) return file.substr(0, file.find(']') + 1);
+  return std::filesystem::path(file).filename();
+}
+
+// Each name's alias class in one binary's symbols: the least name sharing an address with it.
+class Aliases {
+ public:
+  // `nm`-style lines ("ADDRESS TYPE NAME"), all the binary's symbol tables.
+  void add(const std::string& dso, const std::string& nm) {
+    std::istringstream lines(nm);
+    Table& t = tables_[dso];
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream f(line);
+      std::string address, type, name;
+      if (!(f >> address >> type >> name)) continue;
+      // A dynamic symbol's version (open64@@GLIBC_2.17) is not its name.
+      name = name.substr(0, name.find('@'));
+      t.names[address].insert(name);
+      t.addresses[name].insert(address);
+    }
+  }
+  std::string canonical(const std::string& dso, const std::string& name) const {
+    auto t = tables_.find(dso);
+    if (t == tables_.end()) return name;
+    auto at = t->second.addresses.find(name);
+    if (at == t->second.addresses.end()) return name;
+    std::string least = name;
+    for (const std::string& address : at->second) {
+      least = std::min(least, *t->second.names.at(address).begin());
+    }
+    return least;
+  }
+
+ private:
+  struct Table {
+    std::map<std::string, std::set<std::string>> names;      // by address
+    std::map<std::string, std::set<std::string>> addresses;  // by name
+  };
+  std::map<std::string, Table> tables_;
+};
+
+// The lines of `export --format folded --labels comm,pid` ("comm-PID;root;...;leaf COUNT"), each
+// as its pid, leaf frame and count.
+struct FoldedLeaf {
+  uint32_t pid = 0;
+  std::string leaf;
+  uint64_t count = 0;
+};
+inline std::vector<FoldedLeaf> folded_leaves(const std::string& text) {
+  std::vector<FoldedLeaf> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    // A command may hold '-' itself (perf-exec): the pid follows the last one before the frames.
+    const size_t semi = line.find(';');
+    const size_t space = line.rfind(' ');
+    const size_t dash = semi == std::string::npos ? semi : line.rfind('-', semi);
+    if (dash == std::string::npos || space == std::string::npos || space < semi) continue;
+    const size_t leaf = line.rfind(';', space) + 1;
+    out.push_back({static_cast<uint32_t>(std::stoul(line.substr(dash + 1, semi - dash - 1))),
+                   line.substr(leaf, space - leaf), std::stoull(line.substr(space + 1))});
+  }
+  return out;
+}
+
+}  // namespace pdfix::e2e
