@@ -11,7 +11,8 @@
 #   compile  the gcc loop alone, --call-graph dwarf -F 999
 # Jobs: copy, inject --buildids, fix (of every recording) against cp, with the header walk
 # (bench/header_walk.cc) in the same rounds; unwind (of the DWARF ones) against perf script (perf's
-# own unwinding); archive (dense) against perf archive; follow of a chunk sequence (perf record -a -g
+# own unwinding); archive (dense) against perf archive; export (dense, a pprof profile, symbolized)
+# against perf report --sort sym; follow of a chunk sequence (perf record -a -g
 # --switch-output=2s, 20 chunks or more, bench/chunk_jobs.sh) against a loop of `fix --store` of
 # each chunk.
 # BASE (a commit, HEAD~1 by default) is built beside this one (the same CMAKE_BUILD_TYPE as build/,
@@ -63,7 +64,7 @@ declare -A LIMITS=(
   ["sysdwarf copy"]=1.60 ["sysdwarf inject"]=3.60 ["sysdwarf fix"]=3.60
   ["compile copy"]=1.60 ["compile inject"]=3.60 ["compile fix"]=3.60
   ["sysdwarf unwind"]=0.30 ["compile unwind"]=0.30 ["dense archive"]=0.50
-  ["chunks follow"]=0.60
+  ["chunks follow"]=0.60 ["dense export"]=0.40
 )
 
 gcc_loop() {
@@ -140,6 +141,11 @@ job "dense archive" "${LIMITS[dense archive]}" "perf archive" "perf archive $wor
   "$pdfix archive -q $work/dense.data $tar" "$built/pdfix archive -q $work/dense.data $tar" \
   "$tar $work/dense.data.tar.bz2"
 
+job "dense export" "${LIMITS[dense export]}" "perf report" \
+  "perf report -i $work/dense.data --sort sym --stdio -g none" "" \
+  "$pdfix export -q $work/dense.data $work/gate-out.pb.gz" \
+  "$built/pdfix export -q $work/dense.data $work/gate-out.pb.gz" "$work/gate-out.pb.gz"
+
 # The store a days-long run has filled: every chunk's binaries already in it.
 store=$work/gate-chunks-home
 rm -rf "$store" "$work/gate-chunks-out"
@@ -156,6 +162,6 @@ echo "gate: $(git rev-parse --short HEAD)$([ "$this_build" = "$here/build" ] || 
 failed=0
 python3 bench/gate_rounds.py "$rounds" "$jobs" \
   "$(awk -v a="$started" -v b="$budget" 'BEGIN { printf "%.1f", a + b }')" || failed=1
-rm -rf "$out" "$tar" "$work/dense.data.tar.bz2" "$work/gate-chunks-out" "$store"
+rm -rf "$out" "$tar" "$work/gate-out.pb.gz" "$work/dense.data.tar.bz2" "$work/gate-chunks-out" "$store"
 echo "gate: $([ "$failed" = 0 ] && echo passed || echo FAILED)" >&2
 exit "$failed"
