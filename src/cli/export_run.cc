@@ -120,6 +120,17 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
     }
   }
   const passes::Common common = passes::common_for(&*in, a.sysroot, a.search, host, kinds, ids);
+  // The binaries are found for --no-symbols too: OTLP names them by their file ids. Made before
+  // the recording is read, so that this host's kallsyms is read beside it.
+  std::unique_ptr<profile::Symbolizer> own;
+  std::unique_ptr<profile::Symbolizer>& symbolizer = kept != nullptr ? *kept : own;
+  resolve::CopyPlaces places = common.resolver->copy_places(common.recording_ended_at);
+  if (symbolizer == nullptr) {
+    symbolizer = std::make_unique<profile::Symbolizer>(host, std::move(places));
+  } else {
+    symbolizer->next_recording(host, std::move(places));
+  }
+  if (!a.no_symbols) symbolizer->read_host_kallsyms_ahead();
   // A file without a build-id (Go) is named from when the resolver proves it by its inode.
   profile::StackTap tap(
       [&common](const format::MmapRecord& m, const transform::Session& s) {
@@ -134,15 +145,6 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
                                        {.progress = a.quiet ? nullptr : progress.callback()});
   if (!chain.ok()) return failed(of_input(a, chain.status()));
   const profile::Profile p = tap.take();
-  // The binaries are found for --no-symbols too: OTLP names them by their file ids.
-  std::unique_ptr<profile::Symbolizer> own;
-  std::unique_ptr<profile::Symbolizer>& symbolizer = kept != nullptr ? *kept : own;
-  resolve::CopyPlaces places = common.resolver->copy_places(common.recording_ended_at);
-  if (symbolizer == nullptr) {
-    symbolizer = std::make_unique<profile::Symbolizer>(host, std::move(places));
-  } else {
-    symbolizer->next_recording(host, std::move(places));
-  }
   if (!a.no_symbols) {
     for (const profile::Mapping& m : p.mappings) {
       if (m.kernel && m.file.starts_with("[kernel.kallsyms]")) {

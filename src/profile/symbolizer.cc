@@ -81,6 +81,7 @@ void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces p
   places_ = std::move(places);
   kallsyms_.reset();
   kernel_problem_.clear();
+  host_kallsyms_ = {};
   bool changed = false;
   for (auto it = binaries_.begin(); it != binaries_.end();) {
     const Binary& b = *it->second;
@@ -137,6 +138,10 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   return b;
 }
 
+void Symbolizer::read_host_kallsyms_ahead() {
+  host_kallsyms_ = std::async(std::launch::async, [host = host_] { return host->kallsyms(); });
+}
+
 void Symbolizer::set_kernel(const Mapping& image) {
   const std::optional<format::BuildId> id = format::BuildId::from_hex(image.build_id);
   if (!id) {
@@ -147,7 +152,7 @@ void Symbolizer::set_kernel(const Mapping& image) {
       *host_, {.name = image.file, .id = *id, .kind = resolve::EntryKind::kKallsyms}, places_);
   std::string text;
   if (c.from == resolve::Copy::From::kKallsyms) {
-    text = host_->kallsyms();
+    text = host_kallsyms_.valid() ? host_kallsyms_.get() : host_->kallsyms();
   } else if (c.from == resolve::Copy::From::kFile) {
     std::ifstream f(c.path, std::ios::binary);
     text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());

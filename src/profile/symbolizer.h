@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ class Symbolizer {
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
+  // Starts reading this host's kallsyms beside the caller (a distribution kernel's takes a tenth
+  // of a second of the kernel's own formatting), for set_kernel when the recording's kernel is the
+  // one running.
+  void read_host_kallsyms_ahead();
   // The kernel image's map of the recording ([kernel.kallsyms]_text, with its build-id): kernel
   // frames, modules' too, are named from its kallsyms.
   void set_kernel(const Mapping& image);
@@ -60,6 +65,7 @@ class Symbolizer {
   const resolve::Host* host_;
   resolve::CopyPlaces places_;
   std::unique_ptr<Kallsyms> kallsyms_;
+  std::future<std::string> host_kallsyms_;  // read_host_kallsyms_ahead's
   std::string kernel_problem_;
   absl::flat_hash_map<std::string, std::unique_ptr<Binary>> binaries_;
   class Llvm;
