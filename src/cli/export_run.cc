@@ -16,6 +16,7 @@
 #include "profile/htlhash.h"
 #include "profile/otlp.h"
 #include "profile/pprof.h"
+#include "profile/preloader.h"
 #include "transform/open_session.h"
 #include "transform/pipeline.h"
 
@@ -140,9 +141,16 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
         return common.resolver->resolve(query, passes::recording_facts(s, common)).file;
       },
       a.labels);
+  // Each binary a frame lies in is read beside the rest of the recording, from its first sample.
+  std::optional<profile::Preloader> preloader;
+  if (!a.no_symbols) {
+    preloader.emplace(*symbolizer);
+    tap.on_first_sample([&preloader](const profile::Mapping& m) { preloader->add(m); });
+  }
   Progress progress("export");
   auto chain = transform::run_into_tap(*in, chain_of(kinds, common), tap,
                                        {.progress = a.quiet ? nullptr : progress.callback()});
+  if (preloader) preloader->finish();
   if (!chain.ok()) return failed(of_input(a, chain.status()));
   const profile::Profile p = tap.take();
   if (!a.no_symbols) {

@@ -82,6 +82,7 @@ class StackTap::Impl {
   }
 
   Profile take() { return std::move(profile_); }
+  void on_first_sample(std::function<void(const Mapping&)> first) { first_ = std::move(first); }
 
  private:
   // Each attr of the session is one event of the profile, but those that carry only side-band
@@ -133,6 +134,7 @@ class StackTap::Impl {
         mapping.proven_file = prove_(*m, s);
       }
       profile_.mappings.push_back(std::move(mapping));
+      sampled_.push_back(false);
     }
     words_ = {m->start, transform::ProcessTimeline::end_of(m->start, m->len), m->pgoff};
     if (format::is_kernel_image_name(m->filename)) {
@@ -263,6 +265,10 @@ class StackTap::Impl {
         continue;
       }
       const transform::ProcessTimeline::Map* m = timeline_.find(context, e.pid, ip);
+      if (m != nullptr && first_ && !sampled_[m->file]) {
+        sampled_[m->file] = true;
+        first_(profile_.mappings[m->file]);
+      }
       key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
       key_.push_back(ip);
     }
@@ -276,6 +282,8 @@ class StackTap::Impl {
 
   ProveFile prove_;
   Labels labels_;
+  std::function<void(const Mapping&)> first_;
+  std::vector<bool> sampled_;  // by mapping: whether first_ was told of it
   Profile profile_;
   std::vector<SampledEvent> events_;
   std::vector<uint32_t> by_attr_;
@@ -309,6 +317,10 @@ absl::Status StackTap::record(const transform::RecordRef& r, const transform::Se
 absl::Status StackTap::end(const transform::Session& s, const transform::FeatureEdits& /*edits*/) {
   impl_->end(s);
   return absl::OkStatus();
+}
+
+void StackTap::on_first_sample(std::function<void(const Mapping&)> first) {
+  impl_->on_first_sample(std::move(first));
 }
 
 Profile StackTap::take() { return impl_->take(); }

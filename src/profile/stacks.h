@@ -88,6 +88,10 @@ class StackTap : public transform::RecordTap {
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) override;
   absl::Status end(const transform::Session& s, const transform::FeatureEdits& edits) override;
 
+  // `first` is told of each mapping the first time a sample's frame lies in it (export starts
+  // reading its binary then, beside the rest of the recording).
+  void on_first_sample(std::function<void(const Mapping&)> first);
+
   // After end(): moved out once.
   Profile take();
 

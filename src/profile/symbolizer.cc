@@ -203,6 +203,21 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
   return out;
 }
 
+std::optional<Symbolizer::Readable> Symbolizer::to_read(const Mapping& m) {
+  if (m.kernel) return std::nullopt;
+  const Binary& b = binary_of(m);
+  if (b.path.empty() || b.loads.empty()) return std::nullopt;
+  return Readable{b.path, b.loads.front().vaddr};
+}
+
+void Symbolizer::read(const Readable& r) {
+  // Any address of the binary makes LLVM's symbolizer read it (and decompress its debug
+  // sections); the answer is not needed.
+  auto info = llvm_->symbolizer.symbolizeInlinedCode(
+      r.path, {r.vaddr, llvm::object::SectionedAddress::UndefSection});
+  if (!info) llvm::consumeError(info.takeError());
+}
+
 std::string Symbolizer::binary_file(const Mapping& m) {
   return m.kernel ? std::string() : binary_of(m).file;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,17 @@ class Symbolizer {
   // The frames at `address` in `m`, innermost inline frame first; empty when it cannot be named.
   // A `caller`'s address is a return address: it is looked up one byte before, in the call.
   std::vector<Line> lines(const Mapping& m, uint64_t address, bool caller);
+  // What lines() reads for `m`'s frames (its debug file, else its binary, found now) and an
+  // address in it; nullopt when there is none. read() then reads it ahead, as lines() would at
+  // its first frame: a Preloader's thread does, beside the recording's read. The two touch apart
+  // what they keep (the binaries found; LLVM's symbolizer), so that one thread may find while
+  // another reads, and nothing else is asked of the Symbolizer meanwhile.
+  struct Readable {
+    std::string path;
+    uint64_t vaddr = 0;
+  };
+  std::optional<Readable> to_read(const Mapping& m);
+  void read(const Readable& r);
   // The binary `m`'s build-id (or inode) proves, here: "" when none is. Found once a mapping, for
   // names and for this alike.
   std::string binary_file(const Mapping& m);
