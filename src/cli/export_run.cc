@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "cli/pass_options.h"
@@ -132,6 +133,8 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
     symbolizer->next_recording(host, std::move(places));
   }
   if (!a.no_symbols) symbolizer->read_host_kallsyms_ahead();
+  // A symbolizer kept for the next recording keeps nothing of this one's host past this run.
+  const absl::Cleanup host_done = [&symbolizer] { symbolizer->end_recording(); };
   // A file without a build-id (Go) is named from when the resolver proves it by its inode.
   profile::StackTap tap(
       [&common](const format::MmapRecord& m, const transform::Session& s) {

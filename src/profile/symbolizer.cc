@@ -142,6 +142,11 @@ void Symbolizer::read_host_kallsyms_ahead() {
   host_kallsyms_ = std::async(std::launch::async, [host = host_] { return host->kallsyms(); });
 }
 
+void Symbolizer::end_recording() {
+  // The last future of std::async's waits for its thread when it lets go.
+  host_kallsyms_ = {};
+}
+
 void Symbolizer::set_kernel(const Mapping& image) {
   const std::optional<format::BuildId> id = format::BuildId::from_hex(image.build_id);
   if (!id) {

@@ -44,6 +44,9 @@ class Symbolizer {
   // of a second of the kernel's own formatting), for set_kernel when the recording's kernel is the
   // one running.
   void read_host_kallsyms_ahead();
+  // Waits for what read_host_kallsyms_ahead started, if set_kernel did not take it: the host may
+  // be gone before the next recording (follow asks a new one for each).
+  void end_recording();
   // The kernel image's map of the recording ([kernel.kallsyms]_text, with its build-id): kernel
   // frames, modules' too, are named from its kallsyms.
   void set_kernel(const Mapping& image);
