@@ -5,6 +5,7 @@
 #include "fixture/perf_data_builder.h"
 #include "format/records.h"
 #include "io/input.h"
+#include "profile/demangle.h"
 #include "profile/folded.h"
 #include "profile/kallsyms.h"
 #include "profile/locations.h"
@@ -123,6 +124,18 @@ TEST(Kallsyms, WithoutTheReferenceSymbolNothingIsNamed) {
   const profile::Kallsyms k(kText, "_stext", 0xffffffff81000000);
   EXPECT_TRUE(k.empty());
   EXPECT_EQ(k.function_at(0xffffffff81000150), std::nullopt);
+}
+
+// Names as perf report and pprof show them: a C++ function without its parameters (its clone
+// suffix dropped), the rest as they are.
+TEST(Demangle, AFunctionIsShownByItsScopedNameWithoutParameters) {
+  EXPECT_EQ(profile::function_name("_ZN6shapes3BoxIiE4spinEi"), "shapes::Box<int>::spin");
+  EXPECT_EQ(profile::function_name("_ZN6shapes3BoxIiE4spinEi.isra.0"), "shapes::Box<int>::spin");
+  EXPECT_EQ(profile::function_name("_Znwm"), "operator new");
+  EXPECT_EQ(profile::function_name("_ZTVSt9exception"), "vtable for std::exception");
+  EXPECT_EQ(profile::function_name("do_execveat_common.isra.0"), "do_execveat_common.isra.0");
+  EXPECT_EQ(profile::function_name("main.fib"), "main.fib");
+  EXPECT_EQ(profile::function_name("JS:*fib_js"), "JS:*fib_js");
 }
 
 }  // namespace

@@ -109,11 +109,11 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
     loc->set_address(l.address);
     for (const Line& line : l.lines) {
       auto [it, added] =
-          function_index.try_emplace({line.function, line.file}, d.function_table_size());
+          function_index.try_emplace({line.system_name, line.file}, d.function_table_size());
       if (added) {
         pb::Function* f = d.add_function_table();
         f->set_name_strindex(strings.id(line.function));
-        f->set_system_name_strindex(strings.id(line.function));
+        f->set_system_name_strindex(strings.id(line.system_name));
         f->set_filename_strindex(strings.id(line.file));
       }
       pb::Line* pl = loc->add_lines();

@@ -111,12 +111,12 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
     }
     for (const Line& line : l.lines) {
       auto [it, added] =
-          function_ids.try_emplace({line.function, line.file}, function_ids.size() + 1);
+          function_ids.try_emplace({line.system_name, line.file}, function_ids.size() + 1);
       if (added) {
         pb::Function* f = p.add_function();
         f->set_id(it->second);
         f->set_name(strings.id(line.function));
-        f->set_system_name(strings.id(line.function));
+        f->set_system_name(strings.id(line.system_name));
         f->set_filename(strings.id(line.file));
       }
       pb::Line* pl = loc->add_line();

@@ -9,6 +9,7 @@
 #include "llvm/DebugInfo/Symbolize/Symbolize.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
+#include "profile/demangle.h"
 #include "resolve/debug_file.h"
 
 namespace pdfix::profile {
@@ -60,7 +61,7 @@ class Symbolizer::Llvm {
   llvm::symbolize::LLVMSymbolizer symbolizer{llvm::symbolize::LLVMSymbolizer::Options{
       .PrintFunctions = llvm::symbolize::FunctionNameKind::LinkageName,
       .UseSymbolTable = true,
-      .Demangle = true,
+      .Demangle = false,  // profile/demangle.h: the name shown, and the mangled one kept
       .RelativeAddresses = false}};
 };
 
@@ -178,7 +179,7 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
     if (kallsyms_ == nullptr) return out;
     if (kallsyms_->relocated() && !m.file.starts_with("[kernel.kallsyms]")) return out;
     if (auto name = kallsyms_->function_at(caller ? address - 1 : address)) {
-      out.push_back({.function = *name});
+      out.push_back({.function = *name, .system_name = *name});
     }
     return out;
   }
@@ -200,7 +201,8 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
   for (uint32_t i = 0; i < info->getNumberOfFrames(); ++i) {
     const llvm::DILineInfo& f = info->getFrame(i);
     if (f.FunctionName == llvm::DILineInfo::BadString) continue;
-    out.push_back({.function = f.FunctionName,
+    out.push_back({.function = function_name(f.FunctionName),
+                   .system_name = f.FunctionName,
                    .file = f.FileName == llvm::DILineInfo::BadString ? "" : f.FileName,
                    .line = f.Line,
                    .column = f.Column});

@@ -22,7 +22,8 @@ namespace pdfix::profile {
 
 // One frame at an address: its function, and where in the source.
 struct Line {
-  std::string function;
+  std::string function;     // as profiles show it (profile/demangle.h)
+  std::string system_name;  // as the binary names it: mangled, for C++
   std::string file;
   int64_t line = 0;
   int64_t column = 0;

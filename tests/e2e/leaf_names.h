@@ -53,14 +53,24 @@ inline std::vector<RawLeaf> raw_leaves(const std::string& raw) {
       }
       if (f >> leaf) samples.emplace_back(count, leaf);
     } else if (section == "Locations") {
-      std::string id, address, mapping, name;
-      if (line.find(": 0x") != std::string::npos && f >> id >> address >> mapping) {
+      // A name may hold spaces (operator new, templates): it is what lies between the mapping
+      // (or, on an inline frame's caller's line, the indent) and the FILE:LINE before " s=".
+      const size_t s_at = line.rfind(" s=");
+      const size_t file_at = s_at == std::string::npos ? s_at : line.rfind(' ', s_at - 1);
+      std::string id, address, mapping;
+      size_t name_at = line.find_first_not_of(' ');
+      if (line.find(": 0x") != std::string::npos && f >> id >> address) {
         location = std::stoi(id);
-        mapping_of[location] = std::stoi(mapping.substr(2));
-        name_of[location] = f >> name ? name : "";
-      } else if (f >> name) {
-        name_of[location] = name;
+        mapping_of[location] = 0;  // an address no map covers has no M=
+        name_at = line.find(address) + address.size() + 1;
+        if (f >> mapping && mapping.starts_with("M=")) {
+          mapping_of[location] = std::stoi(mapping.substr(2));
+          name_at = line.find(mapping, name_at - 1) + mapping.size() + 1;
+        }
       }
+      name_of[location] = file_at == std::string::npos || file_at <= name_at
+                              ? ""
+                              : line.substr(name_at, file_at - name_at);
     } else if (section == "Mappings") {
       std::string id, range, file;
       if (f >> id >> range >> file) file_of[std::stoi(id)] = file;
@@ -96,12 +106,26 @@ class Aliases {
       t.addresses[name].insert(address);
     }
   }
+  // `name`'s class in `dso`, written one way: perf's demangler puts a space between closing
+  // template brackets ("> >") where LLVM's does not, and perf shows a dynamic symbol's version
+  // (pthread_rwlock_unlock@@GLIBC_2.34); a PLT stub (foo@plt) is code of its own and kept.
   std::string canonical(const std::string& dso, const std::string& name) const {
+    std::string plain;
+    for (size_t i = 0; i < name.size(); ++i) {
+      if (name[i] == ' ' && i > 0 && name[i - 1] == '>' && i + 1 < name.size() &&
+          name[i + 1] == '>') {
+        continue;
+      }
+      plain += name[i];
+    }
+    if (const size_t at = plain.find('@'); at != std::string::npos && !plain.ends_with("@plt")) {
+      plain.erase(at);
+    }
     auto t = tables_.find(dso);
-    if (t == tables_.end()) return name;
-    auto at = t->second.addresses.find(name);
-    if (at == t->second.addresses.end()) return name;
-    std::string least = name;
+    if (t == tables_.end()) return plain;
+    auto at = t->second.addresses.find(plain);
+    if (at == t->second.addresses.end()) return plain;
+    std::string least = plain;
     for (const std::string& address : at->second) {
       least = std::min(least, *t->second.names.at(address).begin());
     }
