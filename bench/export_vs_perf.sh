@@ -3,7 +3,8 @@
 # and peak RSS, medians of RUNS runs, page cache warm, the jobs interleaved run by run.
 #
 #   dense: the gate's sample-dense system-wide -g recording (90 MiB, two busy shells at 20 kHz;
-#          a million samples, 270,000 distinct stacks): `pdfix export` (pprof, symbolized) against
+#          a million samples; its distinct stacks depend on what ran, 22,860 in bench/README's
+#          figures): `pdfix export` (pprof, symbolized) against
 #          `perf report --sort sym --stdio -g none`, and `export --no-symbols` against `pdfix fix`;
 #   dwarf: a system-wide --call-graph dwarf recording of 160 MiB (two busy shells): `pdfix export`
 #          (unwound on the way, symbolized) against `perf script --no-inline`, which unwinds too.
