@@ -61,7 +61,7 @@ TEST(Arm64Export, EveryUserLeafIsNamedAsTheVmsPerfNamedIt) {
       }
       aliases.add(dso_of(file), nm);
     }
-    std::map<std::pair<std::string, std::string>, uint64_t> ours;
+    LeafCounts ours;
     uint64_t ours_total = 0;
     for (const RawLeaf& leaf : leaves) {
       const std::string dso = dso_of(leaf.file);
@@ -72,7 +72,7 @@ TEST(Arm64Export, EveryUserLeafIsNamedAsTheVmsPerfNamedIt) {
     // The VM's perf script: a sample's line, then its frames, leaf first ("ADDRESS SYM (DSO)").
     r = sh("xz -dc " + quote(kCorpus + "/" + name + ".script.xz"));
     ASSERT_EQ(r.status, 0);
-    std::map<std::pair<std::string, std::string>, uint64_t> vms;
+    LeafCounts vms;
     uint64_t samples = 0;
     uint64_t user_named = 0;
     const std::regex frame(R"(^\s+[0-9a-f]+ (.+) \((.*)\)$)");
@@ -93,21 +93,13 @@ TEST(Arm64Export, EveryUserLeafIsNamedAsTheVmsPerfNamedIt) {
       ++user_named;
     }
     EXPECT_EQ(ours_total, samples);
-    uint64_t agree = 0;
-    std::ostringstream differ;
-    for (const auto& [key, n] : vms) {
-      auto it = ours.find(key);
-      const uint64_t same = it == ours.end() ? 0 : std::min(n, it->second);
-      agree += same;
-      if (same < n)
-        differ << key.first << " " << key.second << ": VM " << n << ", ours " << same << "\n";
-    }
+    const auto [agree, differ] = agreement(vms, ours);
     std::cout << name << ": " << agree << " of the " << user_named
               << " user leaves the VM's perf named, named alike, of " << samples << " samples\n";
     EXPECT_GT(user_named, 0u);
     all_agree += agree;
     all_named += user_named;
-    all_differ << name << ": " << differ.str();
+    all_differ << name << ": " << differ;
     // The kernel's frames: unnamed, and why.
     for (const llvm::json::Value& v : *summary.getArray("leaves_by_mapping")) {
       const llvm::json::Object& o = *v.getAsObject();

@@ -76,7 +76,7 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
     aliases.add(dso_of(file), nm);
   }
 
-  std::map<std::pair<std::string, std::string>, uint64_t> ours;  // (dso, function): samples
+  LeafCounts ours;  // (dso, function): samples
   uint64_t ours_total = 0;
   for (const RawLeaf& leaf : leaves) {
     const std::string dso = dso_of(leaf.file);
@@ -86,7 +86,7 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
   r = sh("perf report -i " + quote(dir + "/in.data") +
          " --stdio --no-children --sort dso,sym -F sample,dso,sym -q -g none 2>/dev/null");
   ASSERT_EQ(r.status, 0);
-  std::map<std::pair<std::string, std::string>, uint64_t> perfs;
+  LeafCounts perfs;
   uint64_t total = 0;
   std::istringstream report(r.out);
   // "  COUNT  DSO  [k] NAME": a DSO's name may hold spaces ("memfd:x (deleted)").
@@ -101,19 +101,11 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
     perfs[{m[2], aliases.canonical(m[2], name)}] += n;
     total += n;
   }
-  uint64_t agree = 0;
-  std::ostringstream differ;
-  for (const auto& [key, n] : perfs) {
-    auto it = ours.find(key);
-    const uint64_t same = it == ours.end() ? 0 : std::min(n, it->second);
-    agree += same;
-    if (same < n)
-      differ << key.first << " " << key.second << ": perf " << n << ", ours " << same << "\n";
-  }
+  const auto [agree, differ] = agreement(perfs, ours);
   std::cout << agree << " of " << total << " samples' leaves named as perf names them\n";
   EXPECT_EQ(ours_total, total);
   EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike\n"
-                                     << differ.str();
+                                     << differ;
   // The kernel's frames are many of them, named; the program's own function too.
   uint64_t kernel = 0;
   for (const auto& [key, n] : ours)

@@ -163,4 +163,25 @@ inline std::vector<FoldedLeaf> folded_leaves(const std::string& text) {
   return out;
 }
 
+// Samples by (binary, function), perf's and export's: how many of perf's are named alike (each
+// name counting the lesser of the two), and a line for each name where export has fewer.
+struct Agreement {
+  uint64_t agree = 0;
+  std::string differ;
+};
+using LeafCounts = std::map<std::pair<std::string, std::string>, uint64_t>;
+inline Agreement agreement(const LeafCounts& perfs, const LeafCounts& ours) {
+  Agreement a;
+  std::ostringstream differ;
+  for (const auto& [key, n] : perfs) {
+    auto it = ours.find(key);
+    const uint64_t same = it == ours.end() ? 0 : std::min(n, it->second);
+    a.agree += same;
+    if (same < n)
+      differ << key.first << " " << key.second << ": perf " << n << ", ours " << same << "\n";
+  }
+  a.differ = differ.str();
+  return a;
+}
+
 }  // namespace pdfix::e2e
