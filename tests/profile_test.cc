@@ -2,6 +2,8 @@
 // kallsyms text relocated to the recording's kernel (profile/kallsyms.h).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "fixture/perf_data_builder.h"
 #include "format/records.h"
 #include "io/input.h"
@@ -65,6 +67,39 @@ TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
             "app;[app] 1\n"
             "app;[unknown];[app];[app] 1\n"
             "worker;[app.new] 1\n");
+}
+
+// The tap hands its records to the counting thread in batches of a few thousand: a recording
+// of many batches counts every sample under the map of its time, and the tap's caller is told of
+// each mapping once, on its own thread, in the order first sampled.
+TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa));
+  uint64_t time = 1;
+  for (int i = 0; i < 10000; ++i) {
+    b.sample_callchain(0x400100, 7, 7, time++, {format::kContextUser, 0x400100, 0x400200});
+    if (i % 1000 == 999) b.finished_round();
+  }
+  b.finished_round().mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb));
+  for (int i = 0; i < 5000; ++i) {
+    b.sample_callchain(0x400100, 7, 7, time++, {format::kContextUser, 0x400100});
+  }
+  auto in = io::open_input(testing::write_temp(b.build()));
+  ASSERT_TRUE(in.ok()) << in.status();
+  profile::StackTap tap;
+  std::vector<std::string> told;
+  const std::thread::id here = std::this_thread::get_id();
+  tap.on_first_sample([&](const profile::Mapping& m) {
+    EXPECT_EQ(std::this_thread::get_id(), here);
+    told.push_back(m.file);
+  });
+  ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
+  const profile::Profile p = tap.take();
+  EXPECT_EQ(p.samples, 15000u);
+  EXPECT_EQ(folded(p), "app;[app.new] 5000\napp;[app];[app] 10000\n");
+  EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
 }
 
 TEST(Stacks, ADeferredUserPartEndsTheStackItsCookieIsNoFrame) {

@@ -224,14 +224,13 @@ absl::StatusOr<uint64_t> sample_read_end(std::span<const uint8_t> record, const 
   return pos + 8 * words;
 }
 
-absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint8_t> record,
-                                                            const Endian& e, uint64_t sample_type,
-                                                            uint64_t read_format,
-                                                            uint64_t file_offset) {
-  if (!(sample_type & kSampleCallchain)) return std::nullopt;
-  auto head = decode_sample_head(record, e, sample_type, file_offset);
-  if (!head.ok()) return head.status();
-  auto read_end = sample_read_end(record, e, sample_type, read_format, head->end, file_offset);
+namespace {
+
+// Where the callchain starts past a head ending at `head_end`, its entry count checked.
+absl::StatusOr<uint64_t> callchain_past(std::span<const uint8_t> record, const Endian& e,
+                                        uint64_t sample_type, uint64_t read_format,
+                                        uint64_t head_end, uint64_t file_offset) {
+  auto read_end = sample_read_end(record, e, sample_type, read_format, head_end, file_offset);
   if (!read_end.ok()) return read_end.status();
   const uint64_t pos = *read_end;
   if (record.size() < pos + 8) return malformed_at(file_offset, "SAMPLE ends before its callchain");
@@ -242,15 +241,42 @@ absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint
   return pos;
 }
 
+}  // namespace
+
+absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint8_t> record,
+                                                            const Endian& e, uint64_t sample_type,
+                                                            uint64_t read_format,
+                                                            uint64_t file_offset) {
+  if (!(sample_type & kSampleCallchain)) return std::nullopt;
+  auto head = decode_sample_head(record, e, sample_type, file_offset);
+  if (!head.ok()) return head.status();
+  return callchain_past(record, e, sample_type, read_format, head->end, file_offset);
+}
+
 absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
                               uint64_t sample_type, uint64_t read_format, uint64_t file_offset,
                               std::vector<uint64_t>& to) {
-  auto at = sample_callchain_at(record, e, sample_type, read_format, file_offset);
+  if (!(sample_type & kSampleCallchain)) return absl::OkStatus();
+  auto head = decode_sample_head(record, e, sample_type, file_offset);
+  if (!head.ok()) return head.status();
+  return sample_callchain(record, e, *head, sample_type, read_format, file_offset, to);
+}
+
+absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
+                              const SampleHead& head, uint64_t sample_type, uint64_t read_format,
+                              uint64_t file_offset, std::vector<uint64_t>& to) {
+  if (!(sample_type & kSampleCallchain)) return absl::OkStatus();
+  auto at = callchain_past(record, e, sample_type, read_format, head.end, file_offset);
   if (!at.ok()) return at.status();
-  if (!*at) return absl::OkStatus();
-  const uint64_t nr = e.u64(record.data() + **at);
-  to.reserve(to.size() + nr);
-  for (uint64_t i = 0; i < nr; ++i) to.push_back(e.u64(record.data() + **at + 8 * (i + 1)));
+  const uint64_t nr = e.u64(record.data() + *at);
+  const size_t old = to.size();
+  to.resize(old + nr);
+  const uint8_t* from = record.data() + *at + 8;
+  if (!e.is_swapped()) {
+    std::memcpy(to.data() + old, from, nr * 8);
+  } else {
+    for (uint64_t i = 0; i < nr; ++i) to[old + i] = e.u64(from + 8 * i);
+  }
   return absl::OkStatus();
 }
 

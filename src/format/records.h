@@ -166,6 +166,10 @@ inline bool is_context_marker(uint64_t entry) { return entry >= kContextMax; }
 absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
                               uint64_t sample_type, uint64_t read_format, uint64_t file_offset,
                               std::vector<uint64_t>& to);
+// The same, for a sample whose head the caller has decoded.
+absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
+                              const SampleHead& head, uint64_t sample_type, uint64_t read_format,
+                              uint64_t file_offset, std::vector<uint64_t>& to);
 
 // The cookie of a callchain whose user part comes later: it ends with PERF_CONTEXT_USER_DEFERRED
 // and the cookie. nullopt: the callchain is whole.

@@ -5,8 +5,7 @@
 
 namespace pdfix::profile {
 
-Kallsyms::Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at) {
-  std::optional<uint64_t> ref_here;
+Kallsyms::Kallsyms(std::string_view text) {
   // "ffffffff81000000 T _text", then for a module's symbol "\t[name]".
   while (!text.empty()) {
     const size_t eol = std::min(text.find('\n'), text.size());
@@ -25,7 +24,6 @@ Kallsyms::Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at)
     const char type = line[space + 1];
     std::string_view name = line.substr(space + 3);
     name = name.substr(0, name.find('\t'));
-    if (name == ref) ref_here = address;
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
     symbols_.push_back({address, static_cast<uint32_t>(symbols_.size()), std::string(name)});
   }
@@ -36,13 +34,21 @@ Kallsyms::Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at)
   std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
     return a.address != b.address ? a.address < b.address : a.line < b.line;
   });
-  // Without the reference symbol nothing says where the text's kernel lay against the
-  // recording's: no names rather than shifted ones.
-  if (!ref_here) symbols_.clear();
-  if (ref_here) shift_ = ref_at - *ref_here;
+}
+
+void Kallsyms::place(std::string_view ref, uint64_t ref_at) {
+  auto here = std::find_if(symbols_.begin(), symbols_.end(),
+                           [ref](const Symbol& s) { return s.name == ref; });
+  placed_ = here != symbols_.end();
+  if (!placed_) {
+    symbols_.clear();
+    return;
+  }
+  shift_ = ref_at - here->address;
 }
 
 std::optional<std::string> Kallsyms::function_at(uint64_t address) const {
+  if (!placed_) return std::nullopt;
   const uint64_t here = address - shift_;
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), here,
                              [](uint64_t a, const Symbol& s) { return a < s.address; });

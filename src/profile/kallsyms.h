@@ -13,9 +13,17 @@ namespace pdfix::profile {
 
 class Kallsyms {
  public:
-  // `text` as /proc/kallsyms lays it out; `ref` the reference symbol the recording's kernel map
-  // names and `ref_at` its recorded address (the map's pgoff).
-  Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at);
+  // `text` as /proc/kallsyms lays it out: read apart from the recording (beside it, for this
+  // host's), and placed when the recording's kernel map is known. Names nothing before.
+  explicit Kallsyms(std::string_view text);
+  Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at) : Kallsyms(text) {
+    place(ref, ref_at);
+  }
+  // `ref` the reference symbol the recording's kernel map names (perf's _text or _stext, both
+  // functions in kallsyms) and `ref_at` its recorded address (the map's pgoff). Without `ref` in
+  // the text, nothing says where the text's kernel lay against the recording's: no names rather
+  // than shifted ones.
+  void place(std::string_view ref, uint64_t ref_at);
   // The function at a recorded kernel address; nullopt below the first symbol or where the
   // text has none.
   std::optional<std::string> function_at(uint64_t address) const;
@@ -32,7 +40,8 @@ class Kallsyms {
     std::string name;
   };
   std::vector<Symbol> symbols_;  // text symbols, by address
-  uint64_t shift_ = 0;           // recorded address minus the text's
+  bool placed_ = false;
+  uint64_t shift_ = 0;  // recorded address minus the text's
 };
 
 }  // namespace pdfix::profile

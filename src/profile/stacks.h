@@ -2,7 +2,8 @@
 // that covered its addresses when it was taken, by the one timeline (transform/process_timeline.h)
 // with records applied in perf's time order (transform/time_order.h), and counted by event, by
 // the command of its thread and by stack. What export writes as pprof or folded stacks; memory
-// grows with the distinct stacks and maps, not with the recording.
+// grows with the distinct stacks and maps, not with the recording. The tap decodes the records;
+// their counting runs beside it (profile/counter_thread.h).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "format/records.h"
+#include "profile/stack_counter.h"
 #include "profile/stack_table.h"
 #include "transform/tap.h"
 
@@ -45,14 +47,6 @@ using ProveFile =
 struct SampledEvent {
   std::string name;
   bool clock = false;
-};
-
-// What samples are told apart by besides their event and stack: each asked for is a label of the
-// profile's samples (and its stacks as many more).
-struct Labels {
-  bool comm = true;
-  bool pid = false;
-  bool tid = false;
 };
 
 // The stacks of a recording. A stack's key: its event, its command (an index into comms plus

@@ -140,7 +140,9 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
 }
 
 void Symbolizer::read_host_kallsyms_ahead() {
-  host_kallsyms_ = std::async(std::launch::async, [host = host_] { return host->kallsyms(); });
+  // Read and parsed: a kernel's hundred thousand functions sorted while the recording is read.
+  host_kallsyms_ = std::async(
+      std::launch::async, [host = host_] { return std::make_unique<Kallsyms>(host->kallsyms()); });
 }
 
 void Symbolizer::end_recording() {
@@ -156,12 +158,13 @@ void Symbolizer::set_kernel(const Mapping& image) {
   }
   const resolve::Copy c = resolve::copy_of(
       *host_, {.name = image.file, .id = *id, .kind = resolve::EntryKind::kKallsyms}, places_);
-  std::string text;
   if (c.from == resolve::Copy::From::kKallsyms) {
-    text = host_kallsyms_.valid() ? host_kallsyms_.get() : host_->kallsyms();
+    kallsyms_ = host_kallsyms_.valid() ? host_kallsyms_.get()
+                                       : std::make_unique<Kallsyms>(host_->kallsyms());
   } else if (c.from == resolve::Copy::From::kFile) {
     std::ifstream f(c.path, std::ios::binary);
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    kallsyms_ = std::make_unique<Kallsyms>(
+        std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()));
   } else {
     kernel_problem_ = c.missing;
     return;
@@ -169,7 +172,7 @@ void Symbolizer::set_kernel(const Mapping& image) {
   // perf names the kernel's map after its reference symbol: [kernel.kallsyms]_text.
   const size_t bracket = image.file.find(']');
   const std::string ref = bracket == std::string::npos ? "_text" : image.file.substr(bracket + 1);
-  kallsyms_ = std::make_unique<Kallsyms>(text, ref.empty() ? "_text" : ref, image.offset);
+  kallsyms_->place(ref.empty() ? "_text" : ref, image.offset);
   if (kallsyms_->empty()) kernel_problem_ = "its kallsyms does not show where " + ref + " lay";
 }
 

@@ -81,7 +81,7 @@ class Symbolizer {
   const resolve::Host* host_;
   resolve::CopyPlaces places_;
   std::unique_ptr<Kallsyms> kallsyms_;
-  std::future<std::string> host_kallsyms_;  // read_host_kallsyms_ahead's
+  std::future<std::unique_ptr<Kallsyms>> host_kallsyms_;  // read_host_kallsyms_ahead's
   std::string kernel_problem_;
   absl::flat_hash_map<std::string, std::unique_ptr<Binary>> binaries_;
   class Llvm;

@@ -1,0 +1,118 @@
+#include "profile/counter_thread.h"
+
+#include <span>
+#include <utility>
+
+namespace pdfix::profile {
+
+CounterThread::CounterThread(Labels labels, std::function<void(uint32_t)> first)
+    : counter_(labels), first_(std::move(first)), thread_([this] { run(); }) {}
+
+CounterThread::~CounterThread() {
+  // Not finished (the recording failed): what waits is dropped, and nobody is told of it.
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    full_.clear();
+  }
+  work_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CounterThread::add(std::optional<uint64_t> time, const Event& e, size_t first_word) {
+  push({.what = time ? Op::What::kAddTimed : Op::What::kAdd,
+        .event = e,
+        .time = time.value_or(0),
+        .words = filling_.words.size() - first_word});
+}
+
+void CounterThread::round() { push({.what = Op::What::kRound}); }
+
+void CounterThread::push(const Op& op) {
+  filling_.ops.push_back(op);
+  if (filling_.ops.size() >= kOpsPerBatch || filling_.words.size() >= kWordsPerBatch) hand_over();
+}
+
+void CounterThread::hand_over() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    room_.wait(lock, [this] { return in_flight_ < kInFlight; });
+    ++in_flight_;
+    full_.push_back(std::move(filling_));
+    if (spare_.empty()) {
+      filling_ = Batch();
+    } else {
+      filling_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  work_.notify_one();
+  tell_first();
+}
+
+void CounterThread::tell_first() {
+  std::vector<uint32_t> first;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    first.swap(first_sampled_);
+  }
+  if (first_) {
+    for (const uint32_t m : first) first_(m);
+  }
+}
+
+StackCounter& CounterThread::finish() {
+  if (thread_.joinable()) {
+    if (!filling_.ops.empty()) hand_over();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    work_.notify_one();
+    thread_.join();
+    counter_.finish();
+    first_sampled_ = counter_.take_first_sampled();
+    tell_first();
+  }
+  return counter_;
+}
+
+void CounterThread::run() {
+  for (;;) {
+    Batch batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_.wait(lock, [this] { return done_ || !full_.empty(); });
+      if (full_.empty()) return;
+      batch = std::move(full_.front());
+      full_.pop_front();
+    }
+    const std::span<const uint64_t> words(batch.words);
+    size_t at = 0;
+    for (const Op& op : batch.ops) {
+      switch (op.what) {
+        case Op::What::kRound:
+          counter_.round();
+          break;
+        case Op::What::kAdd:
+        case Op::What::kAddTimed:
+          counter_.add(op.what == Op::What::kAddTimed ? std::optional(op.time) : std::nullopt,
+                       op.event, words.subspan(at, op.words));
+          at += op.words;
+          break;
+      }
+    }
+    std::vector<uint32_t> first = counter_.take_first_sampled();
+    batch.ops.clear();
+    batch.words.clear();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      first_sampled_.insert(first_sampled_.end(), first.begin(), first.end());
+      spare_.push_back(std::move(batch));
+      --in_flight_;
+    }
+    room_.notify_one();
+  }
+}
+
+}  // namespace pdfix::profile

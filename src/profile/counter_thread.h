@@ -1,0 +1,71 @@
+// A StackCounter (profile/stack_counter.h) on a thread of its own. Ordering a million samples in
+// time and looking up their stacks costs about as much as reading and decoding them: the tap
+// decodes into batches and hands each over, and reads the next records while the thread counts
+// the last ones. A few batches are in flight at most, their buffers used again: the memory is
+// that of the batches, whatever the recording's size.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "profile/stack_counter.h"
+
+namespace pdfix::profile {
+
+class CounterThread {
+ public:
+  // `first` is told, on the thread that adds, of each mapping a sample's frame first lies in,
+  // a batch or so after the sample was added.
+  CounterThread(Labels labels, std::function<void(uint32_t)> first);
+  ~CounterThread();
+  CounterThread(const CounterThread&) = delete;
+  CounterThread& operator=(const CounterThread&) = delete;
+
+  // The words of the next event are appended here; add() then takes those from `first_word` on.
+  std::vector<uint64_t>& words() { return filling_.words; }
+  void add(std::optional<uint64_t> time, const Event& e, size_t first_word);
+  void round();
+  // Everything added counted and the thread ended: the counter is then the caller's.
+  StackCounter& finish();
+
+ private:
+  struct Op {
+    enum class What : uint8_t { kAdd, kAddTimed, kRound } what = What::kAdd;
+    Event event;
+    uint64_t time = 0;
+    uint64_t words = 0;
+  };
+  struct Batch {
+    std::vector<Op> ops;
+    std::vector<uint64_t> words;
+  };
+  void push(const Op& op);
+  void hand_over();
+  void tell_first();
+  void run();
+
+  static constexpr size_t kOpsPerBatch = 4096;
+  static constexpr size_t kWordsPerBatch = size_t{1} << 15;
+  static constexpr size_t kInFlight = 3;
+
+  StackCounter counter_;
+  std::function<void(uint32_t)> first_;
+  Batch filling_;
+  std::mutex mutex_;
+  std::condition_variable work_;  // for the thread: a batch, or the end
+  std::condition_variable room_;  // for the adder: fewer than kInFlight batches
+  std::deque<Batch> full_;
+  std::vector<Batch> spare_;
+  size_t in_flight_ = 0;
+  std::vector<uint32_t> first_sampled_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace pdfix::profile

@@ -1,0 +1,93 @@
+#include "profile/stack_counter.h"
+
+#include "format/record_type.h"
+#include "format/records.h"
+
+namespace pdfix::profile {
+
+StackCounter::StackCounter(Labels labels)
+    : labels_(labels), ordered_([this](Event& e, std::span<const uint64_t> w) { apply(e, w); }) {}
+
+void StackCounter::apply(const Event& e, std::span<const uint64_t> words) {
+  switch (e.kind) {
+    case Event::Kind::kMap:
+      timeline_.map(e.misc, e.pid,
+                    {.start = words[0], .end = words[1], .pgoff = words[2], .file = e.aux},
+                    words.size() > 3 ? std::optional(words[3]) : std::nullopt);
+      break;
+    case Event::Kind::kFork:
+      timeline_.fork(e.pid, e.tid);
+      // A new thread or process runs its parent's command until it names its own.
+      if (auto parent = comm_of_.find(static_cast<uint32_t>(words[1])); parent != comm_of_.end()) {
+        comm_of_[static_cast<uint32_t>(words[0])] = parent->second;
+      }
+      break;
+    case Event::Kind::kExec:
+      timeline_.exec(e.pid);
+      break;
+    case Event::Kind::kComm:
+      comm_of_[e.tid] = e.aux;
+      break;
+    case Event::Kind::kSample:
+      count(e, words);
+      break;
+  }
+}
+
+void StackCounter::count(const Event& e, std::span<const uint64_t> chain) {
+  auto comm = comm_of_.find(e.tid);
+  const uint64_t comm_index = comm != comm_of_.end() ? comm->second + 1 : 0;
+  // The same stack of the same process comes again and again while its maps stay as they are:
+  // its frames' maps are looked up once for all of them.
+  raw_.assign(
+      {e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc, labels_.tid ? e.tid : 0});
+  raw_.insert(raw_.end(), chain.begin(), chain.end());
+  auto [raw, added] = seen_.intern(raw_);
+  if (added) seen_stack_.push_back(resolve(e, comm_index, chain));
+  Totals& t = stacks_.totals(seen_stack_[raw]);
+  ++t.samples;
+  t.period += e.period;
+  ++samples_;
+  // What was seen under versions now past is kept within a bound of the profile's own stacks.
+  if (seen_.words() > 2 * stacks_.words() + kSeenWords) {
+    seen_ = StackTable();
+    seen_stack_.clear();
+  }
+}
+
+// The profile's stack of a sample: its event, command, and each frame's mapping and address.
+uint32_t StackCounter::resolve(const Event& e, uint64_t comm_index,
+                               std::span<const uint64_t> chain) {
+  key_.clear();
+  key_.push_back(e.aux);
+  key_.push_back(labels_.comm ? comm_index : 0);
+  key_.push_back(labels_.pid ? uint64_t{e.pid} + 1 : 0);
+  key_.push_back(labels_.tid ? uint64_t{e.tid} + 1 : 0);
+  // A callchain starts with a context marker (kernel, then user); a lone ip has the sample's.
+  uint16_t context = e.misc;
+  for (const uint64_t ip : chain) {
+    // A user part that comes later (CALLCHAIN_DEFERRED) is not joined: the stack ends here,
+    // rather than take the cookie after the marker for an address.
+    if (ip == format::kContextUserDeferred) break;
+    if (format::is_context_marker(ip)) {
+      if (ip == format::kContextKernel) context = format::kCpuModeKernel;
+      if (ip == format::kContextUser) context = format::kCpuModeUser;
+      continue;
+    }
+    const transform::ProcessTimeline::Map* m = timeline_.find(context, e.pid, ip);
+    if (m != nullptr) {
+      if (m->file >= sampled_.size()) sampled_.resize(m->file + 1);
+      if (!sampled_[m->file]) {
+        sampled_[m->file] = true;
+        first_sampled_.push_back(m->file);
+      }
+    }
+    key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
+    key_.push_back(ip);
+  }
+  const uint32_t index = stacks_.intern(key_).first;
+  stacks_.totals(index);  // every stack of the profile has its totals
+  return index;
+}
+
+}  // namespace pdfix::profile

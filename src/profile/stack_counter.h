@@ -1,0 +1,83 @@
+// The counting half of a StackTap (profile/stacks.h): the records it decoded, as events applied in
+// perf's time order (transform/time_order.h) to the one timeline of the processes' maps
+// (transform/process_timeline.h), and each sample counted by its stack. It reads no record and
+// asks no session: what it is given is all it knows, so it can run on a thread of its own
+// (profile/counter_thread.h) while the next records are read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "profile/stack_table.h"
+#include "transform/process_timeline.h"
+#include "transform/time_order.h"
+
+namespace pdfix::profile {
+
+// What one record does, waiting for its turn in time order; a sample's addresses and a map's
+// fields ride in the words it is queued with.
+struct Event {
+  enum class Kind : uint8_t { kMap, kFork, kExec, kComm, kSample } kind = Kind::kMap;
+  uint16_t misc = 0;  // kMap: the record's; kSample: the cpumode of its ip
+  uint32_t pid = 0;
+  uint32_t tid = 0;  // kFork: the parent's pid (the words: the thread and its parent's)
+  uint32_t aux = 0;  // kSample: the event; kComm: the command; kMap: the mapping
+  uint64_t period = 0;
+  size_t hash = 0;  // kSample: StackTable::hash_words of its words
+};
+
+// What samples are told apart by besides their event and stack: each asked for is a label of the
+// profile's samples (and its stacks as many more).
+struct Labels {
+  bool comm = true;
+  bool pid = false;
+  bool tid = false;
+};
+
+class StackCounter {
+ public:
+  explicit StackCounter(Labels labels);
+
+  // An event and its words (kMap: start, end, pgoff and, for the kernel image, the kernel's
+  // start; kFork: the thread and its parent's; kSample: the callchain, or the ip alone), at its
+  // time (nullopt: applied at once, as perf does).
+  void add(std::optional<uint64_t> time, const Event& e, std::span<const uint64_t> words) {
+    ordered_.add(time, e, words);
+  }
+  // A FINISHED_ROUND: what no later record can undercut is applied.
+  void round() { ordered_.round(); }
+  // Everything still waiting applied.
+  void finish() { ordered_.finish(); }
+
+  // The profile's stacks, keyed as Profile (profile/stacks.h) says, with their totals.
+  StackTable& stacks() { return stacks_; }
+  uint64_t samples() const { return samples_; }
+  // The mappings (by index) a sample's frame first lay in since the last call.
+  std::vector<uint32_t> take_first_sampled() { return std::exchange(first_sampled_, {}); }
+
+ private:
+  void apply(const Event& e, std::span<const uint64_t> words);
+  void count(const Event& e, std::span<const uint64_t> chain);
+  uint32_t resolve(const Event& e, uint64_t comm_index, std::span<const uint64_t> chain);
+
+  static constexpr size_t kSeenWords = size_t{1} << 20;
+
+  Labels labels_;
+  StackTable stacks_;
+  uint64_t samples_ = 0;
+  std::vector<bool> sampled_;  // by mapping: whether first_sampled_ had it
+  std::vector<uint32_t> first_sampled_;
+  absl::flat_hash_map<uint32_t, uint32_t> comm_of_;  // by tid
+  transform::ProcessTimeline timeline_;
+  transform::TimeOrder<Event> ordered_;
+  std::vector<uint64_t> key_;  // a stack's, reused
+  std::vector<uint64_t> raw_;  // a sample's as it came, reused
+  StackTable seen_;            // the samples' stacks as they came: process, version, addresses
+  std::vector<uint32_t> seen_stack_;  // the profile's stack of each
+};
+
+}  // namespace pdfix::profile
