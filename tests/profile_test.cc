@@ -2,6 +2,10 @@
 // kallsyms text relocated to the recording's kernel (profile/kallsyms.h).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string_view>
 #include <thread>
 
 #include "fixture/perf_data_builder.h"
@@ -12,6 +16,9 @@
 #include "profile/kallsyms.h"
 #include "profile/locations.h"
 #include "profile/stacks.h"
+#include "profile/symbolizer.h"
+#include "resolve/elf_build_id.h"
+#include "resolve/host.h"
 #include "transform/pipeline.h"
 
 namespace pdfix {
@@ -159,6 +166,43 @@ TEST(Kallsyms, WithoutTheReferenceSymbolNothingIsNamed) {
   const profile::Kallsyms k(kText, "_stext", 0xffffffff81000000);
   EXPECT_TRUE(k.empty());
   EXPECT_EQ(k.function_at(0xffffffff81000150), std::nullopt);
+}
+
+// A frame in the vdso is named from the vdso of the recording's build-id: this process's, when the
+// kernel that maps it is the one running (else a build-id cache's copy), as nm names its symbols.
+TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
+  const resolve::LiveHost host;
+  const std::span<const uint8_t> vdso = host.vdso();
+  ASSERT_FALSE(vdso.empty());
+  auto id = resolve::build_id_of_elf(vdso);
+  ASSERT_TRUE(id.ok() && id->has_value());
+  const std::string copy = testing::write_temp(Bytes(vdso.begin(), vdso.end()));
+  // Its functions by address, as binutils' nm reads them (the vdso's vaddrs are its offsets).
+  std::map<uint64_t, std::set<std::string>> functions;
+  FILE* nm = popen(("nm -D --defined-only " + copy).c_str(), "r");
+  ASSERT_NE(nm, nullptr);
+  char line[512];
+  while (fgets(line, sizeof line, nm) != nullptr) {
+    unsigned long long at = 0;
+    char type = 0;
+    char name[256];
+    if (sscanf(line, "%llx %c %255s", &at, &type, name) == 3 && (type == 'T' || type == 'W')) {
+      const std::string_view symbol(name);
+      functions[at].insert(std::string(symbol.substr(0, symbol.find('@'))));  // no @@LINUX_2.6
+    }
+  }
+  ASSERT_EQ(pclose(nm), 0);
+  ASSERT_FALSE(functions.empty());
+  profile::Symbolizer symbolizer(host, {});
+  const profile::Mapping m{.start = 0x7f0000000000,
+                           .limit = 0x7f0000000000 + vdso.size(),
+                           .file = "[vdso]",
+                           .build_id = (*id)->hex()};
+  for (const auto& [at, names] : functions) {
+    const std::vector<profile::Line> lines = symbolizer.lines(m, m.start + at + 1, false);
+    ASSERT_FALSE(lines.empty()) << *names.begin() << ": " << symbolizer.problem(m);
+    EXPECT_TRUE(names.contains(lines[0].function)) << lines[0].function;
+  }
 }
 
 // Names as perf report and pprof show them: a C++ function without its parameters (its clone

@@ -39,7 +39,7 @@ Verb add_export(CLI::App& app, const resolve::Host& host) {
       app, "export",
       {"pdfix export", "a recording's samples as a profile: pprof, OpenTelemetry or folded",
        "pdfix export [--format pprof|otlp|folded] [--event NAME] [--labels LIST] [--no-symbols] "
-       "[--sysroot DIR] [--search DIR]... [--json] [-q] IN OUT",
+       "[--strict] [--sysroot DIR] [--search DIR]... [--json] [-q] IN OUT",
        R"(Writes the samples of IN as a profile that profiling tools read: pprof's profile.proto,
 gzip-compressed (go tool pprof, Pyroscope, Parca); OpenTelemetry profiles, an OTLP
 ExportProfilesServiceRequest (opentelemetry-proto v1.11.0, profiles/v1development), the body of
@@ -71,7 +71,10 @@ dictionary; thread.name, process.pid and thread.id on samples, process.executabl
 (comm-pid/tid).
 
 IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
-       exit_status({{kExitIncomplete, "IN holds no sample of a sampled event"}})});
+       exit_status({{kExitIncomplete,
+                     "IN holds no sample of a sampled event; with --strict, the binary (or "
+                     "kallsyms) of a sampled frame was not found or not read, so its frames stay "
+                     "unnamed (the profile is written all the same)"}})});
   cmd->add_option("IN", a->run.in, "The recording ('-': stdin).")->required();
   cmd->add_option("OUT", a->run.out, "The profile to write ('-': stdout).")->required();
   cmd->add_option("-f,--format", a->run.format, "pprof (default), otlp or folded.")
@@ -87,6 +90,9 @@ IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
       ->type_name("LIST");
   cmd->add_flag("--no-symbols", a->run.no_symbols,
                 "Addresses, mappings and build-ids only: for services that symbolize themselves.");
+  cmd->add_flag("--strict", a->run.strict,
+                "Exit 3 when a sampled binary, or the kernel's kallsyms, was not found or not "
+                "read: for scripts that must not keep a profile with frames it could name.");
   cmd->add_option("--sysroot", a->run.sysroot,
                   "A copy of the recording host's root: binaries are looked up there.")
       ->check(CLI::ExistingDirectory)

@@ -29,6 +29,7 @@ namespace {
 llvm::json::Object summary(const profile::Profile& p, profile::Locations& l,
                            const profile::Symbolizer* symbolizer, const std::string& format) {
   llvm::json::Array leaves;
+  int64_t not_read = 0;
   for (const profile::MappingCoverage& c : profile::leaf_coverage(p, l)) {
     llvm::json::Object o{{"samples", static_cast<int64_t>(c.samples)},
                          {"named", static_cast<int64_t>(c.named)}};
@@ -42,6 +43,7 @@ llvm::json::Object summary(const profile::Profile& p, profile::Locations& l,
       const std::string problem = symbolizer != nullptr ? symbolizer->problem(m) : "--no-symbols";
       if (c.named < c.samples && !problem.empty()) {
         o["problem"] = format::escape_invalid_utf8(problem);
+        if (symbolizer != nullptr) ++not_read;
       }
     }
     leaves.push_back(std::move(o));
@@ -53,6 +55,9 @@ llvm::json::Object summary(const profile::Profile& p, profile::Locations& l,
                             {"mappings", static_cast<int64_t>(p.mappings.size())},
                             {"locations", static_cast<int64_t>(l.all().size())},
                             {"locations_named", static_cast<int64_t>(l.named())},
+                            // Binaries (and kernels) whose sampled frames stay unnamed because
+                            // they were not found or not read here: what --strict fails on.
+                            {"binaries_not_read", not_read},
                             {"leaves_by_mapping", std::move(leaves)}};
 }
 
@@ -97,6 +102,9 @@ void say_export(const llvm::json::Object& s, std::ostream& out) {
     out << "  " << unnamed << " samples unnamed in " << (file.empty() ? "no map" : file.str())
         << ": " << o.getString("problem").value_or("no symbol covers their addresses").str()
         << "\n";
+  }
+  if (const int64_t not_read = n("binaries_not_read"); not_read > 0) {
+    out << "  " << not_read << " sampled binaries not found or not read here (--strict fails)\n";
   }
 }
 
@@ -199,7 +207,9 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
   }
   if (auto s = (*out)->commit(); !s.ok()) return failed(s);
   said = summary(p, locations, a.no_symbols ? nullptr : symbolizer.get(), a.format);
-  return p.samples == 0 ? kExitIncomplete : kExitOk;
+  if (p.samples == 0) return kExitIncomplete;
+  return a.strict && said.getInteger("binaries_not_read").value_or(0) > 0 ? kExitIncomplete
+                                                                          : kExitOk;
 }
 
 }  // namespace pdfix::cli

@@ -25,6 +25,7 @@ struct ExportArgs {
   std::vector<std::string> search;
   profile::Labels labels;
   bool no_symbols = false;
+  bool strict = false;  // exit 3 when a sampled binary was not found or not read
   bool quiet = false;  // no progress bar
 };
 
@@ -35,7 +36,8 @@ std::string export_extension(const std::string& format);
 // leaves by mapping), or `error` when it fails. For a run of several recordings (follow
 // --export), `kept` holds the symbolizer from one to the next (made at the first), `ids` each
 // file's build-id by its stamp. Returns the exit status: 0, 3 when IN holds no sample of a
-// sampled event, 2 when nothing was written.
+// sampled event (or, a.strict, a sampled binary was not found or not read: the profile is
+// written all the same), 2 when nothing was written.
 int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Object& summary,
                std::unique_ptr<profile::Symbolizer>* kept = nullptr,
                resolve::IdMemory* ids = nullptr);

@@ -39,19 +39,23 @@ std::vector<Segment> loads_of(const llvm::object::ELFObjectFile<ELFT>& elf) {
   return out;
 }
 
-std::vector<Segment> loads_of(const std::string& path, std::string& problem) {
-  auto file = llvm::object::ObjectFile::createObjectFile(path);
-  if (!file) {
-    problem = absl::StrCat(path, ": ", llvm::toString(file.takeError()));
-    return {};
-  }
-  const llvm::object::ObjectFile* obj = file->getBinary();
+std::vector<Segment> loads_of(const llvm::object::ObjectFile* obj, const std::string& path,
+                              std::string& problem) {
   if (const auto* e = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(obj)) return loads_of(*e);
   if (const auto* e = llvm::dyn_cast<llvm::object::ELF64BEObjectFile>(obj)) return loads_of(*e);
   if (const auto* e = llvm::dyn_cast<llvm::object::ELF32LEObjectFile>(obj)) return loads_of(*e);
   if (const auto* e = llvm::dyn_cast<llvm::object::ELF32BEObjectFile>(obj)) return loads_of(*e);
   problem = absl::StrCat(path, ": not an ELF file");
   return {};
+}
+
+std::vector<Segment> loads_of(const std::string& path, std::string& problem) {
+  auto file = llvm::object::ObjectFile::createObjectFile(path);
+  if (!file) {
+    problem = absl::StrCat(path, ": ", llvm::toString(file.takeError()));
+    return {};
+  }
+  return loads_of(file->getBinary(), path, problem);
 }
 
 }  // namespace
@@ -68,6 +72,8 @@ class Symbolizer::Llvm {
 struct Symbolizer::Binary {
   std::string file;  // the binary
   std::string path;  // what the symbolizer reads: the debug file, else the binary
+  // Or, with no file, the image in this process's memory (the running kernel's vdso).
+  std::unique_ptr<llvm::object::ObjectFile> image;
   std::vector<Segment> loads;
   std::string problem;
   std::optional<resolve::FileStamp> file_stamp;
@@ -86,8 +92,10 @@ void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces p
   bool changed = false;
   for (auto it = binaries_.begin(); it != binaries_.end();) {
     const Binary& b = *it->second;
-    const bool kept = !b.file.empty() && resolve::stamp_of(b.file) == b.file_stamp &&
-                      resolve::stamp_of(b.path) == b.path_stamp;
+    // This process's vdso lives as long as the process; LLVM's symbolizer keeps it by name.
+    const bool kept = b.image != nullptr ||
+                      (!b.file.empty() && resolve::stamp_of(b.file) == b.file_stamp &&
+                       resolve::stamp_of(b.path) == b.path_stamp);
     if (kept) {
       ++it;
       continue;
@@ -118,6 +126,7 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
     b.problem = "no build-id proven: its file is not taken on its path's word";
     return b;
   }
+  if (resolve::entry_kind_of(m.file) == resolve::EntryKind::kVdso) return vdso_of(*id, b);
   auto found = resolve::find_copy(*host_, {.name = m.file, .id = *id, .pids = {m.pid}}, places_);
   if (!found) {
     b.problem = absl::StrCat("no file with build-id ", m.build_id, " here");
@@ -136,6 +145,32 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   }
   b.file_stamp = resolve::stamp_of(b.file);
   b.path_stamp = resolve::stamp_of(b.path);
+  return b;
+}
+
+// The vdso with build-id `id`: a cache's copy, or this process's when the kernel that maps it is
+// the recording's (resolve::copy_of's rule for a bundle's vdso).
+Symbolizer::Binary& Symbolizer::vdso_of(const format::BuildId& id, Binary& b) {
+  const resolve::Copy c = resolve::copy_of(
+      *host_, {.name = "[vdso]", .id = id, .kind = resolve::EntryKind::kVdso}, places_);
+  if (c.from == resolve::Copy::From::kFile) {
+    b.loads = loads_of(c.path, b.problem);
+    if (!b.loads.empty()) b.path = b.file = c.path;
+    b.file_stamp = b.path_stamp = resolve::stamp_of(b.file);
+  } else if (c.from == resolve::Copy::From::kVdso) {
+    const std::span<const uint8_t> bytes = resolve::vdso_with_id(*host_, id);
+    auto image = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+        llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+        absl::StrCat("[vdso] ", id.hex())));
+    if (!image) {
+      b.problem = absl::StrCat("this process's vdso: ", llvm::toString(image.takeError()));
+      return b;
+    }
+    b.image = std::move(*image);
+    b.loads = loads_of(b.image.get(), "this process's vdso", b.problem);
+  } else {
+    b.problem = c.missing;
+  }
   return b;
 }
 
@@ -187,7 +222,7 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
     return out;
   }
   Binary& b = binary_of(m);
-  if (b.path.empty()) return out;
+  if (b.path.empty() && b.image == nullptr) return out;
   const uint64_t at = caller && address > m.start ? address - 1 : address;
   const uint64_t offset = at - m.start + m.offset;
   std::optional<uint64_t> vaddr;
@@ -195,8 +230,9 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
     if (offset >= s.offset && offset < s.offset + s.size) vaddr = offset - s.offset + s.vaddr;
   }
   if (!vaddr) return out;
-  auto info = llvm_->symbolizer.symbolizeInlinedCode(
-      b.path, {*vaddr, llvm::object::SectionedAddress::UndefSection});
+  const llvm::object::SectionedAddress where{*vaddr, llvm::object::SectionedAddress::UndefSection};
+  auto info = b.image != nullptr ? llvm_->symbolizer.symbolizeInlinedCode(*b.image, where)
+                                 : llvm_->symbolizer.symbolizeInlinedCode(b.path, where);
   if (!info) {
     b.problem = llvm::toString(info.takeError());
     return out;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "format/build_id.h"
 #include "profile/kallsyms.h"
 #include "profile/stacks.h"
 #include "resolve/file_places.h"
@@ -74,6 +75,7 @@ class Symbolizer {
  private:
   struct Binary;
   Binary& binary_of(const Mapping& m);
+  Binary& vdso_of(const format::BuildId& id, Binary& b);
   static std::string key(const Mapping& m) {
     return m.build_id + "\n" + m.file + "\n" + m.proven_file;
   }

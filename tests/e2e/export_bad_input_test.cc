@@ -65,9 +65,16 @@ TEST_F(ExportTest, ANonElfFileWhereTheBinaryWasLeavesItsFramesUnnamed) {
   EXPECT_NE(program.getString("problem").value_or("").find("no build-id proven"), std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find(id), std::string::npos) << r.out;
+  EXPECT_GE(parse_object(r.out).getInteger("binaries_not_read").value_or(0), 1) << r.out;
   r = pprof("-top -nodecount=1000000", dir_ + "/out.pb.gz");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.find("left_caller"), std::string::npos) << r.out;
+  // --strict: the job was not done, and the exit status says so; the profile is written still.
+  r = pdfix_run("export --strict --search " + quote(root) + " " + quote(dir_ + "/in.data") + " " +
+                quote(dir_ + "/strict.pb.gz"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("sampled binaries not found or not read here"), std::string::npos) << r.err;
+  EXPECT_EQ(pprof("-top", dir_ + "/strict.pb.gz").status, 0);
 }
 
 // The program stripped of every symbol after the recording, its debug link pointing at the debug
