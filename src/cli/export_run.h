@@ -26,7 +26,7 @@ struct ExportArgs {
   profile::Labels labels;
   bool no_symbols = false;
   bool strict = false;  // exit 3 when a sampled binary was not found or not read
-  bool quiet = false;  // no progress bar
+  bool quiet = false;   // no progress bar
 };
 
 // The file name ending of each format's profiles.

@@ -93,9 +93,9 @@ void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces p
   for (auto it = binaries_.begin(); it != binaries_.end();) {
     const Binary& b = *it->second;
     // This process's vdso lives as long as the process; LLVM's symbolizer keeps it by name.
-    const bool kept = b.image != nullptr ||
-                      (!b.file.empty() && resolve::stamp_of(b.file) == b.file_stamp &&
-                       resolve::stamp_of(b.path) == b.path_stamp);
+    const bool kept =
+        b.image != nullptr || (!b.file.empty() && resolve::stamp_of(b.file) == b.file_stamp &&
+                               resolve::stamp_of(b.path) == b.path_stamp);
     if (kept) {
       ++it;
       continue;
