@@ -2,7 +2,12 @@
 
 #include <zlib.h>
 
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "profile.pb.h"
@@ -44,6 +49,49 @@ absl::StatusOr<std::string> gzip(const std::string& bytes) {
   deflateEnd(&z);
   if (done != Z_STREAM_END) return absl::InternalError("zlib: deflate did not finish");
   return out;
+}
+
+// Whether `file` may be a program: a file, not a shared object (libc.so.6, a JIT's .so).
+bool may_be_program(std::string_view file) {
+  if (!file.starts_with('/')) return false;
+  const std::string_view base = file.substr(file.rfind('/') + 1);
+  const size_t so = base.find(".so");
+  return so == std::string_view::npos ||
+         (so + 3 < base.size() && base[so + 3] != '.' && base[so + 3] != ' ');
+}
+
+// The mapping pprof takes for the program profiled (the first: its file heads every report): of
+// the program in the most samples' stacks (each counted once a stack; a shared object only when
+// no program was sampled), the mapping with the most. nullopt when no user-space binary was.
+std::optional<size_t> main_mapping(const Profile& profile) {
+  std::vector<uint64_t> in(profile.mappings.size());
+  std::vector<size_t> last(profile.mappings.size(), SIZE_MAX);
+  absl::flat_hash_map<std::string, uint64_t> by_file;
+  for (size_t i = 0; i < profile.stacks.size(); ++i) {
+    const std::span<const uint64_t> frames = frames_of(profile.stacks.key(i));
+    const uint64_t samples = profile.stacks.totals(i).samples;
+    for (size_t f = 0; f + 1 < frames.size(); f += 2) {
+      if (frames[f] == 0) continue;
+      const size_t m = frames[f] - 1;
+      if (profile.mappings[m].kernel || last[m] == i) continue;
+      last[m] = i;
+      in[m] += samples;
+      by_file[profile.mappings[m].file] += samples;
+    }
+  }
+  std::optional<size_t> best;
+  const auto better = [&](size_t a, size_t b) {
+    const uint64_t fa = by_file[profile.mappings[a].file];
+    const uint64_t fb = by_file[profile.mappings[b].file];
+    const bool pa = may_be_program(profile.mappings[a].file);
+    const bool pb = may_be_program(profile.mappings[b].file);
+    if (pa != pb) return pa;
+    return fa != fb ? fa > fb : in[a] > in[b];
+  };
+  for (size_t m = 0; m < profile.mappings.size(); ++m) {
+    if (in[m] > 0 && (!best || better(m, *best))) best = m;
+  }
+  return best;
 }
 
 }  // namespace
@@ -125,7 +173,14 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
       pl->set_column(line.column);
     }
   }
+  // The main binary first; the ids stay the mappings' indices plus one.
+  std::vector<size_t> order;
+  const std::optional<size_t> main = main_mapping(profile);
+  if (main) order.push_back(*main);
   for (size_t i = 0; i < profile.mappings.size(); ++i) {
+    if (i != main) order.push_back(i);
+  }
+  for (const size_t i : order) {
     const Mapping& m = profile.mappings[i];
     pb::Mapping* pm = p.add_mapping();
     pm->set_id(i + 1);
