@@ -215,6 +215,10 @@ TEST(Demangle, AFunctionIsShownByItsScopedNameWithoutParameters) {
   EXPECT_EQ(profile::function_name("do_execveat_common.isra.0"), "do_execveat_common.isra.0");
   EXPECT_EQ(profile::function_name("main.fib"), "main.fib");
   EXPECT_EQ(profile::function_name("JS:*fib_js"), "JS:*fib_js");
+  // C functions whose names the Itanium grammar reads as builtin types (float, int, double).
+  EXPECT_EQ(profile::function_name("f"), "f");
+  EXPECT_EQ(profile::function_name("i"), "i");
+  EXPECT_EQ(profile::function_name("d"), "d");
 }
 
 }  // namespace

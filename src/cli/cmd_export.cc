@@ -39,7 +39,7 @@ Verb add_export(CLI::App& app, const resolve::Host& host) {
       app, "export",
       {"pdfix export", "a recording's samples as a profile: pprof, OpenTelemetry or folded",
        "pdfix export [--format pprof|otlp|folded] [--event NAME] [--labels LIST] [--no-symbols] "
-       "[--strict] [--sysroot DIR] [--search DIR]... [--json] [-q] IN OUT",
+       "[--strict] [--sysroot DIR] [--search DIR]... [--buildid-dir DIR] [--json] [-q] IN OUT",
        R"(Writes the samples of IN as a profile that profiling tools read: pprof's profile.proto,
 gzip-compressed (go tool pprof, Pyroscope, Parca); OpenTelemetry profiles, an OTLP
 ExportProfilesServiceRequest (opentelemetry-proto v1.11.0, profiles/v1development), the body of
@@ -50,7 +50,8 @@ Each sample's callchain (or its ip, without one; a --call-graph dwarf sample unw
 `pdfix unwind` unwinds it) is resolved to the maps that covered its addresses when it was
 taken, with records in perf's time order, and its frames named by
 LLVM's symbolizer from the binaries the maps' build-ids prove (found as `pdfix fix` finds
-them: this host's files, --sysroot, --search roots, the build-id cache), their debug files
+them: this host's files, --sysroot, --search roots, the build-id cache or --buildid-dir: an
+unpacked bundle's DIR/.debug), their debug files
 preferred: functions, source lines and inline frames, innermost first. A map without a
 proven build-id, or whose binary is not here, keeps its addresses and file name: a wrong
 name is worse than none. A file with no build-id of its own (a Go program) is named from
@@ -98,6 +99,11 @@ IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
   add_search_option(*cmd, a->run.search);
+  cmd->add_option("--buildid-dir", a->run.buildid_dir,
+                  "perf's build-id cache (default: $PERF_BUILDID_DIR or ~/.debug): an unpacked "
+                  "bundle's DIR/.debug names its recording as the recording host would.")
+      ->check(CLI::ExistingDirectory)
+      ->type_name("DIR");
   cmd->add_flag("--json", a->json,
                 "The summary as one JSON object on stdout (stderr when OUT is '-').");
   add_quiet_flag(*cmd, a->run.quiet);

@@ -77,6 +77,23 @@ bool user_stacks(io::Input& in) {
       [](const format::EventAttr& a) { return (a.sample_type & format::kSampleStackUser) != 0; });
 }
 
+// export's settings of the passes' own options: --buildid-dir, which they share (the cache the
+// run resolves from, where inject-jit writes its ELF files); the rest as they default.
+class ExportOptions : public passes::Options {
+ public:
+  explicit ExportOptions(const ExportArgs& a) : a_(a) {}
+  void value(const std::string& /*name*/, const std::string& /*value_name*/,
+             const std::string& /*help*/,
+             std::function<absl::Status(const std::string&)> /*set*/) override {}
+  void directory(const std::string& name, const std::string& /*help*/,
+                 std::string& target) override {
+    if (name == "--buildid-dir") target = a_.buildid_dir;
+  }
+
+ private:
+  const ExportArgs& a_;
+};
+
 }  // namespace
 
 std::string export_extension(const std::string& format) {
@@ -124,7 +141,9 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
   std::vector<std::unique_ptr<passes::RepairKind>> owned = passes::repair_kinds();
   std::vector<passes::RepairKind*> kinds;
   const bool stacks = user_stacks(*in);
+  ExportOptions options(a);
   for (const auto& k : owned) {
+    k->declare(options);
     if (k->verb() == "inject" || k->verb() == "inject-jit" || (stacks && k->verb() == "unwind")) {
       kinds.push_back(k.get());
     }

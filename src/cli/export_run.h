@@ -23,6 +23,7 @@ struct ExportArgs {
   std::string event;             // folded: the event written ("": the first)
   std::string sysroot;
   std::vector<std::string> search;
+  std::string buildid_dir;  // "": $PERF_BUILDID_DIR or ~/.debug
   profile::Labels labels;
   bool no_symbols = false;
   bool strict = false;  // exit 3 when a sampled binary was not found or not read

@@ -20,42 +20,6 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-// Flat samples by function, from `go tool pprof -top` (flat flat% sum% cum cum% name).
-std::map<std::string, uint64_t> pprof_flat(const std::string& top) {
-  std::map<std::string, uint64_t> out;
-  std::istringstream lines(top);
-  bool table = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find("flat%") != std::string::npos) {
-      table = true;
-      continue;
-    }
-    if (!table) continue;
-    std::istringstream f(line);
-    uint64_t flat = 0;
-    std::string pct, sum, cum, cum_pct, name;
-    if (!(f >> flat >> pct >> sum >> cum >> cum_pct)) continue;
-    std::getline(f >> std::ws, name);
-    if (flat > 0) out[name] += flat;
-  }
-  return out;
-}
-
-// Samples by symbol, from `perf report --sort sym -F sample,sym` ("  N  [k] name").
-std::map<std::string, uint64_t> perf_by_symbol(const std::string& report) {
-  std::map<std::string, uint64_t> out;
-  std::istringstream lines(report);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream f(line);
-    uint64_t n = 0;
-    std::string mode, name;
-    if (!(f >> n >> mode) || mode.size() != 3 || mode[0] != '[') continue;
-    std::getline(f >> std::ws, name);
-    out[name] += n;
-  }
-  return out;
-}
-
 TEST_F(ExportTest, GoPprofNamesTheSampleWeightAsPerfReportDoes) {
   const std::string out = dir_ + "/hot.pb.gz";
   RunResult r = pdfix_run("export " + quote(dir_ + "/in.data") + " " + quote(out));

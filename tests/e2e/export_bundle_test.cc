@@ -1,0 +1,61 @@
+// pdfix export of a recording's bundle, unpacked where the recording's program is not (moved
+// away) and the test's own HOME holds no cache of it: `--buildid-dir DIR/.debug` names the frames
+// as perf names them from the same bundle (perf --buildid-dir), and --strict says whether every
+// sampled binary was read.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "e2e/export_fixture.h"
+#include "e2e/harness.h"
+
+namespace pdfix::e2e {
+namespace {
+namespace fs = std::filesystem;
+
+TEST_F(ExportTest, AnUnpackedBundleNamesItsFramesAsPerfDoesFromIt) {
+  const std::string fixed = dir_ + "/fixed.data";
+  const std::string bundle = dir_ + "/run.tar.zst";
+  const std::string un = dir_ + "/unpacked";
+  ASSERT_EQ(pdfix_run("fix -q " + quote(dir_ + "/in.data") + " " + quote(fixed)).status, 0);
+  ASSERT_EQ(pdfix_run("archive -q " + quote(fixed) + " " + quote(bundle)).status, 0);
+  ASSERT_EQ(pdfix_run("unpack " + quote(bundle) + " " + quote(un) + " >/dev/null").status, 0);
+  fs::rename(dir_ + "/hot", dir_ + "/hot.away");
+
+  // Without the bundle's cache the program is nowhere: its frames stay unnamed, and --strict
+  // says so.
+  RunResult r = pdfix_run("export -q --strict " + quote(un + "/perf.data") + " " +
+                          quote(dir_ + "/without.pb.gz"));
+  EXPECT_EQ(r.status, 3) << r.err;
+
+  const std::string out = dir_ + "/bundle.pb.gz";
+  r = pdfix_run("export -q --strict --buildid-dir " + quote(un + "/.debug") + " " +
+                quote(un + "/perf.data") + " " + quote(out));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pprof("-top -noinlines -nodecount=1000000 -nodefraction=0 -edgefraction=0", out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(r.out.starts_with("File: hot\n")) << r.out;
+  const std::map<std::string, uint64_t> ours = pprof_flat(r.out);
+  EXPECT_GT(ours.count("left_caller") + ours.count("right_caller"), 1u) << r.out;
+  r = sh(env_ + "perf --buildid-dir " + quote(un + "/.debug") + " report -i " +
+         quote(un + "/perf.data") +
+         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
+  ASSERT_EQ(r.status, 0);
+  const std::map<std::string, uint64_t> perfs = perf_by_symbol(r.out);
+  uint64_t total = 0;
+  uint64_t agree = 0;
+  for (const auto& [name, n] : perfs) {
+    total += n;
+    auto it = ours.find(name);
+    agree += it == ours.end() ? 0 : std::min(n, it->second);
+  }
+  ASSERT_GT(total, 0u);
+  EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike\n"
+                                     << r.out;
+}
+
+}  // namespace
+}  // namespace pdfix::e2e
