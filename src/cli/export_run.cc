@@ -1,6 +1,7 @@
 #include "cli/export_run.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/cleanup/cleanup.h"
@@ -18,6 +19,8 @@
 #include "profile/otlp.h"
 #include "profile/pprof.h"
 #include "profile/preloader.h"
+#include "store/bundle.h"
+#include "store/symfs_layout.h"
 #include "transform/open_session.h"
 #include "transform/pipeline.h"
 
@@ -162,13 +165,29 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
   if (!a.no_symbols) symbolizer->read_host_kallsyms_ahead();
   // A symbolizer kept for the next recording keeps nothing of this one's host past this run.
   const absl::Cleanup host_done = [&symbolizer] { symbolizer->end_recording(); };
-  // A file without a build-id (Go) is named from when the resolver proves it by its inode.
+  // A file without a build-id (Go) is named from when the resolver proves it by its inode on the
+  // recording's host, or from the copy an unpacked bundle (--buildid-dir DIR/.debug) keeps of it
+  // by path and content, under DIR/symfs.
+  std::string bundle_dir;
+  store::SymfsLayout symfs;
+  if (!a.buildid_dir.empty()) {
+    std::filesystem::path cache = std::filesystem::path(a.buildid_dir).lexically_normal();
+    if (cache.filename().empty()) cache = cache.parent_path();  // "DIR/.debug/"
+    bundle_dir = cache.has_parent_path() ? cache.parent_path().string() : ".";
+    auto layout = store::read_symfs(bundle_dir);
+    if (!layout.ok()) return failed(layout.status());
+    symfs = *std::move(layout);
+  }
   profile::StackTap tap(
-      [&common](const format::MmapRecord& m, const transform::Session& s) {
+      [&](const format::MmapRecord& m, const transform::Session& s) {
         if (!m.is_mmap2 || m.has_build_id()) return std::string();
         const resolve::MapQuery query{
             std::string(m.filename), m.misc, true, m.maj, m.min, m.ino, m.len, m.pid};
-        return common.resolver->resolve(query, passes::recording_facts(s, common)).file;
+        std::string file = common.resolver->resolve(query, passes::recording_facts(s, common)).file;
+        if (file.empty() && !symfs.roots.empty()) {
+          file = store::symfs_file_for(bundle_dir, symfs, std::string(m.filename), m.pid);
+        }
+        return file;
       },
       a.labels);
   // Each binary a frame lies in is read beside the rest of the recording, from its first sample.

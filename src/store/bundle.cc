@@ -226,14 +226,6 @@ absl::StatusOr<std::optional<std::string>> read_json_file(const std::string& roo
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The roots of files without a build-id that an unpacked bundle holds (none: an empty layout).
-absl::StatusOr<SymfsLayout> read_symfs(const std::string& root) {
-  auto text = read_json_file(root, kSymfsManifest);
-  if (!text.ok()) return text.status();
-  if (!*text) return SymfsLayout{};
-  return parse_symfs_manifest(**text);
-}
-
 // The bundle's manifest (an empty one for a bundle without).
 absl::StatusOr<BundleManifest> read_manifest(const std::string& root) {
   auto text = read_json_file(root, kBundleManifest);
@@ -271,6 +263,13 @@ absl::Status extract_elsewhere(const LibArchive& api, const std::string& bundle,
 }
 
 }  // namespace
+
+absl::StatusOr<SymfsLayout> read_symfs(const std::string& root) {
+  auto text = read_json_file(root, kSymfsManifest);
+  if (!text.ok()) return text.status();
+  if (!*text) return SymfsLayout{};
+  return parse_symfs_manifest(**text);
+}
 
 BundleWriter::BundleWriter(std::unique_ptr<io::Output> out, const LibArchive& api)
     : out_(std::move(out)), sink_(std::make_unique<BundleSink>(BundleSink{out_.get(), api})) {}

@@ -72,6 +72,10 @@ struct Unpacked {
   std::vector<std::pair<std::string, size_t>> elsewhere;
 };
 
+// The roots of files without a build-id that the bundle unpacked at `dir` holds, as its
+// symfs/roots.json lists them (an empty layout when it has none).
+absl::StatusOr<SymfsLayout> read_symfs(const std::string& dir);
+
 // Unpacks `bundle` ("-": stdin) into `dir`, which must not exist or be empty; it appears only
 // complete. Refused: anything that is not a tar holding perf.data, and any entry that would land
 // outside `dir` (absolute names, "..", links pointing out, hard links, devices). The files its

@@ -1,6 +1,7 @@
 #include "store/symfs_layout.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -58,6 +59,25 @@ std::optional<std::string> symfs_entry(const SymfsRoot& root, const std::string&
     if (part.empty() || part == "." || part == "..") return std::nullopt;
   }
   return absl::StrCat(root.dir, path);
+}
+
+std::string symfs_file_for(const std::string& dir, const SymfsLayout& layout,
+                           const std::string& path, uint32_t pid) {
+  for (const SymfsRoot& root : layout.roots) {
+    const bool its = std::binary_search(root.pids.begin(), root.pids.end(), pid) ||
+                     (root.pids.empty() && layout.roots.size() == 1);
+    if (!its) continue;
+    for (const SymfsFile& f : root.files) {
+      if (f.path != path) continue;
+      const std::optional<std::string> entry = symfs_entry(root, path);
+      if (!entry) return "";
+      const std::string file = absl::StrCat(dir, "/", *entry);
+      std::error_code ec;
+      return std::filesystem::is_regular_file(std::filesystem::symlink_status(file, ec)) ? file
+                                                                                         : "";
+    }
+  }
+  return "";
 }
 
 std::string symfs_manifest(const SymfsLayout& layout) {

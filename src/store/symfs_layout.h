@@ -50,6 +50,14 @@ SymfsLayout symfs_layout(const std::vector<Binary>& files, std::optional<format:
 // leading '/', or a "." or ".." component).
 std::optional<std::string> symfs_entry(const SymfsRoot& root, const std::string& path);
 
+// The file a bundle unpacked at `dir` (whose manifest is `layout`) keeps for a map of `path` in
+// process `pid`: in the root whose processes include `pid` (or the one root, when its processes
+// are not listed). The bundle's word, as `perf report --symfs` takes it: the archive proved the
+// file by inode when it kept it, and a slim copy no longer has the content its hash names. ""
+// when there is none.
+std::string symfs_file_for(const std::string& dir, const SymfsLayout& layout,
+                           const std::string& path, uint32_t pid);
+
 std::string symfs_manifest(const SymfsLayout& layout);
 // The roots a manifest lists; their directories are made anew ("symfs/<n>"), never taken from
 // the text, which came with the bundle.
