@@ -276,8 +276,9 @@ TEST_F(ExportTest, NodesJitFramesAreNamedFromItsMapFile) {
          "const end = Date.now() + 1500; let s = 0;\n"
          "while (Date.now() < end) s += fib_js(20);\nconsole.log(s > 0);\n";
   const std::string in = dir_ + "/node.data";
-  RunResult r = sh(env_ + "perf record -q -B -g -o " + quote(in) + " node --perf-basic-prof " +
-                   quote(dir_ + "/fib.js") + " >/dev/null");
+  // In the test's directory: node leaves its isolate-*.log where it runs.
+  RunResult r = sh("cd " + quote(dir_) + " && " + env_ + "perf record -q -B -g -o " + quote(in) +
+                   " node --perf-basic-prof " + quote(dir_ + "/fib.js") + " >/dev/null");
   ASSERT_EQ(r.status, 0) << r.err;
   r = pdfix_run("export -q --format folded " + quote(in) + " -");
   ASSERT_EQ(r.status, 0) << r.err;
