@@ -266,42 +266,62 @@ TEST_F(ExportTest, OtlpProfilesDecodeKeepTheDictionaryRulesAndAreThePprofExports
   EXPECT_EQ(static_cast<uint64_t>(samples), perf_stats(dir_ + "/in.data")["SAMPLE"]);
 }
 
+// node's JIT code, recorded by perf (`perf record RECORD node FLAG`): how many samples' leaf is
+// fib_js, of how many, in export's folded stacks; and in perf report of `pdfix fix`'s output,
+// given the cache fix filled with the ELF files it made of node's JIT code.
+struct JitLeaves {
+  uint64_t fib = 0;
+  uint64_t total = 0;
+  uint64_t perf_fib = 0;
+};
+JitLeaves jit_leaves(const std::string& dir, const std::string& env, const std::string& record,
+                     const std::string& flag) {
+  JitLeaves out;
+  std::ofstream(dir + "/fib.js")
+      << "function fib_js(n) { return n < 2 ? n : fib_js(n - 1) + fib_js(n - 2); }\n"
+         "const end = Date.now() + 1500; let s = 0;\n"
+         "while (Date.now() < end) s += fib_js(20);\nconsole.log(s > 0);\n";
+  const std::string in = dir + "/node.data";
+  // In the test's directory: node writes its jitdump and leaves its isolate-*.log where it runs.
+  RunResult r = sh("cd " + quote(dir) + " && " + env + "perf record -q -B -g " + record + " -o " +
+                   quote(in) + " node " + flag + " " + quote(dir + "/fib.js") + " >/dev/null");
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = sh(env + pdfix() + " export -q --format folded " + quote(in) + " -");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+    out.total += n;
+    const std::string stack = line.substr(0, line.rfind(' '));
+    out.fib += stack.substr(stack.rfind(';') + 1).starts_with("JS:*fib_js") ? n : 0;
+  }
+  r = sh(env + pdfix() + " fix -q " + quote(in) + " " + quote(dir + "/node-fixed.data"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = sh(env + "perf report -i " + quote(dir + "/node-fixed.data") +
+         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
+  EXPECT_EQ(r.status, 0);
+  for (const auto& [name, n] : perf_by_symbol(r.out)) {
+    out.perf_fib += name.starts_with("JS:*fib_js") ? n : 0;
+  }
+  return out;
+}
+
 // node --perf-basic-prof: its JIT code's samples are named from /tmp/perf-PID.map, which export
 // makes an ELF file in the build-id cache as fix does; perf report of fix's output names them
 // alike (node's own frames aside, the leaf function of every sample agrees).
 TEST_F(ExportTest, NodesJitFramesAreNamedFromItsMapFile) {
   ASSERT_EQ(sh("command -v node").status, 0) << "nodejs is not installed (scripts/setup.sh)";
-  std::ofstream(dir_ + "/fib.js")
-      << "function fib_js(n) { return n < 2 ? n : fib_js(n - 1) + fib_js(n - 2); }\n"
-         "const end = Date.now() + 1500; let s = 0;\n"
-         "while (Date.now() < end) s += fib_js(20);\nconsole.log(s > 0);\n";
-  const std::string in = dir_ + "/node.data";
-  // In the test's directory: node leaves its isolate-*.log where it runs.
-  RunResult r = sh("cd " + quote(dir_) + " && " + env_ + "perf record -q -B -g -o " + quote(in) +
-                   " node --perf-basic-prof " + quote(dir_ + "/fib.js") + " >/dev/null");
-  ASSERT_EQ(r.status, 0) << r.err;
-  r = pdfix_run("export -q --format folded " + quote(in) + " -");
-  ASSERT_EQ(r.status, 0) << r.err;
-  uint64_t total = 0;
-  uint64_t fib = 0;
-  std::istringstream lines(r.out);
-  for (std::string line; std::getline(lines, line);) {
-    const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
-    total += n;
-    const std::string stack = line.substr(0, line.rfind(' '));
-    fib += stack.substr(stack.rfind(';') + 1).starts_with("JS:*fib_js ") ? n : 0;
-  }
-  EXPECT_GT(fib * 2, total) << r.out.substr(0, 3000);
-  // perf, given fix's output and the cache it filled, names the same samples so.
-  r = pdfix_run("fix -q " + quote(in) + " " + quote(dir_ + "/node-fixed.data"));
-  ASSERT_EQ(r.status, 0) << r.err;
-  r = sh(env_ + "perf report -i " + quote(dir_ + "/node-fixed.data") +
-         " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
-  ASSERT_EQ(r.status, 0);
-  uint64_t perf_fib = 0;
-  for (const auto& [name, n] : perf_by_symbol(r.out))
-    perf_fib += name.starts_with("JS:*fib_js") ? n : 0;
-  EXPECT_EQ(fib, perf_fib);
+  const JitLeaves l = jit_leaves(dir_, env_, "", "--perf-basic-prof");
+  EXPECT_GT(l.fib * 2, l.total) << l.fib << " of " << l.total;
+  EXPECT_EQ(l.fib, l.perf_fib);
+}
+
+// node --perf-prof: the same from its jitdump (perf record -k mono, the clock jitdumps carry).
+TEST_F(ExportTest, NodesJitFramesAreNamedFromItsJitdump) {
+  ASSERT_EQ(sh("command -v node").status, 0) << "nodejs is not installed (scripts/setup.sh)";
+  const JitLeaves l = jit_leaves(dir_, env_, "-k mono", "--perf-prof");
+  EXPECT_GT(l.fib * 2, l.total) << l.fib << " of " << l.total;
+  EXPECT_EQ(l.fib, l.perf_fib);
 }
 
 // A Go program (no GNU build-id) is named from its own file, proven by its inode on the
