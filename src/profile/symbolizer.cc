@@ -72,7 +72,9 @@ class Symbolizer::Llvm {
 struct Symbolizer::Binary {
   std::string file;  // the binary
   std::string path;  // what the symbolizer reads: the debug file, else the binary
-  // Or, with no file, the image in this process's memory (the running kernel's vdso).
+  // Or, with no file, the image in this process's memory (the running kernel's vdso), under a
+  // name of its own: the object and LLVM's symbolizer keep referring to it.
+  std::string image_name;
   std::unique_ptr<llvm::object::ObjectFile> image;
   std::vector<Segment> loads;
   std::string problem;
@@ -159,9 +161,9 @@ Symbolizer::Binary& Symbolizer::vdso_of(const format::BuildId& id, Binary& b) {
     b.file_stamp = b.path_stamp = resolve::stamp_of(b.file);
   } else if (c.from == resolve::Copy::From::kVdso) {
     const std::span<const uint8_t> bytes = resolve::vdso_with_id(*host_, id);
+    b.image_name = absl::StrCat("[vdso] ", id.hex());
     auto image = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
-        llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-        absl::StrCat("[vdso] ", id.hex())));
+        llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()), b.image_name));
     if (!image) {
       b.problem = absl::StrCat("this process's vdso: ", llvm::toString(image.takeError()));
       return b;
