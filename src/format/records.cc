@@ -269,6 +269,7 @@ absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
   auto at = callchain_past(record, e, sample_type, read_format, head.end, file_offset);
   if (!at.ok()) return at.status();
   const uint64_t nr = e.u64(record.data() + *at);
+  if (nr == 0) return absl::OkStatus();  // (memcpy into an empty vector's null data is undefined)
   const size_t old = to.size();
   to.resize(old + nr);
   const uint8_t* from = record.data() + *at + 8;
