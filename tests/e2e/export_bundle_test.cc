@@ -47,13 +47,7 @@ TEST_F(ExportTest, AnUnpackedBundleNamesItsFramesAsPerfDoesFromIt) {
          " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
   ASSERT_EQ(r.status, 0);
   const std::map<std::string, uint64_t> perfs = perf_by_symbol(r.out);
-  uint64_t total = 0;
-  uint64_t agree = 0;
-  for (const auto& [name, n] : perfs) {
-    total += n;
-    auto it = ours.find(name);
-    agree += it == ours.end() ? 0 : std::min(n, it->second);
-  }
+  const auto [agree, total] = named_alike(perfs, ours);
   ASSERT_GT(total, 0u);
   EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike\n"
                                      << r.out;

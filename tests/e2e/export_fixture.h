@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "e2e/harness.h"
 
@@ -66,6 +68,20 @@ inline std::map<std::string, uint64_t> perf_by_symbol(const std::string& report)
     out[name] += n;
   }
   return out;
+}
+
+// Of perf's samples by function, how many pprof's name alike (each function counted up to the
+// smaller of the two), and perf's total.
+inline std::pair<uint64_t, uint64_t> named_alike(const std::map<std::string, uint64_t>& perfs,
+                                                 const std::map<std::string, uint64_t>& ours) {
+  uint64_t agree = 0;
+  uint64_t total = 0;
+  for (const auto& [name, n] : perfs) {
+    total += n;
+    auto it = ours.find(name);
+    agree += it == ours.end() ? 0 : std::min(n, it->second);
+  }
+  return {agree, total};
 }
 
 class ExportTest : public ::testing::Test {

@@ -41,14 +41,8 @@ TEST_F(ExportTest, GoPprofNamesTheSampleWeightAsPerfReportDoes) {
          " --stdio --no-children --sort sym -F sample,sym -q -g none 2>/dev/null");
   ASSERT_EQ(r.status, 0);
   const std::map<std::string, uint64_t> perfs = perf_by_symbol(r.out);
-  uint64_t total = 0;
-  uint64_t agree = 0;
+  const auto [agree, total] = named_alike(perfs, ours);
   uint64_t ours_total = 0;
-  for (const auto& [name, n] : perfs) {
-    total += n;
-    auto it = ours.find(name);
-    agree += it == ours.end() ? 0 : std::min(n, it->second);
-  }
   for (const auto& [name, n] : ours) ours_total += n;
   EXPECT_EQ(ours_total, total);
   EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike";
