@@ -119,6 +119,21 @@ TEST(Stacks, ADeferredUserPartEndsTheStackItsCookieIsNoFrame) {
   EXPECT_EQ(folded(profile_of(b.build())), "app;[unknown] 1\n");
 }
 
+// perf names the idle task, pid 0, swapper though no record names it (perf script prints its
+// samples so); a thread no COMM names stays unnamed, and a COMM for pid 0 names it as any other.
+TEST(Stacks, TheIdleTasksSamplesAreSwappers) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .sample_callchain(0xffffffff81000100, 0, 0, 10, {format::kContextKernel, 0xffffffff81000100})
+      .sample_callchain(0x400100, 9, 9, 11, {format::kContextUser, 0x400100})
+      .finished_round()
+      .finished_round()
+      .comm(0, 0, "idle")
+      .sample_callchain(0xffffffff81000100, 0, 0, 12, {format::kContextKernel, 0xffffffff81000100});
+  EXPECT_EQ(folded(profile_of(b.build())),
+            "[unknown];[unknown] 1\nidle;[unknown] 1\nswapper;[unknown] 1\n");
+}
+
 TEST(Stacks, SamplesOfTheDummyEventAreNotCounted) {
   PerfDataBuilder b;
   b.attr({.config = 9, .sample_type = 0x107, .ids = {1}}).sample(0x400100, 7, 7, 10);

@@ -20,7 +20,12 @@ class StackTap::Impl {
   Impl(ProveFile prove, Labels labels)
       : prove_(std::move(prove)), labels_(labels), counting_(labels, [this](uint32_t m) {
           if (first_) first_(profile_.mappings[m]);
-        }) {}
+        }) {
+    // No record names the idle task, pid 0; perf calls it swapper, and so do its samples here.
+    comm_index_.emplace("swapper", 0);
+    profile_.comms.emplace_back("swapper");
+    counting_.add(std::nullopt, {.kind = Event::Kind::kComm, .aux = 0}, counting_.words().size());
+  }
 
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) {
     learn_events(s);

@@ -1,11 +1,11 @@
 // pdfix export of a system-wide recording (`perf record -a -g`, no build-id cache: -B): kernel
 // frames, the host's libraries (named from their Debian debug files' symbols) and stripped
-// programs. Go's pprof reads the profile (-raw, nothing symbolized by pprof), and each sample's
-// leaf, by binary and function, agrees with `perf report --sort dso,sym` on >= 99% of the
-// samples. Names agree when they name one address in the binary's symbols (perf and LLVM pick
-// different aliases of a libc function: readdir, __GI___readdir64); an address perf shows in
-// hex is one pdfix leaves unnamed. This machine's kernel has no modules (all built in): module
-// frames are the unit tests' (Kallsyms).
+// programs. Go's pprof reads the profile (-raw, nothing symbolized by pprof), and the leaf of
+// each sample of the test's own processes (by comm label), by binary and function, agrees with
+// `perf report --sort dso,sym` on >= 99% of the samples. Names agree when they name one address in
+// the binary's symbols (perf and LLVM pick different aliases of a libc function: readdir,
+// __GI___readdir64); an address perf shows in hex is one pdfix leaves unnamed. This machine's
+// kernel has no modules (all built in): module frames are the unit tests' (Kallsyms).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,7 +48,12 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
   ASSERT_EQ(r.status, 0) << r.err;
   r = sh(env + pdfix() + " export -q " + quote(dir + "/in.data") + " " + quote(dir + "/out.pb.gz"));
   ASSERT_EQ(r.status, 0) << r.err;
-  r = sh(env + "go tool pprof -symbolize=none -raw " + quote(dir + "/out.pb.gz") + " 2>&1");
+  // The samples of this test's own processes: other tests running beside it may rebuild a
+  // binary at its path, which perf then names from the new file (wrongly) and pdfix not at all.
+  const std::string comms = "spin,find,ls,sh,perf-exec";
+  r = sh(env +
+         "go tool pprof -symbolize=none -raw -tagfocus='comm=^(spin|find|ls|sh|perf-exec)$' " +
+         quote(dir + "/out.pb.gz") + " 2>&1");
   ASSERT_EQ(r.status, 0) << r.out;
 
   const std::vector<RawLeaf> leaves = raw_leaves(r.out);
@@ -83,14 +88,16 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
     ours[{dso, aliases.canonical(dso, leaf.function)}] += leaf.count;
     ours_total += leaf.count;
   }
-  r = sh("perf report -i " + quote(dir + "/in.data") +
-         " --stdio --no-children --sort dso,sym -F sample,dso,sym -q -g none 2>/dev/null");
+  r = sh("perf report -i " + quote(dir + "/in.data") + " --stdio --no-children --comms " + comms +
+         " --sort comm,dso,sym -F sample,comm,dso,sym -q -g none 2>/dev/null");
   ASSERT_EQ(r.status, 0);
   LeafCounts perfs;
   uint64_t total = 0;
   std::istringstream report(r.out);
-  // "  COUNT  DSO  [k] NAME": a DSO's name may hold spaces ("memfd:x (deleted)").
-  const std::regex row(R"(^\s*(\d+)\s+(.*\S)\s+\[(.)\]\s+(.*)$)");
+  // "  COUNT  COMM  DSO  [k] NAME": a DSO's name may hold spaces ("memfd:x (deleted)"). The
+  // command is a sort key because perf filters by it entries of that key: without it, an entry
+  // merges the samples of many commands and is kept or dropped by the first one's.
+  const std::regex row(R"(^\s*(\d+)\s+\S+\s+(.*\S)\s+\[(.)\]\s+(.*)$)");
   for (std::string line; std::getline(report, line);) {
     std::smatch m;
     if (!std::regex_match(line, m, row)) continue;
@@ -103,15 +110,16 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
   }
   const auto [agree, differ] = agreement(perfs, ours);
   std::cout << agree << " of " << total << " samples' leaves named as perf names them\n";
-  EXPECT_EQ(ours_total, total);
+  EXPECT_EQ(ours_total, total) << differ;
   EXPECT_GE(agree * 100, total * 99) << agree << " of " << total << " samples named alike\n"
                                      << differ;
-  // The kernel's frames are many of them, named; the program's own function too.
+  // The kernel's frames are many of them, named; the program's own function too (its samples
+  // are its CPU time: about a thousand however busy the machine).
   uint64_t kernel = 0;
   for (const auto& [key, n] : ours)
     kernel += key.first == "[kernel.kallsyms]" && !key.second.empty() ? n : 0;
   EXPECT_GT(kernel * 10, total) << kernel << " of " << total;
-  EXPECT_GT((ours[{"spin", "spin_wide"}]) * 10, total);
+  EXPECT_GT((ours[{"spin", "spin_wide"}]), 500U);
   remove_test_dir(dir);
 }
 
