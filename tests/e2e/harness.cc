@@ -35,15 +35,47 @@ std::string quote(const std::string& s) {
 
 std::string pdfix() { return quote(PDFIX_BINARY); }
 
+namespace {
+
+// The directories temp_dir() made for the running test, removed when it ends: a test stopped by
+// a failed ASSERT, or one that never calls remove_test_dir, leaves nothing behind (a machine that
+// runs the suite all day filled its disk with them).
+class TestDirs : public ::testing::EmptyTestEventListener {
+ public:
+  static TestDirs& of_this_run() {
+    // GoogleTest owns its listeners and calls them until the program ends.
+    static TestDirs* const dirs = [] {
+      auto* d = new TestDirs;
+      ::testing::UnitTest::GetInstance()->listeners().Append(d);
+      return d;
+    }();
+    return *dirs;
+  }
+  void add(const std::string& dir) { dirs_.insert(dir); }
+  void forget(const std::string& dir) { dirs_.erase(dir); }
+  void OnTestEnd(const ::testing::TestInfo& /*info*/) override {
+    const std::set<std::string> left = std::move(dirs_);
+    dirs_.clear();
+    for (const std::string& dir : left) remove_test_dir(dir);
+  }
+
+ private:
+  std::set<std::string> dirs_;
+};
+
+}  // namespace
+
 std::string temp_dir() {
   // Canonical, as the kernel writes paths into map records.
   std::string t = (fs::path(::testing::TempDir()) / "pdfix-e2e-XXXXXX").lexically_normal();
   if (mkdtemp(t.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
+  TestDirs::of_this_run().add(t);
   return t;
 }
 
 void remove_test_dir(const std::string& dir) {
   if (dir.empty()) return;
+  TestDirs::of_this_run().forget(dir);
   if (std::getenv("PDFIX_E2E_KEEP") != nullptr && ::testing::Test::HasFailure()) {
     std::cerr << "PDFIX_E2E_KEEP: the failed test's files are kept in " << dir << "\n";
     return;

@@ -84,6 +84,7 @@ inline void PrintTo(const CorpusFile& f, std::ostream* os) { *os << f.name; }
 // A GoogleTest-safe name for a parameterized test over corpus files.
 std::string corpus_test_name(const CorpusFile& f);
 
+// A new directory for the running test, removed when the test ends (remove_test_dir's rule).
 std::string temp_dir();
 // Removes a test's temp_dir(), but keeps it (and says where) when the test failed and
 // PDFIX_E2E_KEEP is set: what a failure under load left is there to read.
