@@ -19,7 +19,8 @@ echo "== layers and file sizes" >&2
 # table names (what a layer "knows nothing of" is not among them: resolve has no records, so no
 # transform; unwind no records or files).
 # No source file is over 500 lines. And a file's device and inode are compared in one place,
-# resolve::match (src/resolve/file_places.cc), besides io's check that OUT is not IN.
+# resolve::match (src/resolve/file_places.cc), besides io's check that OUT is not IN; an ARCH
+# string is read in format/arch.cc only, a .build-id path made in resolve/cache_layout only.
 python3 - "${files[@]}" <<'PY'
 import re, sys
 # The table's rows: | `layer` | owns | knows nothing of | includes |, the last naming layers in
@@ -41,6 +42,19 @@ for path in sys.argv[1:]:
         for n, line in enumerate(text.split("\n"), 1):
             if re.search(r"\bst_(ino|dev)\b", line):
                 bad.append(f"{path}:{n}: a device or inode compared outside resolve::match")
+    # One answer each: which architecture an ARCH string names is format/arch.cc's, and where a
+    # build-id's file lies in a cache or a distribution's debug tree resolve/cache_layout's.
+    if path.startswith("src/"):
+        for n, line in enumerate(text.split("\n"), 1):
+            code = line.split("//")[0]
+            literals = re.findall(r'"((?:[^"\\]|\\.)*)"', code)
+            if path != "src/format/arch.cc" and any(re.fullmatch(
+                    r"x86_64|amd64|aarch64|arm64|i[3-6]86|arm|armv.*|ppc(64(le)?)?|s390x?|riscv64|mips",
+                    lit) for lit in literals):
+                bad.append(f"{path}:{n}: an ARCH string compared outside format/arch.cc")
+            if not path.startswith("src/resolve/cache_layout.") and any(
+                    ".build-id" in lit.replace(".note.gnu.build-id", "") for lit in literals):
+                bad.append(f"{path}:{n}: a .build-id path composed outside resolve/cache_layout")
     parts = path.split("/")
     if parts[0] != "src" or parts[1] not in allowed:
         continue

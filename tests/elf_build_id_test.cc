@@ -23,7 +23,6 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "resolve/id_memory.h"
-#include "resolve/module_area.h"
 #include "resolve/mountinfo.h"
 #include "resolve/proc_modules.h"
 #include "resolve/resolver.h"

@@ -1,4 +1,4 @@
-// The kernel's module listing and area, mountinfo's overlays, and what a map's place proves.
+// The kernel's module listing, mountinfo's overlays, and what a map's place proves.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -20,7 +20,6 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
-#include "resolve/module_area.h"
 #include "resolve/mountinfo.h"
 #include "resolve/proc_modules.h"
 #include "resolve/resolver.h"
@@ -42,22 +41,6 @@ TEST(ProcModules, ReadsTheKernelsListing) {
   auto bad = parse_proc_modules("ok 1 0 - Live 0x1000\nnot a listing\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2"), std::string::npos);
-}
-
-TEST(ModuleArea, BoundsFromTheKernelSources) {
-  // x86_64: MODULES_END, whichever MODULES_VADDR KASLR chose.
-  EXPECT_EQ(module_area_end("x86_64", 0xffffffffa0000000), 0xffffffffff000000);
-  EXPECT_EQ(module_area_end("x86_64", 0xffffffffc0000000), 0xffffffffff000000);
-  // arm: PAGE_OFFSET above a 16 MiB module area; 0xc0000000 and 0x80000000 splits.
-  EXPECT_EQ(module_area_end("armv7l", 0xbf000000), 0xc0000000);
-  EXPECT_EQ(module_area_end("armv7l", 0x7f102000), 0x80000000);
-  // s390x before KASLR: 2 GiB below 4 TiB (3-level) or 8 PiB (4-level).
-  EXPECT_EQ(module_area_end("s390x", 0x3ff804d6990), uint64_t{1} << 42);
-  EXPECT_EQ(module_area_end("s390x", 0x1fffff80002000), uint64_t{1} << 53);
-  EXPECT_EQ(module_area_end("s390x", 0x3ff00000000), std::nullopt);
-  // No bound that holds across versions: the next module and the kernel image bound these.
-  EXPECT_EQ(module_area_end("aarch64", 0xffff800008000000), std::nullopt);
-  EXPECT_EQ(module_area_end("ppc64le", 0xc008000000000000), std::nullopt);
 }
 
 TEST(Mountinfo, FindsAnOverlayWithItsLayersAndEscapedPaths) {

@@ -25,7 +25,6 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
-#include "resolve/module_area.h"
 #include "resolve/mountinfo.h"
 #include "resolve/proc_modules.h"
 #include "resolve/resolver.h"

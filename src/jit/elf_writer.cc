@@ -3,6 +3,7 @@
 #include <array>
 #include <memory>
 
+#include "format/arch.h"
 #include "format/byte_order.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/ObjectYAML/yaml2obj.h"
@@ -16,12 +17,6 @@ namespace ELF = llvm::ELF;
 namespace yaml = llvm::ELFYAML;
 
 constexpr size_t kIdSize = 20;  // SHA-1
-
-bool is_32_bit(uint32_t machine) {
-  // The JIT runtimes' 32-bit targets.
-  return machine == ELF::EM_386 || machine == ELF::EM_MIPS || machine == ELF::EM_PPC ||
-         machine == ELF::EM_ARM;
-}
 
 // An allocated section at `address`, which is also its place in the file.
 template <typename S>
@@ -45,8 +40,11 @@ llvm::yaml::BinaryRef binary(const std::vector<uint8_t>& bytes) {
 }  // namespace
 
 ElfWriter::ElfWriter(uint32_t machine, bool big_endian) {
+  // A machine the table does not know is taken for a 64-bit one.
+  const format::ArchFacts* arch = format::arch_of_elf(machine, big_endian);
+  const bool is_32_bit = arch != nullptr && arch->pointer_size == 4;
   yaml::FileHeader& h = obj_.Header;
-  h.Class = yaml::ELF_ELFCLASS(is_32_bit(machine) ? ELF::ELFCLASS32 : ELF::ELFCLASS64);
+  h.Class = yaml::ELF_ELFCLASS(is_32_bit ? ELF::ELFCLASS32 : ELF::ELFCLASS64);
   h.Data = yaml::ELF_ELFDATA(big_endian ? ELF::ELFDATA2MSB : ELF::ELFDATA2LSB);
   h.OSABI = yaml::ELF_ELFOSABI(ELF::ELFOSABI_NONE);
   h.ABIVersion = llvm::yaml::Hex8(0);
@@ -62,7 +60,7 @@ ElfWriter::ElfWriter(uint32_t machine, bool big_endian) {
   obj_.Chunks.push_back(std::move(note));
   obj_.DWARF.emplace();
   obj_.DWARF->IsLittleEndian = !big_endian;
-  obj_.DWARF->Is64BitAddrSize = !is_32_bit(machine);
+  obj_.DWARF->Is64BitAddrSize = !is_32_bit;
 }
 
 std::string_view ElfWriter::keep(std::string_view text) { return texts_.emplace_back(text); }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "format/arch.h"
 #include "format/byte_order.h"
 #include "jit/elf_writer.h"
 #include "llvm/BinaryFormat/ELF.h"
@@ -24,19 +25,7 @@ constexpr uint64_t kTextOffset = 0x1000;
 constexpr std::string_view kUnnamedFile = "<unnamed>";
 constexpr uint64_t kCodeAlign = 16;
 
-bool is_32_bit(uint32_t machine) {
-  return machine == llvm::ELF::EM_386 || machine == llvm::ELF::EM_MIPS ||
-         machine == llvm::ELF::EM_PPC || machine == llvm::ELF::EM_ARM;
-}
-
 uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
-
-llvm::Triple::ArchType triple_arch(uint32_t machine) {
-  if (machine == llvm::ELF::EM_X86_64) return llvm::Triple::x86_64;
-  if (machine == llvm::ELF::EM_AARCH64) return llvm::Triple::aarch64;
-  if (machine == llvm::ELF::EM_386) return llvm::Triple::x86;
-  return llvm::Triple::UnknownArch;
-}
 
 // One .eh_frame of every load's: a runtime writes each load's unwinding table to follow its code
 // in memory (.eh_frame at the code's size rounded up to 8, then .eh_frame_hdr), its FDEs' code
@@ -44,8 +33,8 @@ llvm::Triple::ArchType triple_arch(uint32_t machine) {
 // address is read (by LLVM) where the table would have been, and written anew where it is.
 class EhFrame {
  public:
-  EhFrame(uint32_t machine, bool big_endian, uint64_t address)
-      : arch_(triple_arch(machine)),
+  EhFrame(const format::ArchFacts* arch, bool big_endian, uint64_t address)
+      : arch_(arch != nullptr ? arch->triple : llvm::Triple::UnknownArch),
         e_(big_endian == (std::endian::native == std::endian::big) ? format::Endian::host()
                                                                    : format::Endian::swapped()),
         big_endian_(big_endian),
@@ -247,6 +236,7 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
   const uint32_t machine =
       dump.elf_machine != llvm::ELF::EM_NONE ? dump.elf_machine : uint32_t{llvm::ELF::EM_X86_64};
   const bool big_endian = dump.swapped == (std::endian::native == std::endian::little);
+  const format::ArchFacts* arch = format::arch_of_elf(machine, big_endian);
   ElfWriter elf(machine, big_endian);
   // Every load's code at its own offset, aligned as a compiler aligns functions.
   std::vector<uint8_t> text;
@@ -257,7 +247,7 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
     text.insert(text.end(), l.code.begin(), l.code.end());
   }
   const uint64_t eh_at = align8(kTextOffset + text.size());
-  EhFrame eh(machine, big_endian, eh_at);
+  EhFrame eh(arch, big_endian, eh_at);
   for (size_t i = 0; i < dump.loads.size(); ++i) eh.add(dump.loads[i], image.offsets[i]);
   std::vector<uint8_t> eh_frame = eh.finish();
   const uint64_t hdr_at = align8(eh_at + eh_frame.size());
@@ -288,7 +278,7 @@ absl::StatusOr<DumpImage> dump_image(const JitDump& dump) {
                      .first = ".eh_frame_hdr",
                      .last = ".eh_frame_hdr"});
   }
-  LineTable lines(is_32_bit(machine));
+  LineTable lines(arch != nullptr && arch->pointer_size == 4);
   for (size_t i = 0; i < dump.loads.size(); ++i) {
     if (dump.loads[i].lines) {
       lines.add(dump.loads[i], image.offsets[i], dump.debug_info[*dump.loads[i].lines]);

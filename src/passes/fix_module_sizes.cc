@@ -6,10 +6,10 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "format/arch.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
-#include "resolve/module_area.h"
 #include "resolve/module_layout.h"
 
 namespace pdfix::passes {
@@ -21,10 +21,10 @@ std::string hex(uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
 // The recording's architecture, or what the kernel map's address tells of it where perf wrote no
 // ARCH feature.
-std::string arch_of(const transform::Session& s, const transform::Map& m) {
-  if (!s.arch().empty()) return s.arch();
+const format::ArchFacts* arch_of(const transform::Session& s, const transform::Map& m) {
+  if (!s.arch().empty()) return format::arch_named(s.arch());
   const auto kernel = s.kernel_start(m.machine);
-  return kernel ? std::string(resolve::arch_by_layout(*kernel, m.fields.start)) : "";
+  return kernel ? format::arch_by_kernel_layout(*kernel, m.fields.start) : nullptr;
 }
 
 // The nearest address a module map may not run past, and what is there.
@@ -61,7 +61,9 @@ std::optional<FixModuleSizes::Fix> FixModuleSizes::from_module_file(const transf
       {reinterpret_cast<const uint8_t*>(b.getBufferStart()), b.getBufferSize()});
   if (!layout.ok() || layout->size == 0) return std::nullopt;
   // perf maps s390 modules from their .text, which lies past the module's base.
-  const uint64_t shift = s.arch().starts_with("s390") ? layout->text_offset : 0;
+  const format::ArchFacts* arch = format::arch_named(s.arch());
+  const uint64_t shift =
+      arch != nullptr && arch->module_maps_start_at_text ? layout->text_offset : 0;
   if (layout->size <= shift) return std::nullopt;
   return Fix{layout->size - shift, "",
              absl::StrCat("module file ", file->path, " (", layout->size, " bytes allocated)")};
@@ -81,7 +83,8 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
   for (size_t k = 0; k < order.size(); ++k) {
     const transform::Map& map = *maps[order[k]];
     const format::MmapRecord& m = map.fields;
-    const std::string arch = arch_of(s, map);
+    const format::ArchFacts* facts = arch_of(s, map);
+    const std::string arch(facts != nullptr ? facts->name : "");
     // What this module may not run past: the next module, the kernel image, the module area.
     std::optional<Bound> bound;
     auto consider = [&](uint64_t at, std::string what, std::string evidence) {
@@ -102,7 +105,7 @@ std::vector<std::optional<FixModuleSizes::Fix>> FixModuleSizes::plan_fixes(
     if (auto kernel = s.kernel_start(map.machine)) {
       consider(*kernel, "the kernel image", "the kernel image's start");
     }
-    std::optional<uint64_t> area = resolve::module_area_end(arch, m.start);
+    std::optional<uint64_t> area = format::module_area_end(facts, m.start);
     if (area) {
       const std::string end_of_area = "the end of the " + arch + " module area";
       consider(*area, end_of_area, end_of_area);

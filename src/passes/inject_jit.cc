@@ -7,14 +7,15 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "format/arch.h"
 #include "format/attr.h"
-#include "format/elf_machine.h"
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
 #include "jit/code_placement.h"
 #include "jit/jit_elf.h"
 #include "jit/jitdump.h"
+#include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "resolve/cache_layout.h"
 #include "resolve/file_places.h"
@@ -289,8 +290,11 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
                              .part = r.part,
                              .record = format::record_type_name(r.header.type)};
     if (skipped > 0) source.problem = absl::StrCat(skipped, " lines that are no symbol skipped");
-    auto elf = jit::symbol_image(image->symbols, format::elf_machine_of_arch(s.arch()),
-                                 s.endian().is_big());
+    // A recording without the ARCH feature is most likely of x86_64.
+    const format::ArchFacts* arch = format::arch_named(s.arch());
+    auto elf = jit::symbol_image(
+        image->symbols, arch != nullptr ? arch->elf_machine : uint16_t{llvm::ELF::EM_X86_64},
+        s.endian().is_big());
     if (!elf.ok()) return nullptr;
     image->elf_name = absl::StrCat("/tmp/jitted-", pid, "-perf-map.so");
     image->id = elf->elf.id;

@@ -24,10 +24,14 @@ const char* file_name(EntryKind kind) {
 
 std::string link_of(const format::BuildId& id) {
   const std::string hex = id.hex();
-  return absl::StrCat(".build-id/", hex.substr(0, 2), "/", hex.substr(2));
+  return absl::StrCat(kBuildIdLinks, "/", hex.substr(0, 2), "/", hex.substr(2));
 }
 
 }  // namespace
+
+std::string distribution_debug_file(const format::BuildId& id) {
+  return absl::StrCat("/usr/lib/debug/", link_of(id), ".debug");
+}
 
 std::optional<CacheEntry> cache_entry(std::string_view name, const format::BuildId& id,
                                       EntryKind kind) {

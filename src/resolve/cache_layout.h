@@ -47,4 +47,12 @@ std::string cached_file(const std::string& cache, const format::BuildId& id, Ent
 // The cache entry kind of a DSO name: the kernel's is kallsyms, the vdso's the vdso image.
 EntryKind entry_kind_of(std::string_view name);
 
+// The directory of a cache's links by build-id (<cache>/.build-id/<id[0:2]>/<id[2:]>).
+inline constexpr char kBuildIdLinks[] = ".build-id";
+
+// Where distributions put the debug file of build-id `id` (Debian's -dbg and dbgsym packages,
+// Fedora's debuginfo, and `perf report --symfs` looks there): /usr/lib/debug/.build-id/<id[0:2]>/
+// <id[2:]>.debug, under a root.
+std::string distribution_debug_file(const format::BuildId& id);
+
 }  // namespace pdfix::resolve

@@ -39,7 +39,7 @@ std::string debug_link(const std::string& binary) {
 std::string_view name(DebugSource s) {
   switch (s) {
     case DebugSource::kBuildIdDir:
-      return "/usr/lib/debug/.build-id";
+      return "the distribution's /usr/lib/debug";
     case DebugSource::kDebugLink:
       return "its .gnu_debuglink";
     case DebugSource::kCache:
@@ -53,9 +53,8 @@ std::string_view name(DebugSource s) {
 std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::string& name,
                                          const std::string& binary, const CopyPlaces& places) {
   const std::string hex = id.hex();
-  std::vector<DebugFile> where = {{absl::StrCat(places.sysroot, "/usr/lib/debug/.build-id/",
-                                                hex.substr(0, 2), "/", hex.substr(2), ".debug"),
-                                   DebugSource::kBuildIdDir}};
+  std::vector<DebugFile> where = {
+      {places.sysroot + distribution_debug_file(id), DebugSource::kBuildIdDir}};
   if (const std::string link = debug_link(binary); !link.empty() && name.starts_with('/')) {
     const std::string dir = name.substr(0, name.rfind('/'));
     for (const std::string& d : {places.sysroot + dir, places.sysroot + dir + "/.debug",

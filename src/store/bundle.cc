@@ -91,12 +91,13 @@ absl::Status not_a_bundle(const std::string& bundle, const std::string& why) {
 std::vector<std::pair<CacheEntry, std::string>> entries_of(const std::string& cache) {
   std::vector<std::pair<CacheEntry, std::string>> out;
   std::error_code ec;
-  for (const auto& sub : fs::directory_iterator(cache + "/.build-id", ec)) {
+  for (const auto& sub :
+       fs::directory_iterator(absl::StrCat(cache, "/", resolve::kBuildIdLinks), ec)) {
     for (const auto& link : fs::directory_iterator(sub.path(), ec)) {
       const fs::path target = fs::read_symlink(link.path(), ec);
       if (ec || !target.string().starts_with("../../")) continue;
       CacheEntry e;
-      e.link = absl::StrCat(".build-id/", sub.path().filename().string(), "/",
+      e.link = absl::StrCat(resolve::kBuildIdLinks, "/", sub.path().filename().string(), "/",
                             link.path().filename().string());
       e.link_target = target.string();
       e.dir = e.link_target.substr(6);

@@ -133,10 +133,8 @@ absl::Status link_binaries_with_ids(BundleWriter& w, const SymfsRoot& root,
     if (b.guest || b.from == Binary::From::kNothing) continue;
     if (b.kind == EntryKind::kElf || b.kind == EntryKind::kVdso) at_path[b.name].push_back(&b);
     if (b.kind != EntryKind::kDebug) continue;
-    const std::string hex = b.id.hex();
     auto entry = cache_entry(b.name, b.id, b.kind);
-    auto name = symfs_entry(root, absl::StrCat("/usr/lib/debug/.build-id/", hex.substr(0, 2), "/",
-                                               hex.substr(2), ".debug"));
+    auto name = symfs_entry(root, resolve::distribution_debug_file(b.id));
     if (!entry || !name) continue;
     if (auto s = link(*name, *entry); !s.ok()) return s;
   }

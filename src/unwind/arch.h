@@ -1,29 +1,27 @@
 // The register sets the unwinder knows: how perf numbers a sample's user registers (bit order of
-// sample_regs_user) and how DWARF CFI numbers the same registers, per architecture.
+// sample_regs_user) and how DWARF CFI numbers the same registers, per architecture, as the
+// architecture table (format/arch.h) has them.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "format/arch.h"
+
 namespace pdfix::unwind {
 
-enum class Arch { kX86_64, kAarch64 };
+using Arch = format::Arch;
 
-struct RegisterSet {
+struct RegisterSet : format::UserRegisters {
+  const format::ArchFacts* facts;  // its architecture's row: pointer size, byte order, LLVM's name
   Arch arch;
-  uint32_t count;    // DWARF registers 0 .. count-1 are tracked
-  uint32_t sp;       // DWARF number of the stack pointer
-  uint32_t ra;       // the return-address column of the CFI
-  uint32_t fp;       // the frame pointer, for the step taken where CFI is missing
-  uint32_t perf_ip;  // perf's number (bit in sample_regs_user) of the instruction pointer
-  // perf's register number to DWARF's; nullopt for those CFI never names (flags, segments).
-  std::optional<uint32_t> (*dwarf_of_perf)(uint32_t perf_reg);
 };
 
 inline constexpr uint32_t kMaxRegisters = 33;
 
-// By the ARCH feature's name ("x86_64", "aarch64", "arm64"); nullopt for other architectures.
+// By the ARCH feature's name ("x86_64", "aarch64", "arm64"); nullopt for an architecture whose
+// stacks pdfix does not unwind.
 std::optional<RegisterSet> register_set(std::string_view arch);
 
 // The bits a user code address may have set, for unwind::CodeMap::code_address_mask. On aarch64

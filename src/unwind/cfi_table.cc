@@ -16,10 +16,6 @@ namespace {
 
 using llvm::dwarf::UnwindLocation;
 
-llvm::Triple::ArchType triple_arch(Arch a) {
-  return a == Arch::kX86_64 ? llvm::Triple::x86_64 : llvm::Triple::aarch64;
-}
-
 // zlib and zstd expand CFI by well under this; a larger claim is no real section.
 constexpr uint64_t kMaxExpansion = 64;
 
@@ -82,7 +78,7 @@ CfiTable::~CfiTable() {
 absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::MemoryBuffer> image,
                                                           const RegisterSet& regs,
                                                           CfiCache* cache) {
-  auto table = std::unique_ptr<CfiTable>(new CfiTable(regs.arch, regs.count, regs.sp));
+  auto table = std::unique_ptr<CfiTable>(new CfiTable(*regs.facts, regs.count, regs.sp));
   if (cache == nullptr) {
     table->own_cache_ = std::make_unique<CfiCache>();
     cache = table->own_cache_.get();
@@ -94,8 +90,10 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
   if (!object) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", message(object.takeError())));
   }
+  // The unwound architectures' binaries are 64-bit little-endian ELF files, which this reads.
   auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(object->get());
-  if (elf == nullptr || elf->getArch() != triple_arch(regs.arch)) {
+  if (elf == nullptr || elf->getArch() != regs.facts->triple || regs.facts->pointer_size != 8 ||
+      regs.facts->big_endian) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": not a 64-bit little-endian ELF of the recording's architecture"));
   }
@@ -163,7 +161,7 @@ absl::StatusOr<std::unique_ptr<CfiTable>> CfiTable::build(std::unique_ptr<llvm::
 // A walk over the entries by their lengths: each CIE is parsed (by LLVM, alone) for the encoding
 // of its FDEs' addresses, each FDE read only as far as the range it covers.
 void CfiTable::index(llvm::StringRef section) {
-  const llvm::DWARFDataExtractor data(section, true, 8);
+  const llvm::DWARFDataExtractor data = extractor(section);
   struct Cie {
     std::optional<uint8_t> encoding;  // of its FDEs' addresses; nullopt: LLVM could not read it
     uint64_t end = 0;
@@ -190,10 +188,9 @@ void CfiTable::index(llvm::StringRef section) {
     const uint64_t id = data.getUnsigned(&offset, id_size);
     const uint64_t cie_id = eh_ ? 0 : (dwarf64 ? llvm::dwarf::DW64_CIE_ID : llvm::dwarf::DW_CIE_ID);
     if (id == cie_id) {
-      llvm::DWARFDebugFrame frame(triple_arch(arch_), eh_, section_address_ + start);
+      llvm::DWARFDebugFrame frame(arch_->triple, eh_, section_address_ + start);
       std::optional<uint8_t> encoding;
-      if (llvm::Error e =
-              frame.parse(llvm::DWARFDataExtractor(section.slice(start, end), true, 8))) {
+      if (llvm::Error e = frame.parse(extractor(section.slice(start, end)))) {
         llvm::consumeError(std::move(e));
       } else if (frame.entries().begin() != frame.entries().end()) {
         if (const auto* cie = llvm::dyn_cast<llvm::dwarf::CIE>(&*frame.entries().begin())) {
@@ -242,19 +239,21 @@ std::unique_ptr<CfiTable::Rows> CfiTable::evaluate(const Fde& fde) const {
   rows->bytes.assign(section_.data() + fde.cie_at, fde.cie_size);
   rows->bytes.append(section_.data() + fde.at, fde.size);
   char* copy = rows->bytes.data() + fde.cie_size;
-  const bool dwarf64 = llvm::support::endian::read32le(copy) == UINT32_MAX;
+  const llvm::endianness order =
+      arch_->big_endian ? llvm::endianness::big : llvm::endianness::little;
+  const bool dwarf64 = llvm::support::endian::read32(copy, order) == UINT32_MAX;
   const uint64_t id_at = fde.cie_size + id_field(dwarf64);
   if (eh_) {
-    llvm::support::endian::write32le(copy + id_field(dwarf64), static_cast<uint32_t>(id_at));
+    llvm::support::endian::write32(copy + id_field(dwarf64), static_cast<uint32_t>(id_at), order);
   } else if (dwarf64) {
-    llvm::support::endian::write64le(copy + id_field(dwarf64), 0);
+    llvm::support::endian::write64(copy + id_field(dwarf64), 0, order);
   } else {
-    llvm::support::endian::write32le(copy + id_field(dwarf64), 0);
+    llvm::support::endian::write32(copy + id_field(dwarf64), 0, order);
   }
   rows->size = sizeof(Rows) + rows->bytes.capacity();
-  llvm::DWARFDebugFrame frames(triple_arch(arch_), eh_,
+  llvm::DWARFDebugFrame frames(arch_->triple, eh_,
                                eh_ ? section_address_ + fde.at - fde.cie_size : 0);
-  if (llvm::Error e = frames.parse(llvm::DWARFDataExtractor(rows->bytes, true, 8))) {
+  if (llvm::Error e = frames.parse(extractor(rows->bytes))) {
     llvm::consumeError(std::move(e));
     return rows;
   }

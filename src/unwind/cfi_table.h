@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/DebugInfo/DWARF/DWARFExpression.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "unwind/arch.h"
@@ -143,14 +144,17 @@ class CfiTable {
     uint64_t size = 0;  // what it holds, for the cache's bound
   };
 
-  CfiTable(Arch arch, uint32_t registers, uint32_t sp)
-      : arch_(arch), registers_(registers), sp_(sp) {}
+  CfiTable(const format::ArchFacts& arch, uint32_t registers, uint32_t sp)
+      : arch_(&arch), registers_(registers), sp_(sp) {}
+  llvm::DWARFDataExtractor extractor(llvm::StringRef bytes) const {
+    return {bytes, !arch_->big_endian, arch_->pointer_size};
+  }
   void index(llvm::StringRef section);
   std::unique_ptr<Rows> evaluate(const Fde& fde) const;
   // Drops the rows last used before `clock`; returns the bytes freed.
   uint64_t drop_older_than(uint64_t clock);
 
-  Arch arch_;
+  const format::ArchFacts* arch_;  // the table's row: byte order, pointer size, LLVM's name
   uint32_t registers_;
   uint32_t sp_;
   bool eh_ = false;
