@@ -81,7 +81,12 @@ TEST_P(BuildIdMmapTest, TheTableListsEveryIdTheMapsCarryAndTheKernelFirst) {
   ASSERT_GT(carried.size(), 3U);
   const std::string out = dir_ + "/fixed.data";
   RunResult r = sh(pdfix() + " fix " + quote(rec_) + " " + quote(out));
-  ASSERT_EQ(r.status, 0) << r.err;
+  // Recorded system-wide, the processes of other tests running beside this one are in it: one of
+  // them may leave a file that cannot be proven (a JIT dump still being written is stale), and
+  // fix then rightly says the job is incomplete (3). Its own processes leave nothing so.
+  ASSERT_TRUE(r.status == 0 || (r.status == 3 && r.err.find(dir_) == std::string::npos))
+      << r.status << "\n"
+      << r.err;
   EXPECT_NE(r.err.find("more for ids already in the records"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the kernel map's own build-id"), std::string::npos) << r.err;
 
