@@ -49,19 +49,7 @@ run "lint" bash scripts/lint.sh
 # This machine kind records with perf as root: a test that would skip for want of perf fails.
 # (Unset it to run the suite where perf_event_open is refused; those tests then skip, loudly.)
 export PDFIX_REQUIRE_PERF=${PDFIX_REQUIRE_PERF:-1}
-# ctest starts the tests it knows to be long first, from the times of its last run; a fresh build
-# directory has none, and ran them in index order: the podman tests (up to 100 s) last, alone on
-# one core. tests/ctest_costs.txt (the times of a whole run on this machine kind) stands in for
-# the first run, both here and for the sanitizer build.
-seed_costs() {
-  mkdir -p "$1/Testing/Temporary"
-  [ -s "$1/Testing/Temporary/CTestCostData.txt" ] ||
-    cp tests/ctest_costs.txt "$1/Testing/Temporary/CTestCostData.txt"
-}
-tests() {
-  seed_costs build
-  (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
-}
+tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600); }
 # Before anything runs beside it: each verb against its floor (cp, the header walk, perf script,
 # perf archive) and the build before, interleaved, on recordings of >= 50 MB kept in
 # /var/tmp/pdfix-bench between runs.
@@ -90,7 +78,6 @@ asan_rest() {
 run "sanitizer build: the rest of it" asan_rest
 sanitizer_tests() {
   build-asan/tests/pdfix_unit_tests --gtest_brief=1 || return 1
-  seed_costs build-asan
   (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
     -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
 }
