@@ -20,7 +20,8 @@ echo "== layers and file sizes" >&2
 # transform; unwind no records or files).
 # No source file is over 500 lines. And a file's device and inode are compared in one place,
 # resolve::match (src/resolve/file_places.cc), besides io's check that OUT is not IN; an ARCH
-# string is read in format/arch.cc only, a .build-id path made in resolve/cache_layout only.
+# string is read in format/arch.cc only, a .build-id path made in resolve/cache_layout only, and
+# where a kernel's image and modules are installed is resolve/kernel_files's alone.
 python3 - "${files[@]}" <<'PY'
 import re, sys
 # The table's rows: | `layer` | owns | knows nothing of | includes |, the last naming layers in
@@ -42,8 +43,9 @@ for path in sys.argv[1:]:
         for n, line in enumerate(text.split("\n"), 1):
             if re.search(r"\bst_(ino|dev)\b", line):
                 bad.append(f"{path}:{n}: a device or inode compared outside resolve::match")
-    # One answer each: which architecture an ARCH string names is format/arch.cc's, and where a
-    # build-id's file lies in a cache or a distribution's debug tree resolve/cache_layout's.
+    # One answer each: which architecture an ARCH string names is format/arch.cc's, where a
+    # build-id's file lies in a cache or a distribution's debug tree resolve/cache_layout's, and
+    # where a kernel release's files are installed resolve/kernel_files's.
     if path.startswith("src/"):
         for n, line in enumerate(text.split("\n"), 1):
             code = line.split("//")[0]
@@ -55,6 +57,9 @@ for path in sys.argv[1:]:
             if not path.startswith("src/resolve/cache_layout.") and any(
                     ".build-id" in lit.replace(".note.gnu.build-id", "") for lit in literals):
                 bad.append(f"{path}:{n}: a .build-id path composed outside resolve/cache_layout")
+            if not path.startswith("src/resolve/kernel_files.") and any(
+                    "/lib/modules" in lit for lit in literals):
+                bad.append(f"{path}:{n}: a kernel's modules searched outside resolve/kernel_files")
     parts = path.split("/")
     if parts[0] != "src" or parts[1] not in allowed:
         continue

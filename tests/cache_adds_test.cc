@@ -81,6 +81,11 @@ TEST_F(ResolveFiles, ACacheEntryCountsOnlyWhenAddedWhileRecording) {
   elsewhere.hostname = "another";
   Resolver other({.buildid_dir = cache}, host);
   EXPECT_FALSE(other.resolve(user_map("/opt/app/server"), elsewhere.view()).id.has_value());
+  // Nor for one of a host of the same name under another kernel: a hostname proves nothing.
+  Recording namesake = rec;
+  namesake.osrelease = "6.12.0-other";
+  Resolver same_name({.buildid_dir = cache}, host);
+  EXPECT_FALSE(same_name.resolve(user_map("/opt/app/server"), namesake.view()).id.has_value());
   Recording piped = rec;
   piped.started_at.reset();
   Resolver pipe({.buildid_dir = cache}, host);

@@ -32,6 +32,10 @@
 namespace pdfix {
 namespace {
 
+// What inject and check say of a file with no build-id of its own (Go's default).
+constexpr char kNoBuildIdInFile[] =
+    "no GNU build-id in the file (Go writes none by default; newer Go: -ldflags=-B=gobuildid)";
+
 using testing::Bytes;
 using testing::kAppId;
 using testing::kKernelId;
@@ -386,7 +390,7 @@ TEST_P(PassTest, InjectTellsEachFileAtOnePathWhyItHasNoId) {
   struct stat st{};
   ASSERT_NO_FATAL_FAILURE(copy_without_build_id(path, st));
   const std::set<std::string> both{
-      std::string(resolve::kNoBuildIdInFile),
+      std::string(kNoBuildIdInFile),
       "another file than this host's at that path (a container or chroot?): give its root or "
       "layers with --search"};
   for (const bool host_first : {true, false}) {
@@ -434,7 +438,7 @@ TEST_P(PassTest, CheckSaysAProvenFileWithoutAnIdIsKeptByPath) {
   b.sample(0x400010, 10, 10, 1000).finished_round();
   const std::vector<std::string> notes = check_notes(testing::write_temp(b.build()));
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [&](const std::string& n) {
-    return n.starts_with(path + ": " + resolve::kNoBuildIdInFile) &&
+    return n.starts_with(path + ": " + kNoBuildIdInFile) &&
            n.find("fix --archive/--store keeps it by path and content") != std::string::npos;
   })) << absl::StrJoin(notes, "\n");
   std::remove(path.c_str());

@@ -20,6 +20,7 @@
 #include "format/machine.h"
 #include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/find_copy.h"
 #include "resolve/mountinfo.h"
 #include "resolve/proc_modules.h"
 #include "resolve/resolver.h"
@@ -148,7 +149,9 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   RecordingFacts facts = rec.view();
   facts.inodes = [&one] { return &one; };
   Resolver r({}, host);
-  EXPECT_NE(r.elsewhere(facts).value_or("").find("kernel build"), std::string::npos);
+  EXPECT_FALSE(
+      HostIdentity({rec.hostname, rec.osrelease, rec.kernel_text, rec.table}, rec.started_at, host)
+          .same_host());
   const Resolution& left = r.resolve(host_map, facts);
   EXPECT_FALSE(left.id.has_value());
   EXPECT_NE(left.reason.find("stays in the table"), std::string::npos) << left.reason;
@@ -164,35 +167,37 @@ TEST_F(ResolveFiles, ElsewhereNoInodeProvesAndTheTableIdStaysInTheTable) {
   EXPECT_NE(res.reason.find("inodes prove nothing off the host"), std::string::npos) << res.reason;
 }
 
-TEST(Provenance, TheHostnameAloneDoesNotMakeARecordingThisBoots) {
-  testing::FakeHost host;
-  host.kernel_id = BuildId::from_hex(std::string(40, 'e'));
-  host.booted_at = int64_t{2'000'000'000} * kSecond;
-  Recording rec = this_boot(host);
-  rec.started_at = *host.booted_at + kSecond;
-  rec.add("[kernel.kallsyms]", std::string(40, 'e'), /*misc=*/1);
-  const Resolver r({}, host);
-  EXPECT_EQ(r.elsewhere(rec.view()), std::nullopt);
-  const auto elsewhere = [&](const Recording& other) {
-    return r.elsewhere(other.view()).value_or("");
+// The kernel's ELF image where distributions install it for the recording's release, under each
+// root a copy may be under (--sysroot, then the --search roots), else in a build-id cache; proven
+// by carrying the id, never by its path.
+TEST_F(ResolveFiles, TheKernelImageIsFoundUnderEveryCopyRootAndInTheCaches) {
+  namespace fs = std::filesystem;
+  const BuildId id = *BuildId::from_hex(expected_);
+  const std::string release = "6.1.0-test";
+  const auto install = [&](const std::string& path) {
+    fs::create_directories(fs::path(path).parent_path());
+    fs::copy_file(dir_ + "/prog", path);
   };
-  Recording before = rec;
-  before.started_at = *host.booted_at - kSecond;
-  EXPECT_NE(elsewhere(before).find("before this host's last boot"), std::string::npos);
-  Recording kaslr = rec;
-  kaslr.kernel_text = *host.text + 0x200000;
-  EXPECT_NE(elsewhere(kaslr).find("another boot"), std::string::npos);
-  Recording release = rec;
-  release.osrelease = "6.12.0-other";
-  EXPECT_NE(elsewhere(release).find("6.12.0-other"), std::string::npos);
-  Recording name = rec;
-  name.hostname = "other";
-  EXPECT_NE(elsewhere(name).find("recorded on other"), std::string::npos);
-  Recording build = rec;
-  build.table.clear();
-  build.add("[kernel.kallsyms]", std::string(40, 'f'), /*misc=*/1);
-  EXPECT_NE(elsewhere(build).find("kernel build " + std::string(40, 'f')), std::string::npos)
-      << elsewhere(build);
+  install(dir_ + "/sysroot/boot/vmlinux-" + release);
+  install(dir_ + "/search/usr/lib/debug/lib/modules/" + release + "/vmlinux");
+  fs::create_directories(dir_ + "/empty");
+  const auto found = [&](const CopyPlaces& places, std::string_view r = "6.1.0-test") {
+    const std::optional<Copy> c = vmlinux_of(id, r, places);
+    return c ? c->path : std::string("none");
+  };
+  EXPECT_EQ(found({.sysroot = dir_ + "/sysroot"}), dir_ + "/sysroot/boot/vmlinux-" + release);
+  EXPECT_EQ(found({.sysroot = dir_ + "/empty", .search = {dir_ + "/search"}}),
+            dir_ + "/search/usr/lib/debug/lib/modules/" + release + "/vmlinux");
+  // Another release's paths, another kernel's id: nothing.
+  EXPECT_EQ(found({.sysroot = dir_ + "/sysroot"}, "6.1.0-other"), "none");
+  EXPECT_EQ(
+      vmlinux_of(*BuildId::from_hex(std::string(40, 'a')), release, {.sysroot = dir_ + "/sysroot"}),
+      std::nullopt);
+  // In a build-id cache, whatever the release.
+  const std::string cache = dir_ + "/cache";
+  install(cached_file(cache, id, EntryKind::kVmlinux));
+  EXPECT_EQ(found({.sysroot = dir_ + "/empty", .caches = {cache}}, ""),
+            cached_file(cache, id, EntryKind::kVmlinux));
 }
 
 }  // namespace

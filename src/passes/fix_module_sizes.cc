@@ -276,9 +276,10 @@ The new length comes from the best evidence at hand, and the report says which:
      the module is of another boot and is not used.
   2. the module's ELF file (.ko, .ko.gz, .ko.xz, .ko.zst), by the map's path under --sysroot,
      by its build-id in perf's build-id cache, or by module name under --modules-dir or the
-     sysroot's /lib/modules/<osrelease>; under a --search root (by path or by name) only when
-     the recording names the module's build-id: its allocated sections laid out as the kernel
-     loads them. Not used if the recording names another build-id for the module.
+     sysroot's /lib/modules/<osrelease>; under this host's root and each --search root (by
+     path or by name, with --sysroot too) only when the recording names the module's build-id
+     and the file carries it: its allocated sections laid out as the kernel loads them. Not
+     used if the recording names another build-id for the module.
   3. the next module's start (or the kernel image's), clamped to the module area's end.
 Then no module map is left overlapping the next one. Maps judged wrong with no evidence are
 left as they were and listed. Only the len field of changed records is written.)";

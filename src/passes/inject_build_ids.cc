@@ -138,7 +138,10 @@ absl::Status InjectBuildIds::rewrite(const transform::RecordRef& r, const transf
     ++report_.left;
     ++report_.left_by_reason[res.reason];
     if (res.absence != resolve::Resolution::Absence::kAnonymous) {
-      note(filename, MapOutcome::kLeftAlone, res.reason, "", !res.file.empty());
+      // Kept by path and content: proven the mapped file, which has no build-id of its own.
+      const bool by_path =
+          res.absence == resolve::Resolution::Absence::kNoBuildIdInFile && !res.file.empty();
+      note(filename, MapOutcome::kLeftAlone, res.reason, "", by_path);
     }
     if (m.fields.build_id_bit_leaked) {
       ++report_.leaked_bits_cleared;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "passes/inject_jit.h"
 #include "resolve/file_places.h"
+#include "resolve/host_identity.h"
 
 namespace pdfix::passes {
 namespace {
@@ -16,12 +17,12 @@ std::string base_of(std::string_view path) { return std::string(path.substr(path
 
 }  // namespace
 
-// A process's files, its /tmp and its pid are this host's only for a recording of this host in
-// this boot: the resolver's one rule (hostname, kernel release and build-id, KASLR base, boot).
-// A recording of the previous boot would otherwise read the map file of an unrelated process of
-// this boot that has the same pid.
+// A process's files, its /tmp and its pid are this host's only for a recording of this host as it
+// runs now (resolve::HostIdentity): a recording of the previous boot would otherwise read the map
+// file of an unrelated process of this boot that has the same pid.
 bool InjectJit::recorded_here(const transform::Session& s) const {
-  return !common_.resolver->elsewhere(recording_facts(s, common_));
+  return resolve::HostIdentity(recorded_place(s), common_.recording_started_at, *common_.host)
+      .same_host();
 }
 
 std::vector<jit::FileCandidate> InjectJit::dump_candidates(

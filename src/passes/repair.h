@@ -69,10 +69,13 @@ inline resolve::RecordingFacts recording_facts(const resolve::RecordedPlace& pla
           place.table,
           survey_inodes(common)};
 }
+// What the session's header and build-id table say of where it was made.
+inline resolve::RecordedPlace recorded_place(const transform::Session& s) {
+  return {s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
+          s.build_id_table().entries};
+}
 inline resolve::RecordingFacts recording_facts(const transform::Session& s, const Common& common) {
-  return recording_facts({s.hostname(), s.osrelease(), s.kernel_start(format::kHostMachine),
-                          s.build_id_table().entries},
-                         common);
+  return recording_facts(recorded_place(s), common);
 }
 inline resolve::RecordingFacts recording_facts(const resolve::RecordedDsos& listing,
                                                const Common& common) {

@@ -62,16 +62,17 @@ std::optional<DebugFile> find_debug_file(const format::BuildId& id, const std::s
       where.push_back({absl::StrCat(d, "/", link), DebugSource::kDebugLink});
     }
   }
-  for (const std::string& cache : places.caches) {
-    where.push_back({cached_file(cache, id, EntryKind::kDebug), DebugSource::kCache});
+  // A binary that is its own debug file (not stripped) needs none beside it.
+  for (DebugFile& f : where) {
+    if (f.path != binary && carries_build_id(f.path, id)) return std::move(f);
+  }
+  if (auto cached = in_caches(places.caches, id, EntryKind::kDebug); cached && *cached != binary) {
+    return DebugFile{*std::move(cached), DebugSource::kCache};
   }
   if (!places.debuginfod_client_cache.empty()) {
-    where.push_back({absl::StrCat(places.debuginfod_client_cache, "/", hex, "/debuginfo"),
-                     DebugSource::kDebuginfod});
-  }
-  for (DebugFile& f : where) {
-    // A binary that is its own debug file (not stripped) needs none beside it.
-    if (f.path != binary && carries_build_id(f.path, id)) return std::move(f);
+    DebugFile f{absl::StrCat(places.debuginfod_client_cache, "/", hex, "/debuginfo"),
+                DebugSource::kDebuginfod};
+    if (carries_build_id(f.path, id)) return f;
   }
   return std::nullopt;
 }

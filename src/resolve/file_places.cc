@@ -33,6 +33,19 @@ std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
   return out;
 }
 
+std::vector<Place> copy_roots(const std::string& sysroot, std::span<const std::string> search) {
+  std::vector<Place> out;
+  if (sysroot.empty()) {
+    out.push_back({"", PlaceKind::kPath, "this host's file at the path"});
+  } else {
+    out.push_back({sysroot, PlaceKind::kSysroot, "under --sysroot"});
+  }
+  for (const std::string& root : search) {
+    out.push_back({root, PlaceKind::kSearch, "under --search " + root});
+  }
+  return out;
+}
+
 bool find_in_copy_places(const Host& host, const std::string& path,
                          const std::optional<Inode>& inode, std::span<const uint32_t> pids,
                          std::span<const std::string> search, const std::string& sysroot,
@@ -40,9 +53,8 @@ bool find_in_copy_places(const Host& host, const std::string& path,
                          const std::function<bool(const Place&)>& take) {
   if (path.empty() || path.front() != '/') return false;
   if (!sysroot.empty()) {
-    if (take({sysroot, PlaceKind::kSysroot, "under --sysroot"})) return true;
-    for (const std::string& root : search) {
-      if (take({root, PlaceKind::kSearch, "under --search " + root})) return true;
+    for (const Place& p : copy_roots(sysroot, search)) {
+      if (take(p)) return true;
     }
     return false;
   }

@@ -48,6 +48,11 @@ struct Place {
 std::vector<Place> places(const Host& host, const Inode& inode, uint32_t pid,
                           std::span<const std::string> search, std::optional<int64_t> ended_at);
 
+// The roots under which a copy of the recording host's files, proven by its build-id, may be seen
+// from here, in order: --sysroot (the recording host's own root, `sysroot`) or else this host's,
+// then each root of `search`.
+std::vector<Place> copy_roots(const std::string& sysroot, std::span<const std::string> search);
+
 // Where a copy of the file a recording names at `path`, proven by the build-id it must carry and
 // not by its inode, may be seen from here, in order, each given to `take` until it takes one
 // (returns true; then so does this). With a sysroot: under it, then under each root of `search`.

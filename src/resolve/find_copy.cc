@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
-#include "absl/strings/str_cat.h"
 #include "resolve/cache_layout.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/kernel_files.h"
 
 namespace pdfix::resolve {
 namespace {
@@ -21,6 +21,14 @@ bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind 
   return kind == EntryKind::kKallsyms ? is_regular(path) : carries_build_id(path, id);
 }
 
+std::optional<std::string> in_caches(std::span<const std::string> caches, const format::BuildId& id,
+                                     EntryKind kind) {
+  for (const std::string& cache : caches) {
+    if (cache_holds(cache, id, kind)) return cached_file(cache, id, kind);
+  }
+  return std::nullopt;
+}
+
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   std::optional<FoundCopy> found;
   if (find_in_copy_places(host, q.name, q.inode, q.pids, places.search, places.sysroot,
@@ -32,22 +40,18 @@ std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const C
                           })) {
     return found;
   }
-  for (const std::string& cache : places.caches) {
-    if (cache_holds(cache, q.id, EntryKind::kElf)) {
-      return FoundCopy{cached_file(cache, q.id, EntryKind::kElf), "perf's build-id cache"};
-    }
+  if (auto cached = in_caches(places.caches, q.id, EntryKind::kElf)) {
+    return FoundCopy{*std::move(cached), "perf's build-id cache"};
   }
   return std::nullopt;
 }
 
 Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   const auto from_cache = [&](Copy& c) {
-    for (const std::string& cache : places.caches) {
-      if (!cache_holds(cache, q.id, q.kind)) continue;
-      c = {Copy::From::kFile, cached_file(cache, q.id, q.kind), "perf's build-id cache", ""};
-      return true;
-    }
-    return false;
+    std::optional<std::string> cached = in_caches(places.caches, q.id, q.kind);
+    if (!cached) return false;
+    c = {Copy::From::kFile, *std::move(cached), "perf's build-id cache", ""};
+    return true;
   };
   Copy c;
   if (q.kind == EntryKind::kKallsyms) {
@@ -85,21 +89,22 @@ Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   return c;
 }
 
-std::optional<Copy> vmlinux_of(const Host& host, const format::BuildId& id,
+std::optional<Copy> vmlinux_of(const format::BuildId& id, std::string_view release,
                                const CopyPlaces& places) {
-  if (host.kernel_build_id() != id) return std::nullopt;
-  for (const std::string& p : vmlinux_paths(host.kernel_release())) {
-    const std::string path = places.sysroot + p;
-    if (carries_build_id(path, id)) return Copy{Copy::From::kFile, path, "its build-id", ""};
+  if (!release.empty()) {
+    for (const Place& root : copy_roots(places.sysroot, places.search)) {
+      for (const std::string& p : vmlinux_paths(release)) {
+        const std::string path = root.root + p;
+        if (carries_build_id(path, id)) {
+          return Copy{Copy::From::kFile, path, "its build-id, " + root.source, ""};
+        }
+      }
+    }
+  }
+  if (auto cached = in_caches(places.caches, id, EntryKind::kVmlinux)) {
+    return Copy{Copy::From::kFile, *std::move(cached), "perf's build-id cache", ""};
   }
   return std::nullopt;
-}
-
-std::vector<std::string> vmlinux_paths(std::string_view release) {
-  const std::string r(release);
-  return {absl::StrCat("/usr/lib/debug/boot/vmlinux-", r),
-          absl::StrCat("/usr/lib/debug/lib/modules/", r, "/vmlinux"),
-          absl::StrCat("/boot/vmlinux-", r), absl::StrCat("/lib/modules/", r, "/build/vmlinux")};
 }
 
 std::span<const uint8_t> vdso_with_id(const Host& host, const format::BuildId& id) {

@@ -48,6 +48,11 @@ struct FoundCopy {
 // id; kallsyms, which is text, by the id its directory names. The one rule for a cache entry.
 bool cache_holds(const std::string& cache, const format::BuildId& id, EntryKind kind);
 
+// The first of `caches` that holds `id`'s file of `kind` (cache_holds), as that file's path: the
+// one walk of the build-id caches, for binaries, modules, kallsyms, vdso images and debug files.
+std::optional<std::string> in_caches(std::span<const std::string> caches, const format::BuildId& id,
+                                     EntryKind kind);
+
 // The first place that holds a file (a module: compressed or not) whose build-id is `q.id`.
 std::optional<FoundCopy> find_copy(const Host& host, const CopyQuery& q, const CopyPlaces& places);
 
@@ -64,13 +69,11 @@ struct Copy {
 // id, else a cache's. kVmlinux and kDebug are found from their binary (below).
 Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places);
 
-// The running kernel's ELF image, when the kernel of build-id `id` runs here and a file with the
-// id is installed where distributions put it (under the sysroot).
-std::optional<Copy> vmlinux_of(const Host& host, const format::BuildId& id,
+// The ELF image of the kernel of build-id `id` and release `release` (the recording's): where
+// distributions install it (resolve::vmlinux_paths) under each of resolve::copy_roots, else in the
+// build-id caches; proven by carrying the id.
+std::optional<Copy> vmlinux_of(const format::BuildId& id, std::string_view release,
                                const CopyPlaces& places);
-
-// Where distributions install the ELF image of kernel `release`, most specific first.
-std::vector<std::string> vmlinux_paths(std::string_view release);
 
 // This process's vdso, if the running kernel's vdso is the one of build-id `id`; empty if not.
 std::span<const uint8_t> vdso_with_id(const Host& host, const format::BuildId& id);

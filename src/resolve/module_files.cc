@@ -6,6 +6,7 @@
 
 #include "format/map_kind.h"
 #include "resolve/elf_build_id.h"
+#include "resolve/kernel_files.h"
 
 namespace pdfix::resolve {
 namespace {
@@ -50,41 +51,10 @@ void ModuleFiles::index(const std::string& dir, bool needs_id) {
   }
 }
 
-std::optional<ModuleFiles::Found> ModuleFiles::find(std::string_view map_filename,
-                                                    std::span<const BuildId> ids) {
-  std::optional<std::string> path;
-  // The roots that stand for the recording host's: the sysroot, else the --search roots, which may
-  // be a container's or a chroot's: a module there counts only by carrying an id the recording
-  // names.
-  const bool by_sysroot = !places_.sysroot.empty();
-  const std::vector<std::string> roots = by_sysroot ? std::vector{places_.sysroot} : places_.search;
-  if (map_filename.starts_with("/") && (by_sysroot || !ids.empty())) {
-    for (const std::string& root : roots) {
-      if (std::string p = root + std::string(map_filename); !path && is_regular_file(p)) path = p;
-    }
-  }
-  for (const BuildId& id : ids) {
-    for (const std::string& cache : places_.caches) {
-      if (!path && cache_holds(cache, id, EntryKind::kElf)) {
-        path = cached_file(cache, id, EntryKind::kElf);
-      }
-    }
-  }
-  if (!path) {
-    if (!indexed_) {
-      indexed_ = true;
-      if (!modules_dir_.empty()) index(modules_dir_, false);
-      for (const std::string& root : roots) {
-        if (!osrelease_.empty()) index(root + "/lib/modules/" + osrelease_, !by_sysroot);
-      }
-    }
-    auto it = by_name_.find(format::module_name(map_filename));
-    if (it == by_name_.end() || it->second.path.empty() || (it->second.needs_id && ids.empty())) {
-      return std::nullopt;
-    }
-    path = it->second.path;
-  }
-  auto image = read_maybe_compressed(*path);
+std::optional<ModuleFiles::Found> ModuleFiles::proven(const std::string& path, bool needs_id,
+                                                      std::span<const BuildId> ids) const {
+  if ((needs_id && ids.empty()) || !is_regular_file(path)) return std::nullopt;
+  auto image = read_maybe_compressed(path);
   if (!image.ok()) return std::nullopt;
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>((*image)->getBufferStart()),
                                        (*image)->getBufferSize());
@@ -93,7 +63,36 @@ std::optional<ModuleFiles::Found> ModuleFiles::find(std::string_view map_filenam
       })) {
     return std::nullopt;
   }
-  return Found{*std::move(path), *std::move(image)};
+  return Found{path, *std::move(image)};
+}
+
+std::optional<ModuleFiles::Found> ModuleFiles::find(std::string_view map_filename,
+                                                    std::span<const BuildId> ids) {
+  // The finder's roots for a copy. Only the sysroot stands for the recording host's own: a module
+  // under any other (this host's, which may run another kernel; a --search root, which may be a
+  // container's or a chroot's) counts only by carrying an id the recording names.
+  const std::vector<Place> roots = copy_roots(places_.sysroot, places_.search);
+  const auto needs_id = [](const Place& root) { return root.kind != PlaceKind::kSysroot; };
+  if (map_filename.starts_with("/")) {
+    for (const Place& root : roots) {
+      if (auto f = proven(root.root + std::string(map_filename), needs_id(root), ids)) return f;
+    }
+  }
+  for (const BuildId& id : ids) {
+    if (auto cached = in_caches(places_.caches, id, EntryKind::kElf)) {
+      if (auto f = proven(*cached, true, ids)) return f;
+    }
+  }
+  if (!indexed_) {
+    indexed_ = true;
+    if (!modules_dir_.empty()) index(modules_dir_, false);
+    for (const Place& root : roots) {
+      if (!osrelease_.empty()) index(root.root + modules_dir(osrelease_), needs_id(root));
+    }
+  }
+  auto it = by_name_.find(format::module_name(map_filename));
+  if (it == by_name_.end() || it->second.path.empty()) return std::nullopt;
+  return proven(it->second.path, it->second.needs_id, ids);
 }
 
 }  // namespace pdfix::resolve

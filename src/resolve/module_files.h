@@ -1,8 +1,10 @@
-// Finding a kernel module's file for a module map, among the finder's candidates for a file named
-// by build-id (resolve::CopyPlaces, the run's resolver's): by the map's path under a copy of the
-// recording host's root or under each --search root; by build-id in the build-id caches; by module
-// name in a directory of modules and in each root's /lib/modules/<release>. Proven, where the
-// recording names the module's build-ids, by carrying one of them (resolve::carries_build_id).
+// Finding a kernel module's file for a module map, at the finder's places for a copy named by
+// build-id (resolve::CopyPlaces, the run's resolver's): by the map's path under each of
+// resolve::copy_roots (--sysroot or this host's root, then each --search root); by build-id in the
+// build-id caches (resolve::in_caches); by module name in a directory of modules and in each root's
+// modules directory for the recording's kernel release (resolve::modules_dir). Proven, where the
+// recording names the module's build-ids, by carrying one of them (resolve::carries_build_id);
+// without them, only a file of the recording host's own (under --sysroot, or --modules-dir) counts.
 #pragma once
 
 #include <memory>
@@ -24,7 +26,8 @@ class ModuleFiles {
  public:
   // `places`: the sysroot (a copy of the recording host's root, or empty), the --search roots and
   // the build-id caches; `modules_dir`: a directory searched recursively for NAME.ko[.gz|.xz|.zst],
-  // or empty. `osrelease` names the recording's /lib/modules/<release> under each root.
+  // or empty. `osrelease` names the recording's kernel release, whose modules directory is
+  // indexed under each root.
   ModuleFiles(CopyPlaces places, std::string modules_dir, std::string osrelease);
 
   struct Found {
@@ -45,6 +48,9 @@ class ModuleFiles {
     bool needs_id = false;
   };
   void index(const std::string& dir, bool needs_id);
+  // The module file at `path`, if it carries one of `ids`; with none, only if it need not.
+  std::optional<Found> proven(const std::string& path, bool needs_id,
+                              std::span<const BuildId> ids) const;
 
   CopyPlaces places_;
   std::string modules_dir_;

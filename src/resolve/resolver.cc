@@ -17,6 +17,10 @@ namespace {
 // The map's path itself, on this machine.
 Place at_path() { return {"", PlaceKind::kPath, "file"}; }
 
+// Why a file has no id, said once.
+constexpr char kNoBuildIdInFile[] =
+    "no GNU build-id in the file (Go writes none by default; newer Go: -ldflags=-B=gobuildid)";
+
 // The map's inode, when its record gave one (an MMAP2 without a build-id).
 std::optional<Inode> inode_of(const MapQuery& q) {
   return q.has_inode ? std::optional(Inode{q.maj, q.min, q.ino}) : std::nullopt;
@@ -133,43 +137,9 @@ std::vector<BuildId> Resolver::table_ids(const MapQuery& q) const {
   return ids;
 }
 
-bool Resolver::this_host() const {
-  return !facts_.hostname.empty() && facts_.hostname == host_.hostname();
-}
-
-std::optional<std::string> Resolver::elsewhere(const RecordingFacts& facts) const {
-  if (facts.hostname.empty()) return "the recording names no host";
-  if (facts.hostname != host_.hostname()) {
-    return absl::StrCat("recorded on ", std::string(facts.hostname), ", this is ",
-                        host_.hostname());
-  }
-  // Many hosts share a name (images cloned, containers, "localhost"): the kernel and its boot
-  // tell them apart.
-  if (const std::string release = host_.kernel_release();
-      !facts.osrelease.empty() && facts.osrelease != release) {
-    return absl::StrCat("recorded under kernel ", std::string(facts.osrelease), ", this host runs ",
-                        release);
-  }
-  if (const auto running = host_.kernel_build_id()) {
-    for (const auto& e : facts.table) {
-      if (format::machine_of(e.misc, static_cast<uint32_t>(e.pid)) != format::kHostMachine ||
-          e.filename != "[kernel.kallsyms]") {
-        continue;
-      }
-      if (auto id = e.build_id(); id && !(*id == *running)) {
-        return absl::StrCat("recorded under kernel build ", id->hex(), ", this host runs ",
-                            running->hex());
-      }
-    }
-  }
-  if (const auto text = host_.kernel_text();
-      facts.kernel_text && text && *facts.kernel_text != *text) {
-    return "recorded in another boot (the kernel's KASLR base differs)";
-  }
-  if (const auto boot = host_.boot_time(); boot && facts.started_at && *facts.started_at < *boot) {
-    return "recorded before this host's last boot";
-  }
-  return std::nullopt;
+HostIdentity Resolver::identity() const {
+  return HostIdentity({facts_.hostname, facts_.osrelease, facts_.kernel_text, facts_.table},
+                      facts_.started_at, host_);
 }
 
 CopyPlaces Resolver::copy_places(std::optional<int64_t> ended_at) const {
@@ -181,45 +151,8 @@ CopyPlaces Resolver::copy_places(std::optional<int64_t> ended_at) const {
   return places;
 }
 
-bool Resolver::same_boot() const {
-  const auto text = host_.kernel_text();
-  return !elsewhere(facts_) && facts_.osrelease == host_.kernel_release() && facts_.kernel_text &&
-         text && *facts_.kernel_text == *text;
-}
-
 void Resolver::vouch(const std::string& path, const BuildId& id) {
   proving_table_ids_.insert({path, id.hex()});
-}
-
-Resolution Resolver::kernel_image(const MapQuery& q) {
-  if (auto r = from_known_or_table(q, MapKind::kKernel)) return *r;
-  if (!config_.sysroot.empty()) {
-    const std::string release(facts_.osrelease);
-    for (const std::string& p : vmlinux_paths(release)) {
-      Resolution r = from_file(config_.sysroot + p, q, /*live=*/false);
-      if (r.id) return r;
-    }
-  }
-  if (same_boot()) {
-    if (auto id = host_.kernel_build_id()) return {id, "/sys/kernel/notes", ""};
-  }
-  return {std::nullopt, "", "not found (recording is not of this boot; no table entry)"};
-}
-
-Resolution Resolver::kernel_module(const MapQuery& q) {
-  if (auto r = from_known_or_table(q, MapKind::kModule)) return *r;
-  const bool is_path = !q.filename.empty() && q.filename.front() == '/';
-  if (is_path && !config_.sysroot.empty()) {
-    Resolution r = from_file(config_.sysroot + q.filename, q, /*live=*/false);
-    if (r.id || r.absence != Resolution::Absence::kNoFile) return r;
-  }
-  if (same_boot()) {
-    if (auto id = host_.module_build_id(format::module_name(q.filename))) {
-      return {id, "/sys/module notes", ""};
-    }
-    if (is_path) return from_file(q.filename, q, /*live=*/true);
-  }
-  return {std::nullopt, "", "not found (recording is not of this boot; no table entry)"};
 }
 
 Resolution Resolver::user_file(const MapQuery& q) {
@@ -230,7 +163,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
   if (q.has_inode) seen_[path].insert(inode);
   // On the host and boot that recorded, a file that is the mapped inode proves the map, whatever
   // the table says of its path: the table gives ids by path, and one path may name several files.
-  const bool inodes_prove = q.has_inode && config_.sysroot.empty() && !elsewhere(facts_);
+  const bool inodes_prove = q.has_inode && config_.sysroot.empty() && identity().same_host();
   Resolution found;
   if (inodes_prove && !deleted) {
     found = by_inode(q);
@@ -252,7 +185,7 @@ Resolution Resolver::user_file(const MapQuery& q) {
     // boot that recorded, no inode ties it to this map (a chroot's map gets the host's id so).
     // It stays in the table, where perf reads it as before; pdfix does not vouch for it.
     return {std::nullopt, "",
-            absl::StrCat("not proven here (", elsewhere(facts_).value_or(""),
+            absl::StrCat("not proven here (", identity().elsewhere().value_or(""),
                          "): the build-id table's id stays in the table, not copied into the map; "
                          "give --sysroot")};
   }
@@ -342,7 +275,7 @@ std::optional<std::string> Resolver::table_id_not_this_maps(const MapQuery& q, c
     if (!inodes_prove) {
       return absl::StrCat("the build-id table gives one id for a path the recording maps from ",
                           others.size() + 1, " files, and inodes prove nothing off the host (",
-                          elsewhere(facts_).value_or("files are read under --sysroot"), ")");
+                          identity().elsewhere().value_or("files are read under --sysroot"), ")");
     }
     MapQuery that = q;
     that.maj = other.maj;
@@ -358,26 +291,6 @@ std::optional<std::string> Resolver::table_id_not_this_maps(const MapQuery& q, c
   return std::nullopt;
 }
 
-Resolution Resolver::vdso(const MapQuery& q) {
-  if (auto r = from_known_or_table(q, MapKind::kVdso)) return *r;
-  if (!same_boot()) {
-    return {std::nullopt, "",
-            "not found (vdso not in the build-id table, recording not of this boot)"};
-  }
-  // The running kernel maps the same vdso into every process of an ABI, pdfix's own included. A
-  // mapping of another length is another ABI's vdso (a 32-bit process's), which pdfix cannot see.
-  const std::span<const uint8_t> image = host_.vdso();
-  if (image.empty()) {
-    return {std::nullopt, "", "not found (no vdso in this process to compare with)"};
-  }
-  if (image.size() != q.len) {
-    return {std::nullopt, "", "not found (vdso of another ABI than this process's)"};
-  }
-  auto id = build_id_of_elf(image);
-  if (id.ok() && id->has_value()) return {*id, "this process's vdso", ""};
-  return {std::nullopt, "", "not found (no vdso in this process to compare with)"};
-}
-
 Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool live) {
   // On this machine a path proves nothing by itself: the file must be the very inode that was
   // mapped, and must not have changed since the recording began. A sysroot's file is a copy,
@@ -388,7 +301,7 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   if (seen == Match::kMissing) {
     return {.reason = "not found", .not_the_mapped = true, .absence = Resolution::Absence::kNoFile};
   }
-  if (const std::optional<std::string> why = live ? elsewhere(facts_) : std::nullopt) {
+  if (const std::optional<std::string> why = live ? identity().elsewhere() : std::nullopt) {
     return {std::nullopt, "", absl::StrCat("not proven here (", *why, "); give --sysroot")};
   }
   switch (seen.verdict) {
@@ -408,12 +321,14 @@ Resolution Resolver::from_file(const std::string& path, const MapQuery& q, bool 
   const std::string proven = live && q.has_inode ? path : "";
   if (!id->has_value()) {
     if (proven.empty()) {
-      return {std::nullopt, "",
-              absl::StrCat(kNoBuildIdInFile,
-                           "; kept only when proven by inode on the recording's "
-                           "host")};
+      return {.reason = absl::StrCat(kNoBuildIdInFile,
+                                     "; kept only when proven by inode on the recording's host"),
+              .absence = Resolution::Absence::kNoBuildIdInFile};
     }
-    return {std::nullopt, "file", std::string(kNoBuildIdInFile), false, proven};
+    return {.source = "file",
+            .reason = kNoBuildIdInFile,
+            .file = proven,
+            .absence = Resolution::Absence::kNoBuildIdInFile};
   }
   return {*id, live ? "file" : "sysroot", "", false, proven};
 }
@@ -444,13 +359,16 @@ Resolution Resolver::from_place(const Place& place, const MapQuery& q) {
   auto id = config_.ids != nullptr ? config_.ids->id_of(path) : build_id_of_file(path);
   if (!id.ok()) return {std::nullopt, "", "not ELF"};
   if (!id->has_value()) {
-    return {std::nullopt, place.source, std::string(kNoBuildIdInFile), false, path};
+    return {.source = place.source,
+            .reason = kNoBuildIdInFile,
+            .file = path,
+            .absence = Resolution::Absence::kNoBuildIdInFile};
   }
   return {*id, place.source, "", false, path};
 }
 
 bool Resolver::id_is_host_files_not_the_mapped(const MapQuery& q, const BuildId& id) {
-  if (!config_.sysroot.empty() || !q.has_inode || elsewhere(facts_)) return false;
+  if (!config_.sysroot.empty() || !q.has_inode || !identity().same_host()) return false;
   return match(host_, q.filename, at_path(), inode_of(q), std::nullopt, std::nullopt) ==
              Match::kAnotherInode &&
          carries_build_id(q.filename, id);
@@ -460,7 +378,7 @@ std::optional<Resolution> Resolver::from_buildid_cache(const std::string& filena
   if (config_.buildid_dir.empty()) return std::nullopt;
   const std::vector<CacheAdd> adds = cache_adds(config_.buildid_dir, filename);
   if (adds.empty()) return std::nullopt;
-  const bool span_known = this_host() && facts_.started_at && facts_.ended_at;
+  const bool span_known = identity().same_host() && facts_.started_at && facts_.ended_at;
   const auto in_span = [&](int64_t t) {
     return span_known && t >= *facts_.started_at && t <= *facts_.ended_at;
   };

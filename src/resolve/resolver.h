@@ -22,6 +22,7 @@
 #include "resolve/file_places.h"
 #include "resolve/find_copy.h"
 #include "resolve/host.h"
+#include "resolve/host_identity.h"
 #include "resolve/id_memory.h"
 
 namespace pdfix::resolve {
@@ -37,15 +38,6 @@ struct ResolverConfig {
   std::vector<std::string> search;
   // The ids a run of several recordings read from files (follow's chunks); null: read each time.
   IdMemory* ids = nullptr;
-};
-
-// What the recording itself says of where it was made: its header's and table's part of the
-// RecordingFacts below.
-struct RecordedPlace {
-  std::string_view hostname;
-  std::string_view osrelease;
-  std::optional<uint64_t> kernel_text;
-  std::span<const format::BuildIdEntry> table;
 };
 
 // What the recording says about where it was made. A view: in pipe mode it grows as the stream
@@ -79,10 +71,6 @@ struct MapQuery {
   uint32_t pid = 0;  // a guest's map: the guest machine's pid
 };
 
-// Why a map proven to be a file here has no id: the file has no GNU build-id note.
-inline constexpr char kNoBuildIdInFile[] =
-    "no GNU build-id in the file (Go writes none by default; newer Go: -ldflags=-B=gobuildid)";
-
 struct Resolution {
   std::optional<BuildId> id;
   std::string source;  // where the id came from, or where the file was proven
@@ -93,9 +81,10 @@ struct Resolution {
   // the mapped one, unchanged since: set with `id`, and without it for a file that has no
   // build-id, which is then kept by path and content.
   std::string file;
-  // Without an id, what callers decide by (`reason` says it in words): memory with no file
-  // behind it, no file at the path, or another reason.
-  enum class Absence { kOther, kAnonymous, kNoFile };
+  // Without an id, what callers decide by (`reason` says it in words, for people; no caller
+  // reads it): memory with no file behind it, no file at the path, a file with no GNU build-id of
+  // its own (proven, then `file` is set, or not), or another reason.
+  enum class Absence { kOther, kAnonymous, kNoFile, kNoBuildIdInFile };
   Absence absence = Absence::kOther;
 };
 
@@ -111,10 +100,6 @@ class Resolver {
   // A map record carries `id` for `path` already (a second run over fix's output): that table
   // entry is some map's, whatever this host's file at the path is.
   void vouch(const std::string& path, const BuildId& id);
-  // Why the recording cannot have been made on this host in this boot, as far as it tells (its
-  // hostname, kernel release and build-id, KASLR base, start before this boot); nullopt when
-  // nothing says so. Inode numbers and anonymous devices prove something only there.
-  std::optional<std::string> elsewhere(const RecordingFacts& facts) const;
   // Where this run looks for a copy of a binary named by build-id, and for its debug file
   // (resolve::copy_of, find_debug_file): the sysroot, search roots and build-id cache the maps
   // are resolved from, and libdebuginfod's client cache.
@@ -152,8 +137,9 @@ class Resolver {
   // perf's cache holds candidates, not proof: only an entry added while this recording was being
   // made (perf record adds every mapped file at its end) is the file that was mapped.
   std::optional<Resolution> from_buildid_cache(const std::string& filename) const;
-  bool this_host() const;
-  bool same_boot() const;
+  // The recording's identity against this host's (resolve/host_identity.h), for the facts of the
+  // resolve() call under way.
+  HostIdentity identity() const;
 
   ResolverConfig config_;
   const Host& host_;

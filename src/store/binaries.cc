@@ -79,8 +79,8 @@ void prove_idless(Binary& b, const resolve::DsoBuildId& d, resolve::Resolver& re
   b.from = Binary::From::kFile;
   b.path = r.file;
   b.evidence = absl::StrCat("its device and inode (",
-                            r.source == "file" ? "this host's file at the mapped path" : r.source,
-                            "); ", resolve::kNoBuildIdInFile);
+                            r.file == d.name ? "this host's file at the mapped path" : r.source,
+                            "); ", r.reason);
   b.sha256 = sha256_hex(bytes_of(**image), mapping_of(**image));
   b.missing.clear();
 }
@@ -174,7 +174,7 @@ absl::StatusOr<Named> find_binaries(const resolve::RecordedDsos& dsos,
       out.binaries.push_back(*debug);
     }
     if (prove && b.kind == EntryKind::kKallsyms && d.machine == "host") {
-      if (auto v = resolve::vmlinux_of(host, b.id, places)) {
+      if (auto v = resolve::vmlinux_of(b.id, facts.osrelease, places)) {
         Binary image = b;
         take(image, *v);
         image.kind = EntryKind::kVmlinux;

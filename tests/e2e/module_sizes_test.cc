@@ -354,6 +354,7 @@ TEST_F(FixModuleSizesTest, ModuleFilesUnderASearchRootOrInTheCacheCountByTheirBu
     bool found;
   };
   const std::string empty_cache = "PERF_BUILDID_DIR=" + quote(dir_ + "/none") + " ";
+  fs::create_directories(dir_ + "/empty-root");
   const std::vector<Case> cases = {
       {"/lib/modules/6.1.0-test/kernel/drivers/foo.ko", true, empty_cache,
        "--search " + quote(root), true},
@@ -362,6 +363,11 @@ TEST_F(FixModuleSizesTest, ModuleFilesUnderASearchRootOrInTheCacheCountByTheirBu
       {"/lib/modules/6.1.0-test/kernel/drivers/foo.ko", false, empty_cache,
        "--search " + quote(root), false},
       {"[foo]", false, empty_cache, "--search " + quote(root), false},
+      // With a --sysroot that lacks it, the --search roots are looked under too.
+      {"/lib/modules/6.1.0-test/kernel/drivers/foo.ko", true, empty_cache,
+       "--sysroot " + quote(dir_ + "/empty-root") + " --search " + quote(root), true},
+      {"[foo]", true, empty_cache,
+       "--sysroot " + quote(dir_ + "/empty-root") + " --search " + quote(root), true},
       // By its id in the cache, whatever its path.
       {"/elsewhere/foo.ko", true, "PERF_BUILDID_DIR=" + quote(cache) + " ", "", true},
       {"/elsewhere/foo.ko", true, empty_cache, "", false},
