@@ -1,6 +1,5 @@
 #include "cli/keep.h"
 
-#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -11,9 +10,7 @@
 #include "format/utf8.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
-#include "store/binaries.h"
-#include "store/keep_binaries.h"
-#include "store/keep_verdict.h"
+#include "store/keep_step.h"
 #include "transform/look_ahead.h"
 
 namespace pdfix::cli {
@@ -125,7 +122,6 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     in.emplace(*std::move(opened));
   }
   if (archive) {
-    if (auto s = io::refuse_input_as_output(*in, target.bundle); !s.ok()) return fail(s, json);
     // A bundle holds the recording as it is, which perf cannot read.
     if (unfinished_cut(*in)) {
       return fail(absl::InvalidArgumentError(
@@ -148,30 +144,28 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
   if (common == nullptr) {
     common = &own.emplace(passes::common_for(&*in, args.sysroot, args.search, host, {}));
   }
-  auto named = store::find_binaries(*dsos, passes::recording_facts(*dsos, *common), host,
-                                    {.resolver = common->resolver.get(),
-                                     .more_caches = args.more_caches,
-                                     .debug_files = !args.no_debug,
-                                     .memory = run.memory});
-  if (!named.ok()) return fail(named.status(), json);
-  const std::vector<store::Binary>& binaries = named->binaries;
   Summary say(args.quiet);
   Progress progress(archive ? "archive" : "store");
-  const store::KeepOptions options{.slim = archive ? !args.with_code : args.slim,
-                                   // A cache serves any recording; a bundle the one it holds.
-                                   .unwind_tables = !archive || dsos->user_stacks,
-                                   .zstd_level = args.zstd_level,
-                                   .progress = say.quiet() ? nullptr : progress.callback(),
-                                   .chain = archive ? run.chain : nullptr};
-  auto kept = archive ? store::archive_recording(*in, *named, host, target.bundle, options)
-                      : store::store_binaries(*named, host, target.cache, options);
-  if (!kept.ok()) return fail(kept.status(), json);
-  if (archive && run.chain != nullptr) {
-    const std::string name = std::filesystem::path(target.bundle).filename();
-    if (absl::Status s = run.chain->add(name, kept->files); !s.ok()) return fail(s, json);
-  }
+  auto outcome = store::keep_recording({.dsos = dsos,
+                                        .facts = passes::recording_facts(*dsos, *common),
+                                        .resolver = common->resolver.get(),
+                                        .recording = archive ? &*in : nullptr,
+                                        .bundle = target.bundle,
+                                        .cache = target.cache,
+                                        .more_caches = args.more_caches,
+                                        .debug_files = !args.no_debug,
+                                        .slim = archive ? !args.with_code : args.slim,
+                                        .zstd_level = args.zstd_level,
+                                        .progress = say.quiet() ? nullptr : progress.callback(),
+                                        .memory = run.memory,
+                                        .chain = run.chain},
+                                       host);
+  if (!outcome.ok()) return fail(outcome.status(), json);
+  const store::Named* named = &outcome->named;
+  const store::Kept* kept = &outcome->kept;
+  const std::vector<store::Binary>& binaries = named->binaries;
 
-  const store::Verdict verdict = store::judge(*named);
+  const store::Verdict verdict = outcome->verdict();
   const size_t missing = verdict.missing;
   const std::vector<const store::Binary*>& unresolved = verdict.unresolved;
   const uint64_t unresolved_samples = verdict.unresolved_samples;
@@ -309,9 +303,9 @@ int keep(const std::string& recording, const KeepTarget& target, const KeepArgs&
     os << absl::StrFormat(
         "  %d slim copies (symbols, %sline tables): %s of code and data left "
         "out; %s\n",
-        kept->slim, options.unwind_tables ? "unwind and " : "", mib(kept->left_out),
+        kept->slim, outcome->unwind_tables ? "unwind and " : "", mib(kept->left_out),
         slim_annotate(archive));
-    if (!options.unwind_tables) {
+    if (!outcome->unwind_tables) {
       os << "  no unwind tables: the recording has no user stack copies to unwind\n";
     }
   }

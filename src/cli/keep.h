@@ -1,5 +1,6 @@
-// What `archive`, `store` and `fix --archive/--store` share: finding a recording's proven
-// binaries, keeping them, and saying what was kept and what is missing.
+// What `archive`, `store` and `fix --archive/--store` share on the command line: their flags, the
+// recording's listing and the run's resolver handed to the keep step (store/keep_step.h), and
+// saying what it kept and what is missing.
 #pragma once
 
 #include <optional>
@@ -58,7 +59,7 @@ struct KeepRun {
   store::BundleChain* chain = nullptr;
 };
 
-// Keeps `recording`'s binaries, found and proven by the run's resolver.
+// Keeps `recording`'s binaries, found and proven by the run's resolver (store::keep_recording).
 // The summary goes to stderr as text (not with `quiet`), or, when
 // `json` is given, into it as an object. Returns the exit status: 3 when samples hit binaries that
 // will not resolve and `strict` is set, or when the recording names no binary by build-id at all.
