@@ -268,13 +268,6 @@ class Checker : public transform::DryRunObserver {
     std::string fixed_id;
     std::string fixed_by;
   };
-  struct Inserted {
-    BuildIdEntry entry;
-    std::string by;
-    uint64_t offset = 0;
-    uint32_t part = 0;
-  };
-
   // By file as read (`data`, then data.N in order), then offset, then as found.
   void sort_findings() {
     std::vector<Finding>& f = report_.findings;
@@ -363,72 +356,12 @@ class Checker : public transform::DryRunObserver {
 
   // What the passes add to the build-id table (or reorder in it), against what perf wrote.
   void table_findings() {
-    const format::BuildIdTable& table = session_->build_id_table();
-    std::vector<Inserted> added = inserted_;
-    std::vector<BuildIdEntry> prev = table.entries;
-    for (size_t i = 0; i < tables_.size(); ++i) {
-      const auto& [by, entries] = tables_[i];
-      if (i == 0 && table.sizes_from_6_12_0) {
-        add(0,
-            {Severity::kError, table_offset_, "BUILD_ID feature",
-             "entry sizes as perf 6.12.0 wrote them: every other reader misreads the table", by});
-      }
-      for (BuildIdEntry& e : added_entries(prev, entries)) {
-        added.push_back({std::move(e), by, table_offset_, 0});
-      }
-      // A user file's entry taken out: perf read this host's file at the path, and no map of the
-      // path was that file.
-      for (const BuildIdEntry& e : added_entries(entries, prev)) {
-        if (format::is_kernel_mode(e.misc)) continue;
-        add(0, {Severity::kError, e.offset == 0 ? table_offset_ : e.offset, "BUILD_ID feature",
-                absl::StrCat("the build-id table gives ", e.filename, " ", format::build_id_hex(e),
-                             ", the id of this host's file at that path, but no map of it is that "
-                             "file (a chroot's or container's file, or one replaced during the "
-                             "run): perf gives its maps another file's id"),
-                by});
-      }
-      if (kernel_entries(prev) != kernel_entries(entries) && added_entries(prev, entries).empty()) {
-        add(0, {Severity::kError, table_offset_, "BUILD_ID feature",
-                "the kernel's entry is not the first kernel-mode entry: perf takes another entry's "
-                "id for the kernel",
-                by});
-      }
-      prev = entries;
-    }
-    const std::map<int32_t, std::string> kernels = kernel_entries(table.entries);
-    for (const Inserted& in : added) {
-      const BuildIdEntry& e = in.entry;
-      const std::string record =
-          in.offset == table_offset_ && !session_->pipe() ? "BUILD_ID feature" : "HEADER_BUILD_ID";
-      if (!format::is_kernel_tag(e.filename)) {
-        note_once("table " + e.filename, in.part,
-                  {Severity::kNote, in.offset, record,
-                   absl::StrCat("the build-id table has no entry for ", e.filename, "; fix adds ",
-                                format::build_id_hex(e)),
-                   in.by});
-        continue;
-      }
-      auto filed = std::find_if(table.entries.begin(), table.entries.end(), [&](const auto& b) {
-        return b.pid == e.pid && format::is_kernel_mode(b.misc) &&
-               format::build_id_hex(b) == format::build_id_hex(e);
-      });
-      auto kernel = kernels.find(e.pid);
-      if (filed != table.entries.end()) {
-        add(in.part, {Severity::kError, in.offset, record,
-                      absl::StrCat("the kernel's build-id ", format::build_id_hex(e),
-                                   " is filed under ", filed->filename, ", not ", e.filename,
-                                   ": readers that look for the tag find no kernel"),
-                      in.by});
-      } else if (kernel != kernels.end()) {
-        add(in.part, {Severity::kError, in.offset, record,
-                      absl::StrCat("perf takes ", kernel->second,
-                                   " for the kernel; the kernel's id is ", format::build_id_hex(e)),
-                      in.by});
+    for (TableFinding& f : inspect::table_findings(session_->build_id_table(), table_offset_,
+                                                   session_->pipe(), tables_, inserted_)) {
+      if (f.once.empty()) {
+        add(f.part, std::move(f.finding));
       } else {
-        add(in.part, {Severity::kNote, in.offset, record,
-                      absl::StrCat("the build-id table has no kernel entry; fix adds ", e.filename,
-                                   " ", format::build_id_hex(e), " (the kernel map's id)"),
-                      in.by});
+        note_once(f.once, f.part, std::move(f.finding));
       }
     }
   }
@@ -450,8 +383,8 @@ class Checker : public transform::DryRunObserver {
     bool kept_by_path = true;
   };
   std::map<std::string, WhyIdless> why_idless_;
-  std::vector<Inserted> inserted_;
-  std::vector<std::pair<std::string, std::vector<BuildIdEntry>>> tables_;
+  std::vector<TableInsert> inserted_;
+  std::vector<PassTable> tables_;
   std::map<std::string, size_t> noted_;
   CheckReport report_;
 };
