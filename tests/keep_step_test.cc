@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "fixture/fake_host.h"
 #include "fixture/perf_data_builder.h"
+#include "fixture/resolve_files.h"
 #include "inspect/buildid_list.h"
 #include "passes/repair.h"
 #include "resolve/cache_layout.h"
@@ -21,22 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Bytes;
 using testing::PerfDataBuilder;
-
-std::string command_output(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  char buf[512];
-  while (p != nullptr && fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  if (p != nullptr) pclose(p);
-  return out;
-}
-
-std::string readelf_build_id(const std::string& path) {
-  std::smatch m;
-  const std::string notes = command_output("readelf -n '" + path + "' 2>/dev/null");
-  static const std::regex re("Build ID: ([0-9a-f]+)");
-  return std::regex_search(notes, m, re) ? m[1].str() : "";
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -51,7 +34,7 @@ class KeepStep : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/root/usr/bin");
     fs::copy_file("/usr/bin/true", dir_ + "/root/usr/bin/prog");
-    prog_id_ = readelf_build_id(dir_ + "/root/usr/bin/prog");
+    prog_id_ = resolve::readelf_build_id(dir_ + "/root/usr/bin/prog");
     ASSERT_EQ(prog_id_.size(), 40U);
     const format::BuildId id = *format::BuildId::from_hex(prog_id_);
     PerfDataBuilder b;
@@ -95,7 +78,7 @@ TEST_F(KeepStep, ACacheGetsTheProvenFileOnce) {
   EXPECT_TRUE(first->unwind_tables);  // a cache serves any recording
   const std::string cached =
       resolve::cached_file(r.cache, *format::BuildId::from_hex(prog_id_), EntryKind::kElf);
-  EXPECT_EQ(readelf_build_id(cached), prog_id_);
+  EXPECT_EQ(resolve::readelf_build_id(cached), prog_id_);
   auto again = keep_recording(r, host_);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->kept.added, 0U);
@@ -114,7 +97,7 @@ TEST_F(KeepStep, ABundleHoldsTheRecordingJoinsTheChainAndNeverReplacesIt) {
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_FALSE(first->unwind_tables);  // no user stack copies in the recording
   EXPECT_EQ(first->kept.slim, 1U);
-  const std::string listing = command_output("tar --zstd -tf '" + r.bundle + "'");
+  const std::string listing = resolve::run("tar --zstd -tf '" + r.bundle + "'");
   EXPECT_NE(listing.find("perf.data"), std::string::npos) << listing;
   EXPECT_NE(listing.find("usr/bin/prog/" + prog_id_ + "/elf"), std::string::npos) << listing;
   EXPECT_EQ(chain->size(), 1U);
@@ -123,7 +106,7 @@ TEST_F(KeepStep, ABundleHoldsTheRecordingJoinsTheChainAndNeverReplacesIt) {
   auto second = keep_recording(r, host_);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->kept.elsewhere, 1U);
-  EXPECT_EQ(command_output("tar --zstd -tf '" + r.bundle + "'").find(prog_id_), std::string::npos);
+  EXPECT_EQ(resolve::run("tar --zstd -tf '" + r.bundle + "'").find(prog_id_), std::string::npos);
 
   const std::string before = slurp(recording_);
   r.chain = nullptr;
