@@ -109,6 +109,35 @@ TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
   EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
 }
 
+// An exec is two events to count, the exec and the new command: wherever a batch ends, even
+// between the two, each sample counts under the command of its time. (The counter once took the
+// second event's words from an index into the batch the first had handed over: stacks took
+// words of others, and an export aborted.)
+TEST(Stacks, AnExecAtTheEndOfABatchCountsAsAnyOther) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa));
+  // Five events a round of the loop (a sample, the two rounds that count it as perf's ordered
+  // events do, the exec and the new command), batches of 4096: an exec lands last in a batch
+  // within five batches, wherever the first one began.
+  constexpr int kRounds = 6000;
+  for (int i = 0; i < kRounds; ++i) {
+    b.sample_callchain(0x400100, 7, 7, i + 1, {format::kContextUser, 0x400100, 0x400200})
+        .finished_round()
+        .finished_round()
+        .comm(7, 7, i % 2 == 0 ? "even" : "odd", true);
+  }
+  const profile::Profile p = profile_of(b.build());
+  EXPECT_EQ(p.samples, static_cast<uint64_t>(kRounds));
+  // The first sample in the program's file; each exec drops the maps, so the rest are unmapped,
+  // each under the command of its time.
+  EXPECT_EQ(folded(p),
+            "app;[app];[app] 1\n"
+            "even;[unknown];[unknown] 3000\n"
+            "odd;[unknown];[unknown] 2999\n");
+}
+
 TEST(Stacks, ADeferredUserPartEndsTheStackItsCookieIsNoFrame) {
   PerfDataBuilder b;
   b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})

@@ -19,11 +19,13 @@ CounterThread::~CounterThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void CounterThread::add(std::optional<uint64_t> time, const Event& e, size_t first_word) {
+void CounterThread::add(std::optional<uint64_t> time, const Event& e) {
+  const size_t words = filling_.words.size() - event_words_;
+  event_words_ = filling_.words.size();
   push({.what = time ? Op::What::kAddTimed : Op::What::kAdd,
         .event = e,
         .time = time.value_or(0),
-        .words = filling_.words.size() - first_word});
+        .words = words});
 }
 
 void CounterThread::round() { push({.what = Op::What::kRound}); }
@@ -46,6 +48,7 @@ void CounterThread::hand_over() {
       spare_.pop_back();
     }
   }
+  event_words_ = 0;
   work_.notify_one();
   tell_first();
 }

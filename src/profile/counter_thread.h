@@ -27,9 +27,11 @@ class CounterThread {
   CounterThread(const CounterThread&) = delete;
   CounterThread& operator=(const CounterThread&) = delete;
 
-  // The words of the next event are appended here; add() then takes those from `first_word` on.
+  // The words of the next event are appended here, and add() takes all appended since the last
+  // add(). The counter keeps where they begin: an add() may hand the batch over, and an index a
+  // caller held across it would point into the next batch.
   std::vector<uint64_t>& words() { return filling_.words; }
-  void add(std::optional<uint64_t> time, const Event& e, size_t first_word);
+  void add(std::optional<uint64_t> time, const Event& e);
   void round();
   // Everything added counted and the thread ended: the counter is then the caller's.
   StackCounter& finish();
@@ -57,6 +59,7 @@ class CounterThread {
   StackCounter counter_;
   std::function<void(uint32_t)> first_;
   Batch filling_;
+  size_t event_words_ = 0;  // where in filling_.words the next event's words begin
   std::mutex mutex_;
   std::condition_variable work_;  // for the thread: a batch, or the end
   std::condition_variable room_;  // for the adder: fewer than kInFlight batches

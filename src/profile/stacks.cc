@@ -24,7 +24,7 @@ class StackTap::Impl {
     // No record names the idle task, pid 0; perf calls it swapper, and so do its samples here.
     comm_index_.emplace("swapper", 0);
     profile_.comms.emplace_back("swapper");
-    counting_.add(std::nullopt, {.kind = Event::Kind::kComm, .aux = 0}, counting_.words().size());
+    counting_.add(std::nullopt, {.kind = Event::Kind::kComm, .aux = 0});
   }
 
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) {
@@ -37,9 +37,8 @@ class StackTap::Impl {
       case format::kFork: {
         auto t = format::decode_task(r.bytes, s.endian(), r.offset);
         if (!t.ok()) return t.status();
-        const size_t first = counting_.words().size();
         counting_.words().insert(counting_.words().end(), {t->tid, t->ptid});
-        counting_.add(time(), {.kind = Event::Kind::kFork, .pid = t->pid, .tid = t->ppid}, first);
+        counting_.add(time(), {.kind = Event::Kind::kFork, .pid = t->pid, .tid = t->ppid});
         return absl::OkStatus();
       }
       case format::kComm:
@@ -131,15 +130,13 @@ class StackTap::Impl {
       profile_.mappings.push_back(std::move(mapping));
     }
     std::vector<uint64_t>& words = counting_.words();
-    const size_t first = words.size();
     words.insert(words.end(),
                  {m->start, transform::ProcessTimeline::end_of(m->start, m->len), m->pgoff});
     if (format::is_kernel_image_name(m->filename)) {
       if (const std::optional<uint64_t> start = s.kernel_start(machine)) words.push_back(*start);
     }
     counting_.add(time,
-                  {.kind = Event::Kind::kMap, .misc = m->misc, .pid = m->pid, .aux = it->second},
-                  first);
+                  {.kind = Event::Kind::kMap, .misc = m->misc, .pid = m->pid, .aux = it->second});
     return absl::OkStatus();
   }
 
@@ -151,10 +148,9 @@ class StackTap::Impl {
         comm_index_.try_emplace(std::string(c->comm), static_cast<uint32_t>(profile_.comms.size()));
     if (added) profile_.comms.emplace_back(c->comm);
     const bool exec = (r.header.misc & format::kMiscCommExec) != 0;
-    const size_t none = counting_.words().size();
-    if (exec) counting_.add(time, {.kind = Event::Kind::kExec, .pid = c->pid}, none);
-    counting_.add(
-        time, {.kind = Event::Kind::kComm, .pid = c->pid, .tid = c->tid, .aux = it->second}, none);
+    if (exec) counting_.add(time, {.kind = Event::Kind::kExec, .pid = c->pid});
+    counting_.add(time,
+                  {.kind = Event::Kind::kComm, .pid = c->pid, .tid = c->tid, .aux = it->second});
     return absl::OkStatus();
   }
 
@@ -185,14 +181,12 @@ class StackTap::Impl {
       if (!profile_.first_time || *time < *profile_.first_time) profile_.first_time = time;
       if (!profile_.last_time || *time > *profile_.last_time) profile_.last_time = time;
     }
-    counting_.add(time,
-                  {.kind = Event::Kind::kSample,
-                   .misc = mode,
-                   .pid = head->pid,
-                   .tid = head->tid,
-                   .aux = by_attr_[index],
-                   .period = (st & format::kSamplePeriod) != 0 ? head->period : 1},
-                  first);
+    counting_.add(time, {.kind = Event::Kind::kSample,
+                         .misc = mode,
+                         .pid = head->pid,
+                         .tid = head->tid,
+                         .aux = by_attr_[index],
+                         .period = (st & format::kSamplePeriod) != 0 ? head->period : 1});
     return absl::OkStatus();
   }
 
