@@ -45,7 +45,6 @@ done
 python3 - "$scratch" "$repo/scripts/mutants.list" "$only" "$jobs" <<'PY'
 import concurrent.futures, fnmatch, os, queue, re, subprocess, sys, threading, time
 root, listing, only, jobs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-scratch = f"{root}/w0"
 mutants, block = [], {}
 for line in open(listing).read().split("\n") + [""]:
     if line.startswith("#"):
@@ -64,7 +63,14 @@ binaries = {"unit": "pdfix_unit_tests", "e2e": "pdfix_e2e_tests"}
 
 # A kill is a test that passes on the unmutated tree and fails with the mutant: a refused perf, a
 # missing tool or a flaky test would otherwise "kill" every mutant it judges. Each kind's filters
-# run once together at baseline, and each test's outcome is read from GoogleTest's lines.
+# run once at baseline, shared out among the workers' copies (the tests are as safe beside each
+# other as ctest runs them), and each test's outcome is read from GoogleTest's lines.
+def baseline(binary, filters, w):
+    return subprocess.run([f"{root}/w{w}/build/tests/{binary}",
+                           "--gtest_filter=" + ":".join(filters)],
+                          capture_output=True, text=True, env=env, timeout=1800)
+
+
 passing = set()
 for kind, binary in binaries.items():
     filters = sorted({m["test"].split(" ", 1)[1] for m in selected
@@ -72,10 +78,13 @@ for kind, binary in binaries.items():
     if not filters:
         continue
     start = time.time()
-    run = subprocess.run([f"{scratch}/build/tests/{binary}", "--gtest_filter=" + ":".join(filters)],
-                         capture_output=True, text=True, env=env, timeout=1800)
-    ok = set(re.findall(r"^\[       OK \] (\S+)", run.stdout, re.M))
-    failed = set(re.findall(r"^\[  FAILED  \] ([^\s,]+)", run.stdout, re.M))
+    shares = [filters[w::jobs] for w in range(jobs) if filters[w::jobs]]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(shares)) as pool:
+        runs = list(pool.map(baseline, [binary] * len(shares), shares, range(len(shares))))
+    stdout = "".join(r.stdout for r in runs)
+    stderr = "".join(r.stderr for r in runs)
+    ok = set(re.findall(r"^\[       OK \] (\S+)", stdout, re.M))
+    failed = set(re.findall(r"^\[  FAILED  \] ([^\s,]+)", stdout, re.M))
     for f in filters:
         matched = {t for t in ok | failed
                    if any(fnmatch.fnmatchcase(t, p) for p in f.split(":"))}
@@ -87,8 +96,8 @@ for kind, binary in binaries.items():
             # What the failing test said: CI keeps no other record of it.
             for t in sorted(matched & failed):
                 said = re.search(r"^\[ RUN      \] " + re.escape(t) + r"\n(.*?)^\[  FAILED  \] "
-                                 + re.escape(t), run.stdout, re.M | re.S)
-                print(said.group(1)[-4000:] if said else run.stderr[-4000:], flush=True)
+                                 + re.escape(t), stdout, re.M | re.S)
+                print(said.group(1)[-4000:] if said else stderr[-4000:], flush=True)
     print(f"baseline: {len(filters)} {kind} filters in {time.time() - start:.1f}s", flush=True)
 
 copies = queue.Queue()

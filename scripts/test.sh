@@ -62,8 +62,8 @@ else
 fi
 
 # The mutants are judged by one worker a core (a mutant's tests mostly wait on perf): the sanitizer
-# build (ASan+UBSan, Debug, clang-19) runs beside them at the lowest priority, so that it never
-# holds a mutant up.
+# build (ASan+UBSan, clang-19, -O1 with assertions) runs beside them at the lowest priority, so
+# that it never holds a mutant up.
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
 mkdir -p build-asan
