@@ -1,10 +1,14 @@
 // `pdfix follow`: fix every chunk of an always-on recording as perf finishes it (follow/follow.h),
 // each with the same run and options as `pdfix fix`.
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -12,13 +16,29 @@
 #include "cli/fix_run.h"
 #include "cli/verb.h"
 #include "follow/follow.h"
-#include "llvm/Support/raw_os_ostream.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 #include "passes/repair.h"
 #include "store/bundle_chain.h"
 #include "store/find_memory.h"
 
 namespace pdfix::cli {
 namespace {
+
+// One JSON line, in one write(2): the service reading follow's output may be killed at any
+// time, and a line that a stream's buffer flushed in pieces is cut where the kill fell, no JSON
+// for jq or the next reader.
+void print_line(const llvm::json::Value& value) {
+  std::string line;
+  llvm::raw_string_ostream(line) << value << "\n";
+  std::cout.flush();
+  for (size_t at = 0; at < line.size();) {
+    const ssize_t n = ::write(STDOUT_FILENO, line.data() + at, line.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stdout gone: there is nowhere to say it
+    at += static_cast<size_t>(n);
+  }
+}
 
 constexpr const char* kDescription =
     R"(Watches DIR, where `perf record --switch-output` writes (for a `perf daemon` session, its
@@ -181,7 +201,6 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
               // A chunk without samples (an idle stretch) is exported empty, and is done.
               return status == kExitError ? status : fixed;
             };
-            llvm::raw_os_ostream out(std::cout);
             Summary say(options.quiet);
             const auto each = [&](llvm::json::Object chunk) {
               // A chunk not fixed is named on stderr in any case: the error above it names an
@@ -190,12 +209,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
                 say.out() << "follow: " << chunk.getString("chunk").value_or("").str() << ": "
                           << chunk.getString("note").value_or("fixed").str() << "\n";
               }
-              if (options.json) {
-                // A line a chunk, whole at once: the service reading it may be killed any time.
-                out << llvm::json::Value(std::move(chunk)) << "\n";
-                out.flush();
-                std::cout.flush();
-              }
+              if (options.json) print_line(llvm::json::Value(std::move(chunk)));
             };
             // Said even with --quiet: a run with the wrong --base would fix nothing, silently.
             const auto notice = [](const std::string& text) {
@@ -219,8 +233,7 @@ Verb add_follow(CLI::App& app, const resolve::Host& host) {
                                       " gone before they could be, ", summary->earlier,
                                       " done by an earlier run\n");
             if (options.json) {
-              out << llvm::json::Value(llvm::json::Object{{"summary", std::move(total)}}) << "\n";
-              out.flush();
+              print_line(llvm::json::Value(llvm::json::Object{{"summary", std::move(total)}}));
             }
             return summary->incomplete + summary->failed + summary->gone > 0 ? kExitIncomplete
                                                                              : kExitOk;

@@ -91,5 +91,37 @@ TEST_F(FollowServiceTest, TheUnitInTheDocsSurvivesACrashAndStopsWithItsSummary) 
   EXPECT_EQ(chunks_in(dir_ + "/out").size(), 4u);
 }
 
+// A service's reader may see follow killed at any moment (the unit's stop, the OOM killer): each
+// JSON line leaves follow in one write(2), so no kill leaves half of one. A system-wide chunk's
+// line is tens of KiB, several of a stream buffer's flushes (which is how a SIGKILL once left a
+// line cut at 32 KiB in the soak test's log).
+TEST_F(FollowServiceTest, EachJsonLineIsOneWriteSoAKillNeverCutsOne) {
+  PDFIX_NEEDS_PERF_RECORD();
+  ASSERT_EQ(sh("command -v strace").status, 0) << "strace is missing: scripts/setup.sh installs it";
+  RunResult r = sh("perf record -q -a -o " + quote(dir_ + "/raw/perf.data.2026113012000010") +
+                   " -- sleep 0.5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string writes = dir_ + "/writes";
+  r = sh(store_env_ + "strace -f -qq -e trace=write -e signal=none -o " + quote(writes) + " " +
+         pdfix() + " follow --once --json " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"));
+  // 3: a process of the machine's (another test's node) whose jitdump is gone.
+  ASSERT_TRUE(r.status == 0 || r.status == 3) << r.err;
+  std::vector<size_t> lines;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line);) lines.push_back(line.size() + 1);
+  ASSERT_EQ(lines.size(), 2u) << r.out;  // the chunk's, then the summary
+  EXPECT_GT(lines[0], 16384u) << "a line within one buffer shows nothing";
+  // strace's lines for stdout: `PID write(1, "..."..., ASKED) = WRITTEN`.
+  std::vector<size_t> written;
+  std::ifstream trace(writes);
+  for (std::string line; std::getline(trace, line);) {
+    const size_t call = line.find("write(1, ");
+    const size_t result = line.rfind(") = ");
+    if (call == std::string::npos || result == std::string::npos) continue;
+    written.push_back(std::stoul(line.substr(result + 4)));
+  }
+  EXPECT_EQ(written, lines);
+}
+
 }  // namespace
 }  // namespace pdfix::e2e
