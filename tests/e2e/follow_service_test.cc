@@ -98,8 +98,13 @@ TEST_F(FollowServiceTest, TheUnitInTheDocsSurvivesACrashAndStopsWithItsSummary) 
 TEST_F(FollowServiceTest, EachJsonLineIsOneWriteSoAKillNeverCutsOne) {
   PDFIX_NEEDS_PERF_RECORD();
   ASSERT_EQ(sh("command -v strace").status, 0) << "strace is missing: scripts/setup.sh installs it";
-  RunResult r = sh("perf record -q -a -o " + quote(dir_ + "/raw/perf.data.2026113012000010") +
-                   " -- sleep 0.5");
+  // A hundred programs, each at a path of its own: a hundred maps in fix's report, whatever else
+  // the machine runs meanwhile.
+  RunResult r = sh("mkdir -p " + quote(dir_ + "/bin") + " && for i in $(seq 100); do cp " +
+                   "/bin/true " + quote(dir_ + "/bin") + "/true$i; done");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = sh("perf record -q -a -o " + quote(dir_ + "/raw/perf.data.2026113012000010") + " -- sh -c " +
+         quote("for i in $(seq 100); do " + dir_ + "/bin/true$i; done"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string writes = dir_ + "/writes";
   r = sh(store_env_ + "strace -f -qq -e trace=write -e signal=none -o " + quote(writes) + " " +
