@@ -297,6 +297,12 @@ JitLeaves jit_leaves(const std::string& dir, const std::string& env, const std::
   for (const auto& [name, n] : perf_by_symbol(r.out)) {
     out.perf_fib += name.starts_with("JS:*fib_js") ? n : 0;
   }
+  // node leaves its /tmp/perf-PID.map when it exits; the test's runs would pile them up.
+  r = sh("perf script -F comm,pid -i " + quote(in) +
+         " 2>/dev/null | awk '$1 == \"node\" { print $2; exit }'");
+  if (const std::string pid = r.out.substr(0, r.out.find('\n')); !pid.empty()) {
+    fs::remove("/tmp/perf-" + pid + ".map");
+  }
   return out;
 }
 
