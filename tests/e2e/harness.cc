@@ -223,9 +223,10 @@ bool perf_can_record() {
   static const bool ok = [] {
     for (int attempt = 0; attempt < 3; ++attempt) {
       const std::string dir = temp_dir();
-      // -B: whether perf_event_open is allowed, not perf's end of run. perf 6.1 has crashed
-      // there now and then beside the other e2e tests ("assertion failed at util/build-id.c:1010",
-      // a build-id longer than its buffer, then "stack smashing detected"), which is no refusal.
+      // -B: whether perf_event_open is allowed, not perf's end of run. perf 6.1 aborts there
+      // while another session records build-ids in its maps ("assertion failed at
+      // util/build-id.c:1010", then "stack smashing detected": tests/CMakeLists.txt keeps such
+      // tests apart), which is no refusal.
       RunResult r = sh("perf record -q -B -o " + dir + "/probe.data -- true");
       fs::remove_all(dir);
       if (r.status == 0) return true;

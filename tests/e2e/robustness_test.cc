@@ -26,7 +26,7 @@ TEST_P(Robustness, DamagedCopiesAreReadOrRefusedNeverCrash) {
   // Seeded by the file name: the same cases every run, different ones per file.
   std::mt19937_64 rng(std::hash<std::string>{}(f.name));
   const std::string dir = temp_dir();
-  for (int round = 0; round < 12; ++round) {
+  for (int round = 0; round < PDFIX_DAMAGED_ROUNDS; ++round) {
     std::string data = original;
     const int edits = 1 + static_cast<int>(rng() % 6);
     for (int k = 0; k < edits; ++k) {
