@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 #include <string_view>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "profile/folded.h"
 #include "profile/kallsyms.h"
 #include "profile/locations.h"
+#include "profile/namer.h"
 #include "profile/stacks.h"
 #include "profile/symbolizer.h"
 #include "resolve/elf_build_id.h"
@@ -78,7 +80,8 @@ TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
 
 // The tap hands its records to the counting thread in batches of a few thousand: a recording
 // of many batches counts every sample under the map of its time, and the tap's caller is told of
-// each mapping once, on its own thread, in the order first sampled.
+// each mapping once and of each stack's frames once, on its own thread, in the order first
+// sampled.
 TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
   PerfDataBuilder b;
   b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
@@ -97,16 +100,27 @@ TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
   ASSERT_TRUE(in.ok()) << in.status();
   profile::StackTap tap;
   std::vector<std::string> told;
+  std::vector<profile::Frame> frames;
   const std::thread::id here = std::this_thread::get_id();
-  tap.on_first_sample([&](const profile::Mapping& m) {
-    EXPECT_EQ(std::this_thread::get_id(), here);
-    told.push_back(m.file);
-  });
+  tap.on_new(
+      [&](uint64_t mapping, const profile::Mapping& m) {
+        EXPECT_EQ(std::this_thread::get_id(), here);
+        EXPECT_EQ(mapping, told.size() + 1);
+        told.push_back(m.file);
+      },
+      [&](std::span<const profile::Frame> f) {
+        EXPECT_EQ(std::this_thread::get_id(), here);
+        frames.insert(frames.end(), f.begin(), f.end());
+      });
   ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
   const profile::Profile p = tap.take();
   EXPECT_EQ(p.samples, 15000u);
   EXPECT_EQ(folded(p), "app;[app.new] 5000\napp;[app];[app] 10000\n");
   EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
+  // The frames of each of the two stacks, told once: the leaf's own address, then the return
+  // address its caller's frame holds.
+  EXPECT_EQ(frames, (std::vector<profile::Frame>{
+                        {1, 0x400100, false}, {1, 0x400200, true}, {2, 0x400100, false}}));
 }
 
 // An exec is two events to count, the exec and the new command: wherever a batch ends, even
@@ -214,17 +228,13 @@ TEST(Kallsyms, WithoutTheReferenceSymbolNothingIsNamed) {
 
 // A frame in the vdso is named from the vdso of the recording's build-id: this process's, when the
 // kernel that maps it is the one running (else a build-id cache's copy), as nm names its symbols.
-TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
-  const resolve::LiveHost host;
-  const std::span<const uint8_t> vdso = host.vdso();
-  ASSERT_FALSE(vdso.empty());
-  auto id = resolve::build_id_of_elf(vdso);
-  ASSERT_TRUE(id.ok() && id->has_value());
+// The functions of this process's vdso by address, as binutils' nm reads them (the vdso's vaddrs
+// are its offsets); empty when nm cannot.
+std::map<uint64_t, std::set<std::string>> vdso_functions(std::span<const uint8_t> vdso) {
   const std::string copy = testing::write_temp(Bytes(vdso.begin(), vdso.end()));
-  // Its functions by address, as binutils' nm reads them (the vdso's vaddrs are its offsets).
   std::map<uint64_t, std::set<std::string>> functions;
   FILE* nm = popen(("nm -D --defined-only " + copy).c_str(), "r");
-  ASSERT_NE(nm, nullptr);
+  if (nm == nullptr) return functions;
   char line[512];
   while (fgets(line, sizeof line, nm) != nullptr) {
     unsigned long long at = 0;
@@ -235,7 +245,17 @@ TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
       functions[at].insert(std::string(symbol.substr(0, symbol.find('@'))));  // no @@LINUX_2.6
     }
   }
-  ASSERT_EQ(pclose(nm), 0);
+  if (pclose(nm) != 0) functions.clear();
+  return functions;
+}
+
+TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
+  const resolve::LiveHost host;
+  const std::span<const uint8_t> vdso = host.vdso();
+  ASSERT_FALSE(vdso.empty());
+  auto id = resolve::build_id_of_elf(vdso);
+  ASSERT_TRUE(id.ok() && id->has_value());
+  const std::map<uint64_t, std::set<std::string>> functions = vdso_functions(vdso);
   ASSERT_FALSE(functions.empty());
   profile::Symbolizer symbolizer(host, {});
   const profile::Mapping m{.start = 0x7f0000000000,
@@ -246,6 +266,69 @@ TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
     const std::vector<profile::Line> lines = symbolizer.lines(m, m.start + at + 1, false);
     ASSERT_FALSE(lines.empty()) << *names.begin() << ": " << symbolizer.problem(m);
     EXPECT_TRUE(names.contains(lines[0].function)) << lines[0].function;
+  }
+}
+
+// Frames named while a recording is read (profile/namer.h) are named as the Symbolizer names
+// them when asked later, each frame once, a return address inside its call (at a function's
+// first byte: the function before it, or nothing); a kernel frame, or one of a mapping not
+// added, is left to the Symbolizer.
+TEST(Namer, NamesEachFrameAsTheSymbolizerWould) {
+  const resolve::LiveHost host;
+  const std::span<const uint8_t> vdso = host.vdso();
+  ASSERT_FALSE(vdso.empty());
+  auto id = resolve::build_id_of_elf(vdso);
+  ASSERT_TRUE(id.ok() && id->has_value());
+  const std::map<uint64_t, std::set<std::string>> functions = vdso_functions(vdso);
+  ASSERT_FALSE(functions.empty());
+  const profile::Mapping m{.start = 0x7f0000000000,
+                           .limit = 0x7f0000000000 + vdso.size(),
+                           .file = "[vdso]",
+                           .build_id = (*id)->hex()};
+  const profile::Mapping kernel{.start = 0xffffffff81000000,
+                                .limit = 0xffffffff82000000,
+                                .file = "[kernel.kallsyms]_text",
+                                .kernel = true};
+  // Each function's leaf and return address inside it, and a return address at its first byte.
+  std::vector<profile::Frame> frames;
+  std::vector<uint64_t> function_of;  // the function each frame lies in (its offset)
+  for (const auto& [at, names] : functions) {
+    frames.insert(
+        frames.end(),
+        {{1, m.start + at + 1, false}, {1, m.start + at + 1, true}, {1, m.start + at, true}});
+    function_of.insert(function_of.end(), {at, at, at});
+  }
+  const std::vector<profile::Frame> others{{2, 0xffffffff81000100, false}, {3, m.start, false}};
+  profile::Symbolizer symbolizer(host, {});
+  profile::NamedFrames named;
+  {
+    profile::Namer namer(symbolizer);
+    namer.add(1, m);
+    namer.add(2, kernel);
+    namer.name(frames);
+    namer.name(frames);  // again: named once
+    namer.name(others);
+    named = namer.finish();
+  }
+  EXPECT_EQ(named.size(), frames.size());
+  for (const profile::Frame& f : others) EXPECT_FALSE(named.contains(f)) << f.mapping;
+  profile::Symbolizer asked(host, {});
+  for (size_t n = 0; n < frames.size(); ++n) {
+    const profile::Frame& f = frames[n];
+    ASSERT_TRUE(named.contains(f)) << f.address;
+    const std::vector<profile::Line>& lines = named[f];
+    const std::vector<profile::Line> expected = asked.lines(m, f.address, f.caller);
+    ASSERT_EQ(lines.size(), expected.size()) << f.address;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      EXPECT_EQ(lines[i].system_name, expected[i].system_name) << f.address;
+    }
+    const std::set<std::string>& names = functions.at(function_of[n]);
+    if (f.address != m.start + function_of[n] || !f.caller) {
+      ASSERT_FALSE(lines.empty()) << *names.begin();
+      EXPECT_TRUE(names.contains(lines[0].function)) << lines[0].function;
+    } else if (!lines.empty()) {
+      EXPECT_FALSE(names.contains(lines[0].function)) << lines[0].function;
+    }
   }
 }
 

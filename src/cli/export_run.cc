@@ -16,9 +16,9 @@
 #include "profile/coverage.h"
 #include "profile/folded.h"
 #include "profile/htlhash.h"
+#include "profile/namer.h"
 #include "profile/otlp.h"
 #include "profile/pprof.h"
-#include "profile/preloader.h"
 #include "store/bundle.h"
 #include "store/symfs_layout.h"
 #include "transform/open_session.h"
@@ -190,16 +190,19 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
         return file;
       },
       a.labels);
-  // Each binary a frame lies in is read beside the rest of the recording, from its first sample.
-  std::optional<profile::Preloader> preloader;
+  // Each frame in a binary is named beside the rest of the recording, from the first stack that
+  // holds it.
+  std::optional<profile::Namer> namer;
   if (!a.no_symbols) {
-    preloader.emplace(*symbolizer);
-    tap.on_first_sample([&preloader](const profile::Mapping& m) { preloader->add(m); });
+    namer.emplace(*symbolizer);
+    tap.on_new([&namer](uint64_t mapping, const profile::Mapping& m) { namer->add(mapping, m); },
+               [&namer](std::span<const profile::Frame> frames) { namer->name(frames); });
   }
   Progress progress("export");
   auto chain = transform::run_into_tap(*in, chain_of(kinds, common), tap,
                                        {.progress = a.quiet ? nullptr : progress.callback()});
-  if (preloader) preloader->finish();
+  profile::NamedFrames named;
+  if (namer) named = namer->finish();
   if (!chain.ok()) return failed(of_input(a, chain.status()));
   const profile::Profile p = tap.take();
   if (!a.no_symbols) {
@@ -210,7 +213,7 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
       }
     }
   }
-  profile::Locations locations(p, a.no_symbols ? nullptr : symbolizer.get());
+  profile::Locations locations(p, a.no_symbols ? nullptr : symbolizer.get(), std::move(named));
   uint64_t event = 0;
   if (!a.event.empty()) {
     while (event < p.events.size() && p.events[event].name != a.event) ++event;

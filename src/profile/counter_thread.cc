@@ -5,8 +5,12 @@
 
 namespace pdfix::profile {
 
-CounterThread::CounterThread(Labels labels, std::function<void(uint32_t)> first)
-    : counter_(labels), first_(std::move(first)), thread_([this] { run(); }) {}
+CounterThread::CounterThread(Labels labels, std::function<void(uint32_t)> first,
+                             std::function<void(std::span<const Frame>)> frames)
+    : counter_(labels),
+      first_(std::move(first)),
+      frames_(std::move(frames)),
+      thread_([this] { run(); }) {}
 
 CounterThread::~CounterThread() {
   // Not finished (the recording failed): what waits is dropped, and nobody is told of it.
@@ -50,18 +54,21 @@ void CounterThread::hand_over() {
   }
   event_words_ = 0;
   work_.notify_one();
-  tell_first();
+  tell();
 }
 
-void CounterThread::tell_first() {
+void CounterThread::tell() {
   std::vector<uint32_t> first;
+  std::vector<Frame> frames;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     first.swap(first_sampled_);
+    frames.swap(new_frames_);
   }
   if (first_) {
     for (const uint32_t m : first) first_(m);
   }
+  if (frames_ && !frames.empty()) frames_(frames);
 }
 
 StackCounter& CounterThread::finish() {
@@ -75,7 +82,8 @@ StackCounter& CounterThread::finish() {
     thread_.join();
     counter_.finish();
     first_sampled_ = counter_.take_first_sampled();
-    tell_first();
+    new_frames_ = counter_.take_new_frames();
+    tell();
   }
   return counter_;
 }
@@ -106,11 +114,13 @@ void CounterThread::run() {
       }
     }
     std::vector<uint32_t> first = counter_.take_first_sampled();
+    std::vector<Frame> frames = counter_.take_new_frames();
     batch.ops.clear();
     batch.words.clear();
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       first_sampled_.insert(first_sampled_.end(), first.begin(), first.end());
+      new_frames_.insert(new_frames_.end(), frames.begin(), frames.end());
       spare_.push_back(std::move(batch));
       --in_flight_;
     }

@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -20,9 +21,11 @@ namespace pdfix::profile {
 
 class CounterThread {
  public:
-  // `first` is told, on the thread that adds, of each mapping a sample's frame first lies in,
-  // a batch or so after the sample was added.
-  CounterThread(Labels labels, std::function<void(uint32_t)> first);
+  // Told on the thread that adds, a batch or so after the sample was added: `first` of each
+  // mapping a sample's frame first lies in, then `frames` of the mapped frames of each stack
+  // first counted (StackCounter::take_new_frames).
+  CounterThread(Labels labels, std::function<void(uint32_t)> first,
+                std::function<void(std::span<const Frame>)> frames);
   ~CounterThread();
   CounterThread(const CounterThread&) = delete;
   CounterThread& operator=(const CounterThread&) = delete;
@@ -49,7 +52,7 @@ class CounterThread {
   };
   void push(const Op& op);
   void hand_over();
-  void tell_first();
+  void tell();
   void run();
 
   static constexpr size_t kOpsPerBatch = 4096;
@@ -58,6 +61,7 @@ class CounterThread {
 
   StackCounter counter_;
   std::function<void(uint32_t)> first_;
+  std::function<void(std::span<const Frame>)> frames_;
   Batch filling_;
   size_t event_words_ = 0;  // where in filling_.words the next event's words begin
   std::mutex mutex_;
@@ -67,6 +71,7 @@ class CounterThread {
   std::vector<Batch> spare_;
   size_t in_flight_ = 0;
   std::vector<uint32_t> first_sampled_;
+  std::vector<Frame> new_frames_;
   bool done_ = false;
   std::thread thread_;
 };

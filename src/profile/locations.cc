@@ -8,11 +8,13 @@ std::vector<uint32_t> Locations::of(std::span<const uint64_t> frames) {
     const uint64_t mapping = frames[i];
     const uint64_t address = frames[i + 1];
     const bool caller = i > 0;
-    auto [it, added] = index_.try_emplace(std::tuple(mapping, address, caller),
-                                          static_cast<uint32_t>(all_.size()));
+    const Frame frame{mapping, address, caller};
+    auto [it, added] = index_.try_emplace(frame, static_cast<uint32_t>(all_.size()));
     if (added) {
       Location l{.mapping = mapping, .address = address, .caller = caller};
-      if (symbolizer_ != nullptr && mapping != 0) {
+      if (auto named = named_frames_.find(frame); named != named_frames_.end()) {
+        l.lines = std::move(named->second);
+      } else if (symbolizer_ != nullptr && mapping != 0) {
         l.lines = symbolizer_->lines(profile_.mappings[mapping - 1], address, caller);
       }
       if (!l.lines.empty()) ++named_;

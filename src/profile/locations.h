@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,9 +26,10 @@ struct Location {
 
 class Locations {
  public:
-  // With no symbolizer, addresses stay unnamed (export --no-symbols).
-  Locations(const Profile& profile, Symbolizer* symbolizer)
-      : profile_(profile), symbolizer_(symbolizer) {}
+  // With no symbolizer, addresses stay unnamed (export --no-symbols). A frame `named` holds is
+  // named so (profile/namer.h: named while the recording was read); the rest by `symbolizer`.
+  Locations(const Profile& profile, Symbolizer* symbolizer, NamedFrames named = {})
+      : profile_(profile), symbolizer_(symbolizer), named_frames_(std::move(named)) {}
 
   // The locations of a stack's frames, leaf first, as indices into all().
   std::vector<uint32_t> of(std::span<const uint64_t> frames);
@@ -39,8 +40,9 @@ class Locations {
  private:
   const Profile& profile_;
   Symbolizer* symbolizer_;
+  NamedFrames named_frames_;
   std::vector<Location> all_;
-  absl::flat_hash_map<std::tuple<uint64_t, uint64_t, bool>, uint32_t> index_;
+  absl::flat_hash_map<Frame, uint32_t> index_;
   uint64_t named_ = 0;
 };
 

@@ -85,8 +85,13 @@ uint32_t StackCounter::resolve(const Event& e, uint64_t comm_index,
     key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
     key_.push_back(ip);
   }
-  const uint32_t index = stacks_.intern(key_).first;
+  const auto [index, added] = stacks_.intern(key_);
   stacks_.totals(index);  // every stack of the profile has its totals
+  if (added) {
+    for (size_t i = 4; i + 1 < key_.size(); i += 2) {
+      if (key_[i] != 0) new_frames_.push_back({key_[i], key_[i + 1], i > 4});
+    }
+  }
   return index;
 }
 

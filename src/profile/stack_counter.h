@@ -27,7 +27,19 @@ struct Event {
   uint32_t tid = 0;  // kFork: the parent's pid (the words: the thread and its parent's)
   uint32_t aux = 0;  // kSample: the event; kComm: the command; kMap: the mapping
   uint64_t period = 0;
-  size_t hash = 0;  // kSample: StackTable::hash_words of its words
+};
+
+// A frame of a profile's stack: its mapping (an index into the profile's mappings plus one), its
+// address, and whether that is a return address (every frame but the leaf).
+struct Frame {
+  uint64_t mapping = 0;
+  uint64_t address = 0;
+  bool caller = false;
+  bool operator==(const Frame&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Frame& f) {
+    return H::combine(std::move(h), f.mapping, f.address, f.caller);
+  }
 };
 
 // What samples are told apart by besides their event and stack: each asked for is a label of the
@@ -58,6 +70,9 @@ class StackCounter {
   uint64_t samples() const { return samples_; }
   // The mappings (by index) a sample's frame first lay in since the last call.
   std::vector<uint32_t> take_first_sampled() { return std::exchange(first_sampled_, {}); }
+  // The mapped frames of the stacks first counted since the last call, once a stack (a frame of
+  // many stacks is told with each).
+  std::vector<Frame> take_new_frames() { return std::exchange(new_frames_, {}); }
 
  private:
   void apply(const Event& e, std::span<const uint64_t> words);
@@ -71,6 +86,7 @@ class StackCounter {
   uint64_t samples_ = 0;
   std::vector<bool> sampled_;  // by mapping: whether first_sampled_ had it
   std::vector<uint32_t> first_sampled_;
+  std::vector<Frame> new_frames_;
   absl::flat_hash_map<uint32_t, uint32_t> comm_of_;  // by tid
   transform::ProcessTimeline timeline_;
   transform::TimeOrder<Event> ordered_;

@@ -18,9 +18,16 @@ namespace pdfix::profile {
 class StackTap::Impl {
  public:
   Impl(ProveFile prove, Labels labels)
-      : prove_(std::move(prove)), labels_(labels), counting_(labels, [this](uint32_t m) {
-          if (first_) first_(profile_.mappings[m]);
-        }) {
+      : prove_(std::move(prove)),
+        labels_(labels),
+        counting_(
+            labels,
+            [this](uint32_t m) {
+              if (first_) first_(uint64_t{m} + 1, profile_.mappings[m]);
+            },
+            [this](std::span<const Frame> frames) {
+              if (frames_) frames_(frames);
+            }) {
     // No record names the idle task, pid 0; perf calls it swapper, and so do its samples here.
     comm_index_.emplace("swapper", 0);
     profile_.comms.emplace_back("swapper");
@@ -76,7 +83,11 @@ class StackTap::Impl {
   }
 
   Profile take() { return std::move(profile_); }
-  void on_first_sample(std::function<void(const Mapping&)> first) { first_ = std::move(first); }
+  void on_new(std::function<void(uint64_t, const Mapping&)> first,
+              std::function<void(std::span<const Frame>)> frames) {
+    first_ = std::move(first);
+    frames_ = std::move(frames);
+  }
 
  private:
   // Each attr of the session is one event of the profile, but those that carry only side-band
@@ -194,7 +205,8 @@ class StackTap::Impl {
 
   ProveFile prove_;
   Labels labels_;
-  std::function<void(const Mapping&)> first_;
+  std::function<void(uint64_t, const Mapping&)> first_;
+  std::function<void(std::span<const Frame>)> frames_;
   Profile profile_;
   std::vector<SampledEvent> events_;
   std::vector<uint32_t> by_attr_;
@@ -223,8 +235,9 @@ absl::Status StackTap::end(const transform::Session& s, const transform::Feature
   return absl::OkStatus();
 }
 
-void StackTap::on_first_sample(std::function<void(const Mapping&)> first) {
-  impl_->on_first_sample(std::move(first));
+void StackTap::on_new(std::function<void(uint64_t, const Mapping&)> first,
+                      std::function<void(std::span<const Frame>)> frames) {
+  impl_->on_new(std::move(first), std::move(frames));
 }
 
 Profile StackTap::take() { return impl_->take(); }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -82,9 +83,12 @@ class StackTap : public transform::RecordTap {
   absl::Status record(const transform::RecordRef& r, const transform::Session& s) override;
   absl::Status end(const transform::Session& s, const transform::FeatureEdits& edits) override;
 
-  // `first` is told of each mapping the first time a sample's frame lies in it (export starts
-  // reading its binary then, beside the rest of the recording).
-  void on_first_sample(std::function<void(const Mapping&)> first);
+  // Told on the thread that reads, as the recording is read: `first` of each mapping (its index
+  // in Profile::mappings plus one) the first time a sample's frame lies in it, then `frames` of
+  // the mapped frames of each stack first counted (export names them then, beside the rest of
+  // the recording).
+  void on_new(std::function<void(uint64_t, const Mapping&)> first,
+              std::function<void(std::span<const Frame>)> frames);
 
   // After end(): moved out once.
   Profile take();

@@ -223,13 +223,24 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
     }
     return out;
   }
+  Binary* b = binary_to_name(m);
+  return b == nullptr ? out : lines_in(*b, m.start, m.offset, address, caller);
+}
+
+Symbolizer::Binary* Symbolizer::binary_to_name(const Mapping& m) {
+  if (m.kernel) return nullptr;
   Binary& b = binary_of(m);
-  if (b.path.empty() && b.image == nullptr) return out;
-  const uint64_t at = caller && address > m.start ? address - 1 : address;
-  const uint64_t offset = at - m.start + m.offset;
+  return (b.path.empty() && b.image == nullptr) || b.loads.empty() ? nullptr : &b;
+}
+
+std::vector<Line> Symbolizer::lines_in(Binary& b, uint64_t start, uint64_t offset, uint64_t address,
+                                       bool caller) {
+  std::vector<Line> out;
+  const uint64_t at = caller && address > start ? address - 1 : address;
+  const uint64_t in_file = at - start + offset;
   std::optional<uint64_t> vaddr;
   for (const Segment& s : b.loads) {
-    if (offset >= s.offset && offset < s.offset + s.size) vaddr = offset - s.offset + s.vaddr;
+    if (in_file >= s.offset && in_file < s.offset + s.size) vaddr = in_file - s.offset + s.vaddr;
   }
   if (!vaddr) return out;
   const llvm::object::SectionedAddress where{*vaddr, llvm::object::SectionedAddress::UndefSection};
@@ -249,21 +260,6 @@ std::vector<Line> Symbolizer::lines(const Mapping& m, uint64_t address, bool cal
                    .column = f.Column});
   }
   return out;
-}
-
-std::optional<Symbolizer::Readable> Symbolizer::to_read(const Mapping& m) {
-  if (m.kernel) return std::nullopt;
-  const Binary& b = binary_of(m);
-  if (b.path.empty() || b.loads.empty()) return std::nullopt;
-  return Readable{b.path, b.loads.front().vaddr};
-}
-
-void Symbolizer::read(const Readable& r) {
-  // Any address of the binary makes LLVM's symbolizer read it (and decompress its debug
-  // sections); the answer is not needed.
-  auto info = llvm_->symbolizer.symbolizeInlinedCode(
-      r.path, {r.vaddr, llvm::object::SectionedAddress::UndefSection});
-  if (!info) llvm::consumeError(info.takeError());
 }
 
 std::string Symbolizer::binary_file(const Mapping& m) {

@@ -30,6 +30,9 @@ struct Line {
   int64_t column = 0;
 };
 
+// Frames' names, by frame: what a Namer (profile/namer.h) named while the recording was read.
+using NamedFrames = absl::flat_hash_map<Frame, std::vector<Line>>;
+
 class Symbolizer {
  public:
   Symbolizer(const resolve::Host& host, resolve::CopyPlaces places);
@@ -55,17 +58,16 @@ class Symbolizer {
   // The frames at `address` in `m`, innermost inline frame first; empty when it cannot be named.
   // A `caller`'s address is a return address: it is looked up one byte before, in the call.
   std::vector<Line> lines(const Mapping& m, uint64_t address, bool caller);
-  // What lines() reads for `m`'s frames (its debug file, else its binary, found now) and an
-  // address in it; nullopt when there is none. read() then reads it ahead, as lines() would at
-  // its first frame: a Preloader's thread does, beside the recording's read. The two touch apart
-  // what they keep (the binaries found; LLVM's symbolizer), so that one thread may find while
-  // another reads, and nothing else is asked of the Symbolizer meanwhile.
-  struct Readable {
-    std::string path;
-    uint64_t vaddr = 0;
-  };
-  std::optional<Readable> to_read(const Mapping& m);
-  void read(const Readable& r);
+  // For naming on another thread (profile/namer.h), in two halves that touch apart what they
+  // keep: binary_to_name finds `m`'s binary (what lines() reads: its debug file, else itself)
+  // on the thread that asks everything else, nullptr when there is none; lines_in names an
+  // address of it, mapped at `start` from file offset `offset`, and touches only LLVM's
+  // symbolizer and the binary's problem. One thread at a time may name, and nothing else is
+  // asked of LLVM's symbolizer (lines(), binary_file's readers) meanwhile.
+  struct Binary;
+  Binary* binary_to_name(const Mapping& m);
+  std::vector<Line> lines_in(Binary& b, uint64_t start, uint64_t offset, uint64_t address,
+                             bool caller);
   // The binary `m`'s build-id (or inode) proves, here: "" when none is. Found once a mapping, for
   // names and for this alike.
   std::string binary_file(const Mapping& m);
@@ -73,7 +75,6 @@ class Symbolizer {
   std::string problem(const Mapping& m) const;
 
  private:
-  struct Binary;
   Binary& binary_of(const Mapping& m);
   Binary& vdso_of(const format::BuildId& id, Binary& b);
   static std::string key(const Mapping& m) {
