@@ -298,11 +298,14 @@ TEST(Namer, NamesEachFrameAsTheSymbolizerWould) {
         {{1, m.start + at + 1, false}, {1, m.start + at + 1, true}, {1, m.start + at, true}});
     function_of.insert(function_of.end(), {at, at, at});
   }
-  const std::vector<profile::Frame> others{{2, 0xffffffff81000100, false}, {3, m.start, false}};
+  // A kernel frame, one of a mapping not added, and one no map covered.
+  const std::vector<profile::Frame> others{
+      {2, 0xffffffff81000100, false}, {3, m.start, false}, {0, m.start, false}};
   profile::Symbolizer symbolizer(host, {});
   profile::NamedFrames named;
   {
     profile::Namer namer(symbolizer);
+    namer.name({});  // nothing to name
     namer.add(1, m);
     namer.add(2, kernel);
     namer.name(frames);

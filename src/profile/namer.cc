@@ -19,6 +19,7 @@ void Namer::add(uint64_t mapping, const Mapping& m) {
 }
 
 void Namer::name(std::span<const Frame> frames) {
+  if (frames.empty()) return;  // an empty Work is a mapping's target
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back({.frames = std::vector<Frame>(frames.begin(), frames.end())});
