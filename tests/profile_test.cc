@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string_view>
@@ -249,20 +250,32 @@ std::map<uint64_t, std::set<std::string>> vdso_functions(std::span<const uint8_t
   return functions;
 }
 
+// This process's vdso mapped as a profile's mapping, and its functions; nullopt when either is
+// not to be had.
+struct Vdso {
+  profile::Mapping mapping;
+  std::map<uint64_t, std::set<std::string>> functions;
+};
+std::optional<Vdso> this_vdso(const resolve::LiveHost& host) {
+  const std::span<const uint8_t> vdso = host.vdso();
+  auto id = resolve::build_id_of_elf(vdso);
+  if (vdso.empty() || !id.ok() || !id->has_value()) return std::nullopt;
+  Vdso v{.mapping = {.start = 0x7f0000000000,
+                     .limit = 0x7f0000000000 + vdso.size(),
+                     .file = "[vdso]",
+                     .build_id = (*id)->hex()},
+         .functions = vdso_functions(vdso)};
+  if (v.functions.empty()) return std::nullopt;
+  return v;
+}
+
 TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
   const resolve::LiveHost host;
-  const std::span<const uint8_t> vdso = host.vdso();
-  ASSERT_FALSE(vdso.empty());
-  auto id = resolve::build_id_of_elf(vdso);
-  ASSERT_TRUE(id.ok() && id->has_value());
-  const std::map<uint64_t, std::set<std::string>> functions = vdso_functions(vdso);
-  ASSERT_FALSE(functions.empty());
+  const std::optional<Vdso> vdso = this_vdso(host);
+  ASSERT_TRUE(vdso.has_value());
+  const profile::Mapping& m = vdso->mapping;
   profile::Symbolizer symbolizer(host, {});
-  const profile::Mapping m{.start = 0x7f0000000000,
-                           .limit = 0x7f0000000000 + vdso.size(),
-                           .file = "[vdso]",
-                           .build_id = (*id)->hex()};
-  for (const auto& [at, names] : functions) {
+  for (const auto& [at, names] : vdso->functions) {
     const std::vector<profile::Line> lines = symbolizer.lines(m, m.start + at + 1, false);
     ASSERT_FALSE(lines.empty()) << *names.begin() << ": " << symbolizer.problem(m);
     EXPECT_TRUE(names.contains(lines[0].function)) << lines[0].function;
@@ -275,16 +288,10 @@ TEST(Symbolizer, AVdsoFrameIsNamedFromThisProcesssVdso) {
 // added, is left to the Symbolizer.
 TEST(Namer, NamesEachFrameAsTheSymbolizerWould) {
   const resolve::LiveHost host;
-  const std::span<const uint8_t> vdso = host.vdso();
-  ASSERT_FALSE(vdso.empty());
-  auto id = resolve::build_id_of_elf(vdso);
-  ASSERT_TRUE(id.ok() && id->has_value());
-  const std::map<uint64_t, std::set<std::string>> functions = vdso_functions(vdso);
-  ASSERT_FALSE(functions.empty());
-  const profile::Mapping m{.start = 0x7f0000000000,
-                           .limit = 0x7f0000000000 + vdso.size(),
-                           .file = "[vdso]",
-                           .build_id = (*id)->hex()};
+  const std::optional<Vdso> vdso = this_vdso(host);
+  ASSERT_TRUE(vdso.has_value());
+  const profile::Mapping& m = vdso->mapping;
+  const std::map<uint64_t, std::set<std::string>>& functions = vdso->functions;
   const profile::Mapping kernel{.start = 0xffffffff81000000,
                                 .limit = 0xffffffff82000000,
                                 .file = "[kernel.kallsyms]_text",
