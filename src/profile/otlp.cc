@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb.h"
+#include "profile/arena.h"
 
 namespace pdfix::profile {
 namespace {
@@ -59,7 +60,7 @@ class Attributes {
 absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations,
                                     const std::vector<std::string>& htlhashes) {
   // Hundreds of thousands of messages: made in one arena and freed with it.
-  google::protobuf::Arena arena;
+  google::protobuf::Arena arena(profile_arena());
   auto& request = *google::protobuf::Arena::CreateMessage<
       opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest>(
       &arena);

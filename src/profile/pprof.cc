@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "profile.pb.h"
+#include "profile/arena.h"
 
 namespace pdfix::profile {
 namespace {
@@ -98,7 +99,7 @@ std::optional<size_t> main_mapping(const Profile& profile) {
 
 absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& locations) {
   // Hundreds of thousands of messages: made in one arena and freed with it.
-  google::protobuf::Arena arena;
+  google::protobuf::Arena arena(profile_arena());
   pb::Profile& p = *google::protobuf::Arena::CreateMessage<pb::Profile>(&arena);
   Strings strings(p);
   // The value columns: each event's samples, then a clock's nanoseconds.

@@ -6,7 +6,10 @@
 namespace pdfix::profile {
 
 StackTable::StackTable()
-    : data_(std::make_unique<Data>()), index_(0, Hash{data_.get()}, Eq{data_.get()}) {}
+    : data_(std::make_unique<Data>()), index_(0, Hash{data_.get()}, Eq{data_.get()}) {
+  data_->words.reserve(io::kHugePage / sizeof(uint64_t));
+  data_->entries.reserve(io::kHugePage / sizeof(Entry));
+}
 
 size_t StackTable::Hash::operator()(std::span<const uint64_t> key) const {
   return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(key.data(), key.size()));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "io/huge_pages.h"
 
 namespace pdfix::profile {
 
@@ -48,9 +49,11 @@ class StackTable {
     uint64_t size = 0;
   };
   // Behind a pointer: the set's hasher holds it, and a table is moved.
+  template <typename T>
+  using Table = std::vector<T, io::HugePageAllocator<T>>;
   struct Data {
-    std::vector<uint64_t> words;
-    std::vector<Entry> entries;
+    Table<uint64_t> words;
+    Table<Entry> entries;
     std::span<const uint64_t> key(uint32_t i) const {
       return std::span(words).subspan(entries[i].offset, entries[i].size);
     }
@@ -76,8 +79,8 @@ class StackTable {
     }
   };
   std::unique_ptr<Data> data_;
-  std::vector<Totals> totals_;
-  absl::flat_hash_set<uint32_t, Hash, Eq> index_;
+  Table<Totals> totals_;
+  absl::flat_hash_set<uint32_t, Hash, Eq, io::HugePageAllocator<uint32_t>> index_;
 };
 
 }  // namespace pdfix::profile

@@ -1,0 +1,42 @@
+#include "io/huge_pages.h"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <new>
+
+namespace pdfix::io {
+
+namespace {
+
+size_t pages_of(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+
+}  // namespace
+
+void* allocate_huge(size_t bytes) {
+  if (bytes < kHugePage) return ::operator new(bytes);
+  const size_t size = pages_of(bytes);
+  // mmap promises only 4 KiB alignment: map a huge page more and give back what lies outside the
+  // aligned run, or the kernel can back none of it with huge pages.
+  void* mapped =
+      ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) throw std::bad_alloc();
+  char* const first = static_cast<char*>(mapped);
+  const size_t head = (kHugePage - reinterpret_cast<uintptr_t>(first) % kHugePage) % kHugePage;
+  char* const aligned = first + head;
+  if (head > 0) ::munmap(first, head);
+  ::munmap(aligned + size, kHugePage - head);
+  // Advice only: where THP is off, the memory is the same in small pages.
+  ::madvise(aligned, size, MADV_HUGEPAGE);
+  return aligned;
+}
+
+void release_huge(void* p, size_t bytes) noexcept {
+  if (bytes < kHugePage) {
+    ::operator delete(p);
+    return;
+  }
+  ::munmap(p, pages_of(bytes));
+}
+
+}  // namespace pdfix::io

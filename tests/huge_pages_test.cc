@@ -1,0 +1,92 @@
+// Memory for big tables: what is 2 MiB and more is the process's own mapping, at a huge page's
+// boundary and advised for huge pages ("hg" in the kernel's VmFlags), and unmapped when given back;
+// a table in it keeps its contents as it grows.
+#include "io/huge_pages.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace pdfix::io {
+namespace {
+
+struct Vma {
+  uintptr_t start = 0;
+  uintptr_t end = 0;
+  std::string flags;
+};
+
+// The mapping of this process that holds `p`, from /proc/self/smaps, if any does.
+std::optional<Vma> vma_of(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  std::optional<Vma> found;
+  while (std::getline(smaps, line)) {
+    uintptr_t start = 0;
+    uintptr_t end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> start >> dash >> end && dash == '-' &&
+        line.find(':') > line.find(' ')) {
+      if (found) return found;  // the one that held `p` had no VmFlags line
+      if (start <= at && at < end) found = Vma{.start = start, .end = end};
+      continue;
+    }
+    if (found && line.starts_with("VmFlags:")) {
+      found->flags = line.substr(8);
+      return found;
+    }
+  }
+  return found;
+}
+
+bool advised(const Vma& v) { return (" " + v.flags + " ").find(" hg ") != std::string::npos; }
+
+TEST(HugePages, LargeAllocationsAreAlignedAdvisedAndGivenBack) {
+  const size_t bytes = 3 * kHugePage + 5;
+  void* p = allocate_huge(bytes);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePage, 0U);
+  std::memset(p, 0xa5, bytes);  // all of it is there to write
+  const std::optional<Vma> v = vma_of(p);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_LE(v->start, reinterpret_cast<uintptr_t>(p));
+  EXPECT_GE(v->end, reinterpret_cast<uintptr_t>(p) + 4 * kHugePage);
+  EXPECT_TRUE(advised(*v)) << "VmFlags:" << v->flags;
+  release_huge(p, bytes);
+  EXPECT_FALSE(vma_of(p).has_value());
+}
+
+TEST(HugePages, SmallAllocationsAreTheHeaps) {
+  void* p = allocate_huge(100);
+  const std::optional<Vma> v = vma_of(p);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_FALSE(advised(*v)) << "VmFlags:" << v->flags;
+  release_huge(p, 100);
+}
+
+TEST(HugePages, ATableGrowsPastAHugePageWithItsContents) {
+  const uint64_t* data = nullptr;
+  {
+    std::vector<uint64_t, HugePageAllocator<uint64_t>> table;
+    for (uint64_t i = 0; i < kHugePage; ++i) table.push_back(i * 2654435761U);
+    for (uint64_t i = 0; i < kHugePage; ++i) ASSERT_EQ(table[i], i * 2654435761U) << i;
+    data = table.data();
+    const std::optional<Vma> v = vma_of(data);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_TRUE(advised(*v)) << "VmFlags:" << v->flags;
+  }
+  // Given back whole when the table went: its first page and its last.
+  EXPECT_FALSE(vma_of(data).has_value());
+  EXPECT_FALSE(vma_of(data + kHugePage - 1).has_value());
+}
+
+}  // namespace
+}  // namespace pdfix::io
