@@ -7,6 +7,8 @@ namespace pdfix::profile {
 
 StackTable::StackTable()
     : data_(std::make_unique<Data>()), index_(0, Hash{data_.get()}, Eq{data_.get()}) {
+  // A huge page each from the start (one page fault): growing through small pages to 2 MiB takes
+  // a thousand, and a recording of some ten thousand distinct stacks gets that far.
   data_->words.reserve(io::kHugePage / sizeof(uint64_t));
   data_->entries.reserve(io::kHugePage / sizeof(Entry));
 }
