@@ -73,14 +73,16 @@ inline std::map<std::string, std::vector<llvm::json::Object>> lines_of(const std
   return by_chunk;
 }
 
-// Waits up to a minute for `done` to hold.
-inline bool within_a_minute(const std::function<bool()>& done) {
-  for (int i = 0; i < 600; ++i) {
+// Waits up to `seconds` for `done` to hold.
+inline bool within(int seconds, const std::function<bool()>& done) {
+  for (int i = 0; i < seconds * 10; ++i) {
     if (done()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
 }
+
+inline bool within_a_minute(const std::function<bool()>& done) { return within(60, done); }
 
 inline size_t journal_lines(const std::string& out) {
   std::ifstream in(out + "/.pdfix-follow-journal");
