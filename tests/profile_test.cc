@@ -163,6 +163,31 @@ TEST(Stacks, ADeferredUserPartEndsTheStackItsCookieIsNoFrame) {
   EXPECT_EQ(folded(profile_of(b.build())), "app;[unknown] 1\n");
 }
 
+// The first address of each part of a callchain is where that part stood, not a return address:
+// the kernel's ip, and the user-mode ip the kernel part interrupted (a fault or an interrupt at a
+// function's first byte is that function's). Every other address is a return address.
+TEST(Stacks, EachPartsFirstAddressIsNoReturnAddress) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .sample_callchain(0xffffffff81000100, 7, 7, 10,
+                        {format::kContextKernel, 0xffffffff81000100, 0xffffffff81000200,
+                         format::kContextUser, 0x400100, 0x400200});
+  const profile::Profile p = profile_of(b.build());
+  ASSERT_EQ(p.stacks.size(), 1u);
+  profile::Locations locations(p, nullptr);
+  std::vector<std::pair<uint64_t, bool>> frames;  // address, caller
+  for (const uint32_t l : locations.of(profile::frames_of(p.stacks.key(0)))) {
+    frames.emplace_back(locations.all()[l].address, locations.all()[l].caller);
+    EXPECT_EQ(locations.all()[l].mapping, locations.all()[l].address < 0x500000 ? 1u : 0u);
+  }
+  EXPECT_EQ(frames, (std::vector<std::pair<uint64_t, bool>>{{0xffffffff81000100, false},
+                                                            {0xffffffff81000200, true},
+                                                            {0x400100, false},
+                                                            {0x400200, true}}));
+}
+
 // perf names the idle task, pid 0, swapper though no record names it (perf script prints its
 // samples so); a thread no COMM names stays unnamed, and a COMM for pid 0 names it as any other.
 TEST(Stacks, TheIdleTasksSamplesAreSwappers) {

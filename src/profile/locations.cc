@@ -5,17 +5,16 @@ namespace pdfix::profile {
 std::vector<uint32_t> Locations::of(std::span<const uint64_t> frames) {
   std::vector<uint32_t> out;
   for (size_t i = 0; i + 1 < frames.size(); i += 2) {
-    const uint64_t mapping = frames[i];
-    const uint64_t address = frames[i + 1];
-    const bool caller = i > 0;
-    const Frame frame{mapping, address, caller};
+    const Frame frame = frame_of(frames, i);
+    const uint64_t mapping = frame.mapping;
+    const uint64_t address = frame.address;
     auto [it, added] = index_.try_emplace(frame, static_cast<uint32_t>(all_.size()));
     if (added) {
-      Location l{.mapping = mapping, .address = address, .caller = caller};
+      Location l{.mapping = mapping, .address = address, .caller = frame.caller};
       if (auto named = named_frames_.find(frame); named != named_frames_.end()) {
         l.lines = std::move(named->second);
       } else if (symbolizer_ != nullptr && mapping != 0) {
-        l.lines = symbolizer_->lines(profile_.mappings[mapping - 1], address, caller);
+        l.lines = symbolizer_->lines(profile_.mappings[mapping - 1], address, frame.caller);
       }
       if (!l.lines.empty()) ++named_;
       all_.push_back(std::move(l));

@@ -47,7 +47,7 @@ class Locations {
 };
 
 // A stack's key (Profile::stacks): its event, its labels (each 0 when not asked for, else
-// plus one), then its frames.
+// plus one), then its frames (two words each: stack_counter.h, frame_of).
 inline uint64_t event_of(std::span<const uint64_t> key) { return key[0]; }
 inline uint64_t comm_of(std::span<const uint64_t> key) { return key[1]; }
 inline uint64_t pid_of(std::span<const uint64_t> key) { return key[2]; }

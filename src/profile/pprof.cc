@@ -54,8 +54,9 @@ std::optional<size_t> main_mapping(const Profile& profile) {
     const std::span<const uint64_t> frames = frames_of(profile.stacks.key(i));
     const uint64_t samples = profile.stacks.totals(i).samples;
     for (size_t f = 0; f + 1 < frames.size(); f += 2) {
-      if (frames[f] == 0) continue;
-      const size_t m = frames[f] - 1;
+      const uint64_t mapping = frame_of(frames, f).mapping;
+      if (mapping == 0) continue;
+      const size_t m = mapping - 1;
       if (profile.mappings[m].kernel || last[m] == i) continue;
       last[m] = i;
       in[m] += samples;

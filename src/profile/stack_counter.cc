@@ -65,6 +65,7 @@ uint32_t StackCounter::resolve(const Event& e, uint64_t comm_index,
   key_.push_back(labels_.tid ? uint64_t{e.tid} + 1 : 0);
   // A callchain starts with a context marker (kernel, then user); a lone ip has the sample's.
   uint16_t context = e.misc;
+  bool first_of_part = true;
   for (const uint64_t ip : chain) {
     // A user part that comes later (CALLCHAIN_DEFERRED) is not joined: the stack ends here,
     // rather than take the cookie after the marker for an address.
@@ -72,6 +73,7 @@ uint32_t StackCounter::resolve(const Event& e, uint64_t comm_index,
     if (format::is_context_marker(ip)) {
       if (ip == format::kContextKernel) context = format::kCpuModeKernel;
       if (ip == format::kContextUser) context = format::kCpuModeUser;
+      first_of_part = true;
       continue;
     }
     const transform::ProcessTimeline::Map* m = timeline_.find(context, e.pid, ip);
@@ -82,14 +84,19 @@ uint32_t StackCounter::resolve(const Event& e, uint64_t comm_index,
         first_sampled_.push_back(m->file);
       }
     }
-    key_.push_back(m == nullptr ? 0 : uint64_t{m->file} + 1);
+    key_.push_back((m == nullptr ? 0 : uint64_t{m->file} + 1) |
+                   (first_of_part ? kExactAddress : 0));
     key_.push_back(ip);
+    first_of_part = false;
   }
   const auto [index, added] = stacks_.intern(key_);
   stacks_.totals(index);  // every stack of the profile has its totals
   if (added) {
-    for (size_t i = 4; i + 1 < key_.size(); i += 2) {
-      if (key_[i] != 0) new_frames_.push_back({key_[i], key_[i + 1], i > 4});
+    const std::span<const uint64_t> frames = std::span(key_).subspan(4);
+    for (size_t f = 0; f + 1 < frames.size(); f += 2) {
+      if (const Frame frame = frame_of(frames, f); frame.mapping != 0) {
+        new_frames_.push_back(frame);
+      }
     }
   }
   return index;

@@ -30,7 +30,8 @@ struct Event {
 };
 
 // A frame of a profile's stack: its mapping (an index into the profile's mappings plus one), its
-// address, and whether that is a return address (every frame but the leaf).
+// address, and whether that is a return address (every frame but the first of each part of the
+// callchain: frame_of).
 struct Frame {
   uint64_t mapping = 0;
   uint64_t address = 0;
@@ -41,6 +42,18 @@ struct Frame {
     return H::combine(std::move(h), f.mapping, f.address, f.caller);
   }
 };
+
+// A frame in a profile's stack key (profile/locations.h: frames_of) is two words: its mapping
+// (an index into the profile's mappings plus one, 0 for none), with kExactAddress set when the
+// address is not a return address, and the address. Exact are the first address of each part
+// of a callchain: the sample's own ip, and the user-mode ip a kernel part interrupted (a fault at
+// a function's first byte is that function's, not the one before).
+inline constexpr uint64_t kExactAddress = uint64_t{1} << 63;
+inline Frame frame_of(std::span<const uint64_t> frames, size_t f) {
+  return {.mapping = frames[f] & ~kExactAddress,
+          .address = frames[f + 1],
+          .caller = (frames[f] & kExactAddress) == 0};
+}
 
 // What samples are told apart by besides their event and stack: each asked for is a label of the
 // profile's samples (and its stacks as many more).
