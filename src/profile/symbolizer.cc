@@ -10,6 +10,7 @@
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 #include "profile/demangle.h"
+#include "profile/plt.h"
 #include "resolve/debug_file.h"
 
 namespace pdfix::profile {
@@ -49,12 +50,15 @@ std::vector<Segment> loads_of(const llvm::object::ObjectFile* obj, const std::st
   return {};
 }
 
-std::vector<Segment> loads_of(const std::string& path, std::string& problem) {
+// The load segments of the binary at `path`, and its PLT stubs (only a binary has them: a debug
+// file keeps no code).
+std::vector<Segment> loads_of(const std::string& path, std::string& problem, PltStubs& plt) {
   auto file = llvm::object::ObjectFile::createObjectFile(path);
   if (!file) {
     problem = absl::StrCat(path, ": ", llvm::toString(file.takeError()));
     return {};
   }
+  plt = PltStubs(*file->getBinary());
   return loads_of(file->getBinary(), path, problem);
 }
 
@@ -77,6 +81,7 @@ struct Symbolizer::Binary {
   std::string image_name;
   std::unique_ptr<llvm::object::ObjectFile> image;
   std::vector<Segment> loads;
+  PltStubs plt;
   std::string problem;
   std::optional<resolve::FileStamp> file_stamp;
   std::optional<resolve::FileStamp> path_stamp;
@@ -119,7 +124,7 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   const std::optional<format::BuildId> id = format::BuildId::from_hex(m.build_id);
   if (!id && !m.proven_file.empty()) {
     // No build-id of its own (Go), and proven by its inode: the file itself.
-    b.loads = loads_of(m.proven_file, b.problem);
+    b.loads = loads_of(m.proven_file, b.problem, b.plt);
     if (!b.loads.empty()) b.path = b.file = m.proven_file;
     b.file_stamp = b.path_stamp = resolve::stamp_of(b.file);
     return b;
@@ -136,7 +141,7 @@ Symbolizer::Binary& Symbolizer::binary_of(const Mapping& m) {
   }
   // The load segments are the binary's; its debug file (same layout, full DWARF and symbols)
   // names better where it is here.
-  b.loads = loads_of(found->path, b.problem);
+  b.loads = loads_of(found->path, b.problem, b.plt);
   if (b.loads.empty()) {
     if (b.problem.empty()) b.problem = absl::StrCat(found->path, ": no loadable segment");
     return b;
@@ -156,7 +161,7 @@ Symbolizer::Binary& Symbolizer::vdso_of(const format::BuildId& id, Binary& b) {
   const resolve::Copy c = resolve::copy_of(
       *host_, {.name = "[vdso]", .id = id, .kind = resolve::EntryKind::kVdso}, places_);
   if (c.from == resolve::Copy::From::kFile) {
-    b.loads = loads_of(c.path, b.problem);
+    b.loads = loads_of(c.path, b.problem, b.plt);
     if (!b.loads.empty()) b.path = b.file = c.path;
     b.file_stamp = b.path_stamp = resolve::stamp_of(b.file);
   } else if (c.from == resolve::Copy::From::kVdso) {
@@ -243,6 +248,11 @@ std::vector<Line> Symbolizer::lines_in(Binary& b, uint64_t start, uint64_t offse
     if (in_file >= s.offset && in_file < s.offset + s.size) vaddr = in_file - s.offset + s.vaddr;
   }
   if (!vaddr) return out;
+  // A PLT stub's name first: the symbolizer gives it none, or the symbol before the PLT's.
+  if (auto stub = b.plt.name_at(*vaddr)) {
+    out.push_back({.function = *stub, .system_name = *stub});
+    return out;
+  }
   const llvm::object::SectionedAddress where{*vaddr, llvm::object::SectionedAddress::UndefSection};
   auto info = b.image != nullptr ? llvm_->symbolizer.symbolizeInlinedCode(*b.image, where)
                                  : llvm_->symbolizer.symbolizeInlinedCode(b.path, where);
