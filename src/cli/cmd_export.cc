@@ -39,7 +39,9 @@ Verb add_export(CLI::App& app, const resolve::Host& host) {
       app, "export",
       {"pdfix export", "a recording's samples as a profile: pprof, OpenTelemetry or folded",
        "pdfix export [--format pprof|otlp|folded] [--event NAME] [--labels LIST] [--no-symbols] "
-       "[--strict] [--sysroot DIR] [--search DIR]... [--buildid-dir DIR] [--json] [-q] IN OUT",
+       "[--strict] [--sysroot DIR] [--search DIR]... [--buildid-dir DIR] [--kallsyms FILE] "
+       "[--json] "
+       "[-q] IN OUT",
        R"(Writes the samples of IN as a profile that profiling tools read: pprof's profile.proto,
 gzip-compressed (go tool pprof, Pyroscope, Parca); OpenTelemetry profiles, an OTLP
 ExportProfilesServiceRequest (opentelemetry-proto v1.11.0, profiles/v1development), the body of
@@ -57,7 +59,9 @@ proven build-id, or whose binary is not here, keeps its addresses and file name:
 name is worse than none. A file with no build-id of its own (a Go program) is named from
 when it is proven by device and inode on the recording's host, in its boot. JIT code is named from its jitdump or /tmp/perf-PID.map, made an
 ELF file in the build-id cache as `pdfix fix` makes it. Kernel frames, modules' too, are named from the kallsyms of the
-recording's kernel: this host's when it runs that kernel, else the build-id cache's copy.
+recording's kernel: this host's when it runs that kernel, else the build-id cache's copy,
+else the file --kallsyms gives (a copy of the recording host's /proc/kallsyms, read as root
+there; taken on the user's word: no build-id proves it).
 
 Samples are counted by event, stack and labels: by default the command of each sample's
 thread (comm); --labels comm,pid,tid adds the process and thread ids, --labels none counts by
@@ -104,6 +108,11 @@ IN may be '-' for stdin, OUT '-' for stdout. OUT appears only complete.)",
                   "bundle's DIR/.debug names its recording as the recording host would.")
       ->check(CLI::ExistingDirectory)
       ->type_name("DIR");
+  cmd->add_option("--kallsyms", a->run.kallsyms,
+                  "The recording's kernel's kallsyms (a copy of its host's /proc/kallsyms), for "
+                  "kernel frames where neither this host nor a build-id cache has it.")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
   cmd->add_flag("--json", a->json,
                 "The summary as one JSON object on stdout (stderr when OUT is '-').");
   add_quiet_flag(*cmd, a->run.quiet);

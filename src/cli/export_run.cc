@@ -157,6 +157,7 @@ int run_export(const ExportArgs& a, const resolve::Host& host, llvm::json::Objec
   std::unique_ptr<profile::Symbolizer> own;
   std::unique_ptr<profile::Symbolizer>& symbolizer = kept != nullptr ? *kept : own;
   resolve::CopyPlaces places = common.resolver->copy_places(common.recording_ended_at);
+  places.kallsyms = a.kallsyms;
   if (symbolizer == nullptr) {
     symbolizer = std::make_unique<profile::Symbolizer>(host, std::move(places));
   } else {

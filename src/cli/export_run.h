@@ -24,6 +24,7 @@ struct ExportArgs {
   std::string sysroot;
   std::vector<std::string> search;
   std::string buildid_dir;  // "": $PERF_BUILDID_DIR or ~/.debug
+  std::string kallsyms;     // the recording's kernel's, where no proven copy is here
   profile::Labels labels;
   bool no_symbols = false;
   bool strict = false;  // exit 3 when a sampled binary was not found or not read

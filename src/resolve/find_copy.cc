@@ -55,17 +55,17 @@ Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places) {
   };
   Copy c;
   if (q.kind == EntryKind::kKallsyms) {
-    if (places.sysroot.empty() && host.kernel_build_id() == q.id) {
-      // _text at a real address: kallsyms shows addresses (root, or kptr_restrict 0).
-      if (host.kernel_text()) {
-        return {Copy::From::kKallsyms, "", "/proc/kallsyms (the running kernel has this id)", ""};
-      }
-      if (from_cache(c)) return c;
-      c.missing = "/proc/kallsyms shows no addresses (kptr_restrict; run as root)";
-      return c;
+    const bool running = places.sysroot.empty() && host.kernel_build_id() == q.id;
+    // _text at a real address: kallsyms shows addresses (root, or kptr_restrict 0).
+    if (running && host.kernel_text()) {
+      return {Copy::From::kKallsyms, "", "/proc/kallsyms (the running kernel has this id)", ""};
     }
     if (from_cache(c)) return c;
-    c.missing = "not the running kernel; not in the build-id cache";
+    if (!places.kallsyms.empty()) {
+      return {Copy::From::kFile, places.kallsyms, "--kallsyms (given: no build-id proves it)", ""};
+    }
+    c.missing = running ? "/proc/kallsyms shows no addresses (kptr_restrict; run as root)"
+                        : "not the running kernel; not in the build-id cache (--kallsyms FILE)";
     return c;
   }
   if (q.kind == EntryKind::kVdso) {

@@ -37,6 +37,9 @@ struct CopyPlaces {
   std::vector<std::string> caches;      // perf's layout
   std::optional<int64_t> ended_at;      // of the recording: a process started since is another
   std::string debuginfod_client_cache;  // libdebuginfod's, for debug files it fetched before
+  // The recording's kernel's kallsyms as the user gave it (export --kallsyms): no build-id
+  // proves it, so it is taken only where no proven copy is here.
+  std::string kallsyms;
 };
 
 struct FoundCopy {
@@ -65,8 +68,9 @@ struct Copy {
   std::string missing;   // kNothing: why
 };
 // `q` of kind kElf as find_copy finds it; kKallsyms: the running kernel's /proc/kallsyms when it
-// has the id (and shows addresses), else a cache's; kVdso: this process's vdso when it has the
-// id, else a cache's. kVmlinux and kDebug are found from their binary (below).
+// has the id (and shows addresses), else a cache's, else the one the user gave; kVdso: this
+// process's vdso when it has the id, else a cache's. kVmlinux and kDebug are found from their
+// binary (below).
 Copy copy_of(const Host& host, const CopyQuery& q, const CopyPlaces& places);
 
 // The ELF image of the kernel of build-id `id` and release `release` (the recording's): where

@@ -5,7 +5,8 @@
 // `perf report --sort dso,sym` on >= 99% of the samples. Names agree when they name one address in
 // the binary's symbols (perf and LLVM pick different aliases of a libc function: readdir,
 // __GI___readdir64); an address perf shows in hex is one pdfix leaves unnamed. This machine's
-// kernel has no modules (all built in): module frames are the unit tests' (Kallsyms).
+// kernel has no modules (all built in): module frames are the unit tests' (Kallsyms). Read as
+// on another host, its kernel frames are named from the kallsyms given with --kallsyms.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,6 +121,41 @@ TEST(ExportSystemTest, EverySamplesLeafIsNamedAsPerfReportNamesIt) {
     kernel += key.first == "[kernel.kallsyms]" && !key.second.empty() ? n : 0;
   EXPECT_GT(kernel * 10, total) << kernel << " of " << total;
   EXPECT_GT((ours[{"spin", "spin_wide"}]), 500U);
+
+  // Read as on another host (an empty --sysroot: the running kernel is not the recording's
+  // there, and HOME's build-id cache is empty), the kernel's frames stay unnamed and the summary
+  // says what names them; given a copy of the recording host's kallsyms, they are named as here.
+  std::map<std::string, uint64_t> kernel_here;  // by function
+  for (const RawLeaf& leaf : leaves) {
+    if (leaf.file.starts_with("[kernel.kallsyms]")) kernel_here[leaf.function] += leaf.count;
+  }
+  const std::string kallsyms = dir + "/kallsyms";
+  ASSERT_EQ(sh("cat /proc/kallsyms > " + quote(kallsyms)).status, 0);
+  fs::create_directories(dir + "/elsewhere");
+  const auto kernel_elsewhere = [&](const std::string& flags, std::string& summary) {
+    std::map<std::string, uint64_t> out;
+    const std::string profile = dir + "/elsewhere.pb.gz";
+    RunResult e = sh(env + pdfix() + " export --sysroot " + quote(dir + "/elsewhere") + " " +
+                     flags + " " + quote(dir + "/in.data") + " " + quote(profile));
+    summary = e.err;
+    EXPECT_EQ(e.status, 0) << e.err;
+    e = sh(env +
+           "go tool pprof -symbolize=none -raw -tagfocus='comm=^(spin|find|ls|sh|perf-exec)$' " +
+           quote(profile) + " 2>&1");
+    for (const RawLeaf& leaf : raw_leaves(e.out)) {
+      if (leaf.file.starts_with("[kernel.kallsyms]")) out[leaf.function] += leaf.count;
+    }
+    return out;
+  };
+  std::string said;
+  const std::map<std::string, uint64_t> unnamed = kernel_elsewhere("", said);
+  ASSERT_EQ(unnamed.size(), 1U) << said;
+  EXPECT_EQ(unnamed.begin()->first, "") << said;
+  EXPECT_NE(said.find("[kernel.kallsyms]_text: not the running kernel; not in the build-id cache "
+                      "(--kallsyms FILE)"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(kernel_elsewhere("--kallsyms " + quote(kallsyms), said), kernel_here) << said;
   remove_test_dir(dir);
 }
 
