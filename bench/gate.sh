@@ -64,7 +64,7 @@ declare -A LIMITS=(
   ["sysdwarf copy"]=1.60 ["sysdwarf inject"]=3.60 ["sysdwarf fix"]=3.60
   ["compile copy"]=1.60 ["compile inject"]=3.60 ["compile fix"]=3.60
   ["sysdwarf unwind"]=0.30 ["compile unwind"]=0.30 ["dense archive"]=0.50
-  ["chunks follow"]=0.60 ["dense export"]=0.40
+  ["chunks follow"]=0.60 ["dense export"]=0.75
 )
 
 gcc_loop() {
