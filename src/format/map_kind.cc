@@ -26,6 +26,8 @@ MapKind classify(std::string_view filename, uint16_t misc) {
   return MapKind::kFile;
 }
 
+bool may_carry_build_id(MapKind kind) { return kind != MapKind::kAnonymous; }
+
 bool is_anonymous_code(std::string_view filename, uint16_t misc) {
   return classify(filename, misc) == MapKind::kAnonymous && !is_kernel_mode(misc) &&
          (misc & kMiscMmapData) == 0 && starts_with_any(filename, {"//anon", "[anon:", "/memfd:"});

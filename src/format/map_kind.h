@@ -14,8 +14,9 @@ enum class MapKind { kFile, kKernel, kModule, kVdso, kAnonymous };
 MapKind classify(std::string_view filename, uint16_t misc);
 
 // Whether a map of this kind can carry a build-id: memory with no file behind it (//anon,
-// [heap], [stack], memfd, SysV) has none, whatever its record says.
-inline bool may_carry_build_id(MapKind kind) { return kind != MapKind::kAnonymous; }
+// [heap], [stack], memfd, SysV) has none, whatever its record says. Out of line: a rule that
+// scripts/mutants.list mutates rebuilds one unit, not every unit that includes this header.
+bool may_carry_build_id(MapKind kind);
 
 // Kernel or guest-kernel cpumode: the maps and table entries of a machine's kernel side.
 inline bool is_kernel_mode(uint16_t misc) {
