@@ -26,7 +26,9 @@ headers in 70 ms.)
 A job fails only when this build is over its limit against the floor *and* slower than the build
 before beyond the noise measured in the same rounds (three standard errors of the median of the
 per-round ratios, at least 10%): a neighbour's load makes both builds slow alike, a regression
-only one of them.
+only one of them. A job that fails is measured once more after the others and fails only if it
+fails again (the verdict is that second measurement's): with fourteen jobs, one unlucky set of
+rounds would otherwise fail a change that slowed nothing.
 
 The gate has a budget: DEADLINE (seconds since the epoch) is when it ends. A job measures as many
 rounds as fit in its share of the time left (that time over the jobs left; its warm-up round tells
@@ -137,6 +139,8 @@ def cells(job, row, tries):
         verdict += f" ({row['rounds']} rounds, what the budget left)"
     if row["noisy"]:
         verdict += f" (too noisy to judge {tries}x: {', '.join(row['noisy'])})"
+    if job.get("confirming"):
+        verdict += " (its first measurement failed; this is the second)"
     if row["slower_within_limit"]:
         verdict += " (slower than base, within its limit)"
     return "| " + " | ".join(out + [verdict]) + " |"
@@ -184,6 +188,16 @@ def main():
                 print(f"gate: {job['name']}: machine too noisy to judge "
                       f"({', '.join(row['noisy'])}); measured again later in the run",
                       file=sys.stderr, flush=True)
+                queue.append((job, tries + 1, row))
+                continue
+            # A failure is confirmed by measuring again after the other jobs: a regression is
+            # slower both times, a neighbour's burst (or one unlucky set of rounds among the
+            # gate's fourteen jobs) rarely twice. Out of time, the one failure stands.
+            if row["fail"] and not job.get("confirming") and tries < MAX_TRIES:
+                vs = f" and {row['vs']:.2f}x the base" if "vs" in row else ""
+                print(f"gate: {job['name']}: over its limit{vs}; measured again later in the run "
+                      "to confirm", file=sys.stderr, flush=True)
+                job["confirming"] = True
                 queue.append((job, tries + 1, row))
                 continue
         noisy_left += bool(row["noisy"])
