@@ -63,31 +63,54 @@ fi
 
 # The mutants are judged by one worker a core (a mutant's tests mostly wait on perf): the sanitizer
 # build (ASan+UBSan, clang-19, -O1 with assertions) runs beside them at the lowest priority, so
-# that it never holds a mutant up.
+# that it never holds a mutant up, and then so do the sanitizer tests (the unit tests, the e2e
+# tests that only read files, and perf's directory format, recorded of its own workload: none
+# holds the whole machine in the tests phase, so none disturbs a mutant's tests). What is left of
+# them when the mutants are done is the next two phases' time.
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
 mkdir -p build-asan
-nice -n 19 cmake --build build-asan >build-asan/build.log 2>&1 &
-asan_build=$!
-# When the whole suite passed, the mutants' baseline only lists the tests each mutant names.
-suite_passed=0
-[ "${states[2]}" != passed ] || suite_passed=1
-run "mutation check (scripts/mutants.list)" env PDFIX_MUTANTS_SUITE_PASSED=$suite_passed \
-  bash scripts/mutants.sh
-asan_rest() {
-  wait "$asan_build" && return 0
-  tail -n 60 build-asan/build.log >&2
-  return 1
-}
-run "sanitizer build: the rest of it" asan_rest
+rm -f build-asan/beside.*
 sanitizer_tests() {
   build-asan/tests/pdfix_unit_tests --gtest_brief=1 || return 1
   (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
     -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
 }
+# Each step leaves its status and its seconds in build-asan/beside.STEP.
+(
+  trap - EXIT INT TERM
+  step() {
+    local name=$1 start=$SECONDS rc=0
+    shift
+    "$@" >"build-asan/beside.$name.log" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - start))" >"build-asan/beside.$name"
+    return "$rc"
+  }
+  step build nice -n 19 cmake --build build-asan && step tests nice -n 19 bash -c \
+    "$(declare -f sanitizer_tests); sanitizer_tests"
+) &
+beside=$!
+# When the whole suite passed, the mutants' baseline only lists the tests each mutant names.
+suite_passed=0
+[ "${states[2]}" != passed ] || suite_passed=1
+run "mutation check (scripts/mutants.list)" env PDFIX_MUTANTS_SUITE_PASSED=$suite_passed \
+  bash scripts/mutants.sh
+# beside_step STEP: waits for the step, says how long it took beside the mutants, prints the end of
+# its log when it failed.
+beside_step() {
+  while [ ! -f "build-asan/beside.$1" ] && kill -0 "$beside" 2>/dev/null; do sleep 1; done
+  local rc=1 took=0
+  [ -f "build-asan/beside.$1" ] && read -r rc took <"build-asan/beside.$1"
+  echo "$1: $((took / 60)):$(printf %02d $((took % 60))) in all, beside the mutants at first" >&2
+  [ "$rc" = 0 ] && return 0
+  tail -n 60 "build-asan/beside.$1.log" >&2
+  return 1
+}
+run "sanitizer build: the rest of it" beside_step build
 if [ "${states[-1]}" = passed ]; then
-  run "sanitizer tests" sanitizer_tests
+  run "sanitizer tests: the rest of them" beside_step tests
 else
-  skip "sanitizer tests" "no sanitizer build"
+  skip "sanitizer tests: the rest of them" "no sanitizer build"
 fi
+wait "$beside" 2>/dev/null
 run "fuzzing, 25 seconds a target" env PDFIX_WERROR=ON bash scripts/fuzz.sh 25
