@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 namespace pdfix::profile {
 
-Kallsyms::Kallsyms(std::string_view text) {
+Kallsyms::Kallsyms(std::string text) : text_(std::move(text)) {
+  std::string_view rest = text_;
+  symbols_.reserve(static_cast<size_t>(std::count(rest.begin(), rest.end(), '\n')) + 1);
   // "ffffffff81000000 T _text", then for a module's symbol "\t[name]".
-  while (!text.empty()) {
-    const size_t eol = std::min(text.find('\n'), text.size());
-    const std::string_view line = text.substr(0, eol);
-    text.remove_prefix(std::min(eol + 1, text.size()));
+  while (!rest.empty()) {
+    const size_t eol = std::min(rest.find('\n'), rest.size());
+    const std::string_view line = rest.substr(0, eol);
+    rest.remove_prefix(std::min(eol + 1, rest.size()));
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || line.size() < space + 4 || line[space + 2] != ' ') {
       continue;
@@ -25,7 +28,7 @@ Kallsyms::Kallsyms(std::string_view text) {
     std::string_view name = line.substr(space + 3);
     name = name.substr(0, name.find('\t'));
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-    symbols_.push_back({address, static_cast<uint32_t>(symbols_.size()), std::string(name)});
+    symbols_.push_back({address, static_cast<uint32_t>(symbols_.size()), name});
   }
   // Aliases at one address (memcpy, __memcpy, __pi_memcpy): the last the text lists, the one perf
   // names. Its sizes run each symbol up to the next one's address, which leaves the earlier
@@ -53,7 +56,7 @@ std::optional<std::string> Kallsyms::function_at(uint64_t address) const {
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), here,
                              [](uint64_t a, const Symbol& s) { return a < s.address; });
   if (it == symbols_.begin()) return std::nullopt;
-  return std::prev(it)->name;
+  return std::string(std::prev(it)->name);
 }
 
 }  // namespace pdfix::profile

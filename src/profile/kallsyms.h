@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pdfix::profile {
@@ -15,10 +16,14 @@ class Kallsyms {
  public:
   // `text` as /proc/kallsyms lays it out: read apart from the recording (beside it, for this
   // host's), and placed when the recording's kernel map is known. Names nothing before.
-  explicit Kallsyms(std::string_view text);
-  Kallsyms(std::string_view text, std::string_view ref, uint64_t ref_at) : Kallsyms(text) {
+  // The text is kept: the names are views of it (a kernel's 120 thousand names are not as many
+  // strings).
+  explicit Kallsyms(std::string text);
+  Kallsyms(std::string text, std::string_view ref, uint64_t ref_at) : Kallsyms(std::move(text)) {
     place(ref, ref_at);
   }
+  Kallsyms(const Kallsyms&) = delete;
+  Kallsyms& operator=(const Kallsyms&) = delete;
   // `ref` the reference symbol the recording's kernel map names (perf's _text or _stext, both
   // functions in kallsyms) and `ref_at` its recorded address (the map's pgoff). Without `ref` in
   // the text, nothing says where the text's kernel lay against the recording's: no names rather
@@ -36,9 +41,10 @@ class Kallsyms {
  private:
   struct Symbol {
     uint64_t address;
-    uint32_t line;  // its place in the text, among the text's functions
-    std::string name;
+    uint32_t line;          // its place in the text, among the text's functions
+    std::string_view name;  // in text_
   };
+  std::string text_;
   std::vector<Symbol> symbols_;  // text symbols, by address
   bool placed_ = false;
   uint64_t shift_ = 0;  // recorded address minus the text's
