@@ -164,7 +164,8 @@ std::set<std::string> outcomes(const llvm::json::Object& result) {
   return out;
 }
 
-// A server on 127.0.0.1 that answers every request with `code`, stopped with the test.
+// A server on 127.0.0.1 that answers every request with `code`, stopped with the test. Its port is
+// awaited up to 30 s: the sanitizer tests run beside the mutants at the lowest priority.
 class StubServer {
  public:
   explicit StubServer(int code) {
@@ -180,7 +181,7 @@ class StubServer {
            "s = http.server.HTTPServer((\"127.0.0.1\", 0), H)\n"
            "print(s.server_address[1], flush=True)\n"
            "s.serve_forever()' > " +
-           quote(port_file_) + " 2>&1 & echo $!; for i in $(seq 100); do [ -s " +
+           quote(port_file_) + " 2>&1 & echo $!; for i in $(seq 600); do [ -s " +
            quote(port_file_) + " ] && exit 0; sleep 0.05; done; exit 1");
     EXPECT_EQ(r.status, 0) << r.err;
     pid_ = r.out.substr(0, r.out.find('\n'));
