@@ -95,14 +95,15 @@ suite_passed=0
 [ "${states[2]}" != passed ] || suite_passed=1
 run "mutation check (scripts/mutants.list)" env PDFIX_MUTANTS_SUITE_PASSED=$suite_passed \
   bash scripts/mutants.sh
-# beside_step STEP: waits for the step, says how long it took beside the mutants, prints the end of
-# its log when it failed.
+# beside_step STEP: waits for the step, says how long it took beside the mutants, prints what
+# failed (each failed test's output, then the log's end) when it failed.
 beside_step() {
   while [ ! -f "build-asan/beside.$1" ] && kill -0 "$beside" 2>/dev/null; do sleep 1; done
   local rc=1 took=0
   [ -f "build-asan/beside.$1" ] && read -r rc took <"build-asan/beside.$1"
   echo "$1: $((took / 60)):$(printf %02d $((took % 60))) in all, beside the mutants at first" >&2
   [ "$rc" = 0 ] && return 0
+  grep -A 60 -e '[*]Failed' -e 'Timeout' "build-asan/beside.$1.log" >&2
   tail -n 60 "build-asan/beside.$1.log" >&2
   return 1
 }
