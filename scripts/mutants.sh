@@ -4,8 +4,9 @@
 # that no test kills is a survivor. The tests are first run on the unmutated tree: a kill counts
 # only for tests that pass there. Fails if any mutant survives, no longer applies, or has tests
 # that fail without it, and prints them.
-# The scratch build is unoptimised (-O0, no debug info) and made with clang-19 and lld: fast to
-# compile and to relink after each mutant, and as good a judge.
+# The scratch build is unoptimised (-O0, no debug info), made with clang-19 and lld, its unit tests
+# linked with LLVM's shared library: fast to compile and to relink after each mutant, and as good a
+# judge.
 #
 #   bash scripts/mutants.sh [NAME-SUBSTRING]
 #
@@ -38,6 +39,7 @@ for ((w = 0; w < jobs; w++)); do
   cmake -S "$copy" -B "$copy/build" -G Ninja -DCMAKE_BUILD_TYPE=None \
     -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
     -DCMAKE_CXX_FLAGS='-O0 -g0' -DPDFIX_STATIC_ABSL=OFF -DPDFIX_BUILD_BENCH=OFF \
+    -DPDFIX_TESTS_LLVM_SHARED=ON -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
     -DPDFIX_FOREIGN_CORPUS="$repo/../shared/corpora/foreign" >/dev/null
   ninja -C "$copy/build" pdfix pdfix_unit_tests pdfix_e2e_tests >/dev/null
 done
