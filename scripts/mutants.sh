@@ -4,9 +4,9 @@
 # that no test kills is a survivor. The tests are first run on the unmutated tree: a kill counts
 # only for tests that pass there. Fails if any mutant survives, no longer applies, or has tests
 # that fail without it, and prints them.
-# The scratch build is unoptimised (-O0, no debug info), made with clang-19 and lld, its unit tests
-# linked with LLVM's shared library: fast to compile and to relink after each mutant, and as good a
-# judge.
+# The scratch build is unoptimised (-O0, no debug info), made with clang-19 and lld, its test
+# programs linked with LLVM's shared library (pdfix keeps the archives) and their tests listed only
+# when ctest asks: fast to compile and to relink after each mutant, and as good a judge.
 #
 #   bash scripts/mutants.sh [NAME-SUBSTRING]
 #

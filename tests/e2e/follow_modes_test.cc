@@ -169,9 +169,9 @@ TEST_P(FollowModesTest, EveryChunkPerfFinishedIsFixedAndItsProgramsMapsCarryThei
   EXPECT_GE(maps, 1u) << "no chunk maps the program";
   if (mode.sid) {
     // The perf that recorded the chunks reads each fixed one (in its own root, beside its own
-    // addr2line), and names the program's function from the store. Its report is of the samples'
-    // own symbols: callchains with their inline frames, an addr2line question for every entry,
-    // took 18 of this test's 31 s on a quiet machine (and the test 99 s in CI).
+    // addr2line), and names the program's function from the store. The report shows the samples'
+    // own symbols only: with callchains and their inline frames, perf 7 asked addr2line about
+    // every entry, 18 of this test's 31 s on a quiet machine (and the test took 99 s in CI).
     bool named = false;
     for (const llvm::json::Object& chunk : chunks) {
       const std::string name = chunk.getString("chunk").value_or("").str();
