@@ -14,6 +14,7 @@
 #include "follow/chunk_watch.h"
 #include "follow/journal.h"
 #include "io/exit_status.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::follow {
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fixture/pass_test.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix {
 namespace {

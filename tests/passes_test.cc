@@ -25,6 +25,7 @@
 #include "format/records.h"
 #include "inspect/check.h"
 #include "io/input.h"
+#include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "resolve/resolver.h"
 #include "transform/pipeline.h"

@@ -20,6 +20,7 @@
 #include "format/records.h"
 #include "inspect/check.h"
 #include "io/input.h"
+#include "llvm/Support/JSON.h"
 #include "transform/pipeline.h"
 
 namespace pdfix {

@@ -20,6 +20,7 @@
 #include "format/record_type.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
+#include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "passes/unwind_stacks.h"
 #include "resolve/elf_build_id.h"

@@ -2,6 +2,7 @@
 
 #include "cli/keep.h"
 #include "cli/verb.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::cli {
 

@@ -5,6 +5,7 @@
 #include "format/utf8.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::cli {
 

@@ -5,6 +5,7 @@
 #include "cli/export_run.h"
 #include "cli/pass_options.h"
 #include "cli/verb.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::cli {
 namespace {

@@ -9,6 +9,7 @@
 #include "format/utf8.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
+#include "llvm/Support/JSON.h"
 #include "store/binaries.h"
 #include "store/fetch.h"
 

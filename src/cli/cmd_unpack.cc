@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/keep.h"
 #include "cli/verb.h"
+#include "llvm/Support/JSON.h"
 #include "store/bundle.h"
 
 namespace pdfix::cli {

@@ -12,6 +12,7 @@
 #include "cli/verb.h"
 #include "format/utf8.h"
 #include "io/output.h"
+#include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "profile/coverage.h"
 #include "profile/folded.h"

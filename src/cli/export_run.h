@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "llvm/Support/JSON.h"
 #include "profile/stacks.h"
 #include "profile/symbolizer.h"
 #include "resolve/host.h"
 #include "resolve/id_memory.h"
+
+// Declared only: llvm/Support/JSON.h is a second of parsing, paid by the units that use it.
+namespace llvm::json {
+class Object;
+}  // namespace llvm::json
 
 namespace pdfix::cli {
 

@@ -10,6 +10,7 @@
 #include "format/utf8.h"
 #include "inspect/buildid_list.h"
 #include "io/input.h"
+#include "llvm/Support/JSON.h"
 #include "store/keep_step.h"
 #include "transform/look_ahead.h"
 

@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "llvm/Support/JSON.h"
 #include "passes/repair.h"
 #include "resolve/host.h"
 #include "resolve/recorded_dsos.h"
 #include "store/bundle_chain.h"
 #include "store/find_memory.h"
+
+// Declared only: llvm/Support/JSON.h is a second of parsing, paid by the units that use it.
+namespace llvm::json {
+class Object;
+}  // namespace llvm::json
 
 namespace pdfix::cli {
 

@@ -7,6 +7,7 @@
 #include "format/file_header.h"
 #include "format/unfinished.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_os_ostream.h"
 
 namespace pdfix::cli {

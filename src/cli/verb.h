@@ -15,8 +15,13 @@
 #include "absl/status/status.h"
 #include "io/exit_status.h"
 #include "io/input.h"
-#include "llvm/Support/JSON.h"
 #include "resolve/host.h"
+
+// Declared only: llvm/Support/JSON.h is a second of parsing, paid by the units that use it.
+namespace llvm::json {
+class Object;
+class Value;
+}  // namespace llvm::json
 
 namespace pdfix::cli {
 

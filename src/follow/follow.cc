@@ -21,6 +21,7 @@
 #include "follow/journal.h"
 #include "io/exit_status.h"
 #include "io/output.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::follow {
 namespace {

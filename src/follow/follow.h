@@ -9,7 +9,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "llvm/Support/JSON.h"
+
+// Declared only: llvm/Support/JSON.h is a second of parsing, paid by the units that use it.
+namespace llvm::json {
+class Object;
+}  // namespace llvm::json
 
 namespace pdfix::follow {
 

@@ -1,5 +1,6 @@
 // What compat tells: what it rewrote for the older perf, for people and for scripts (JSON).
 #include "absl/strings/str_join.h"
+#include "llvm/Support/JSON.h"
 #include "passes/compat.h"
 
 namespace pdfix::passes {

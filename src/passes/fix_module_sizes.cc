@@ -10,6 +10,7 @@
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
+#include "llvm/Support/JSON.h"
 #include "resolve/module_layout.h"
 
 namespace pdfix::passes {

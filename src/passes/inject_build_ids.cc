@@ -11,6 +11,7 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::passes {
 namespace {

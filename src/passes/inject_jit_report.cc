@@ -1,6 +1,7 @@
 // What inject-jit tells: each dump and map file made an ELF file, or why not, for people, for
 // scripts (JSON) and for check (findings).
 #include "format/utf8.h"
+#include "llvm/Support/JSON.h"
 #include "passes/inject_jit.h"
 
 namespace pdfix::passes {

@@ -15,13 +15,17 @@
 #include "absl/status/status.h"
 #include "format/machine.h"
 #include "io/input.h"
-#include "llvm/Support/JSON.h"
 #include "passes/map_survey.h"
 #include "resolve/host.h"
 #include "resolve/recorded_dsos.h"
 #include "resolve/resolver.h"
 #include "transform/look_ahead.h"
 #include "transform/pass.h"
+
+// Declared only: llvm/Support/JSON.h is a second of parsing, paid by the units that use it.
+namespace llvm::json {
+class Object;
+}  // namespace llvm::json
 
 namespace pdfix::passes {
 

@@ -8,6 +8,7 @@
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/utf8.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::passes {
 namespace {

@@ -7,6 +7,7 @@
 #include "format/record_type.h"
 #include "format/records.h"
 #include "format/utf8.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::passes {
 namespace {

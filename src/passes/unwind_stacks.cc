@@ -8,6 +8,7 @@
 #include "format/machine.h"
 #include "format/record_type.h"
 #include "format/sample_fields.h"
+#include "llvm/Support/JSON.h"
 #include "unwind/unwinder.h"
 
 namespace pdfix::passes {

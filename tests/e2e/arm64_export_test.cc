@@ -16,6 +16,7 @@
 
 #include "e2e/harness.h"
 #include "e2e/leaf_names.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {

@@ -19,6 +19,7 @@
 #include "e2e/call_sites.h"
 #include "e2e/harness.h"
 #include "e2e/perf_frames.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {

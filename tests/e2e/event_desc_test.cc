@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "e2e/export_fixture.h"
 #include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb.h"
 #include "profile.pb.h"
 

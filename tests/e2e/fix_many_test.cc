@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "e2e/follow_fixture.h"
 #include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 namespace {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
 
 namespace pdfix::e2e {
 

@@ -149,9 +149,9 @@ llvm::json::Object parse_object(const std::string& text) {
   return {};
 }
 
-int64_t int_of(const llvm::json::Object& o, llvm::StringRef key) {
-  auto v = o.getInteger(key);
-  EXPECT_TRUE(v.has_value()) << key.str();
+int64_t int_of(const llvm::json::Object& o, std::string_view key) {
+  auto v = o.getInteger(llvm::StringRef(key));
+  EXPECT_TRUE(v.has_value()) << key;
   return v.value_or(-1);
 }
 

@@ -5,10 +5,14 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "llvm/Support/JSON.h"
+// Declared only: llvm/Support/JSON.h is a second of parsing, paid by the units that use it.
+namespace llvm::json {
+class Object;
+}  // namespace llvm::json
 
 namespace pdfix::e2e {
 
@@ -110,7 +114,7 @@ std::vector<llvm::json::Object> records_of(const std::string& recording);
 // `text` as one JSON object (a test failure, and an empty object, when it is not one).
 llvm::json::Object parse_object(const std::string& text);
 // `o`'s integer member `key` (a test failure, and -1, when there is none).
-int64_t int_of(const llvm::json::Object& o, llvm::StringRef key);
+int64_t int_of(const llvm::json::Object& o, std::string_view key);
 // A MMAP or MMAP2 record as pdfix dump --json prints it.
 struct MapRecord {
   std::string filename;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "e2e/harness.h"
+#include "llvm/Support/JSON.h"
 namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
