@@ -28,6 +28,7 @@ report() {
   local rc=0 i passed=0
   # A background build left running by an interrupted phase is stopped with the run.
   jobs -p | xargs -r kill 2>/dev/null
+  rm -rf "${beside_dir:-}"
   printf '\n| phase | status | time |\n|---|---|---|\n' >&2
   for i in "${!names[@]}"; do
     printf '| %s | %s | %d:%02d |\n' "${names[$i]}" "${states[$i]}" \
@@ -44,7 +45,37 @@ trap 'skip "the rest" "interrupted"; exit 130' INT TERM
 
 run "setup and build" env PDFIX_WERROR=ON bash scripts/setup.sh
 built=${states[0]}
-run "lint" bash scripts/lint.sh
+
+# Phases run beside others at the lowest priority, so that they take only the cores the others
+# leave: each step's output goes to $beside_dir/STEP.log, its status and seconds to $beside_dir/STEP.
+beside_dir=$(mktemp -d "${TMPDIR:-/tmp}/pdfix-ci.XXXXXX")
+step() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  nice -n 19 "$@" >"$beside_dir/$name.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - start))" >"$beside_dir/$name"
+  return "$rc"
+}
+# beside_step STEP PID: waits for the step (run by PID), says how long it took in all, prints what
+# failed (each failed test's output, then the log's end) when it failed.
+beside_step() {
+  while [ ! -f "$beside_dir/$1" ] && kill -0 "$2" 2>/dev/null; do sleep 1; done
+  local rc=1 took=0
+  [ -f "$beside_dir/$1" ] && read -r rc took <"$beside_dir/$1"
+  echo "$1: $((took / 60)):$(printf %02d $((took % 60))) in all, beside another phase at first" >&2
+  [ "$rc" = 0 ] && return 0
+  grep -A 60 -e '[*]Failed' -e 'Timeout' "$beside_dir/$1.log" >&2
+  tail -n 60 "$beside_dir/$1.log" >&2
+  return 1
+}
+# The lint runs beside the tests: on a new machine its clang-tidy is ten minutes of both cores,
+# and the tests leave a core idle for much of theirs (they wait on perf, podman and workloads that
+# sleep). What is left of it when the tests end is the phase "lint".
+(
+  trap - EXIT INT TERM
+  step lint bash scripts/lint.sh
+) &
+linting=$!
 
 # This machine kind records with perf as root: a test that would skip for want of perf fails.
 # (Unset it to run the suite where perf_event_open is refused; those tests then skip, loudly.)
@@ -55,9 +86,14 @@ tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600); }
 # /var/tmp/pdfix-bench between runs.
 if [ "$built" = passed ]; then
   run "tests" tests
-  run "benchmark gate (bench/gate.sh --short)" bash bench/gate.sh --short
 else
   skip "tests" "no build"
+fi
+tested=${states[-1]}
+run "lint: the rest of it" beside_step lint "$linting"
+if [ "$built" = passed ]; then
+  run "benchmark gate (bench/gate.sh --short)" bash bench/gate.sh --short
+else
   skip "benchmark gate (bench/gate.sh --short)" "no build"
 fi
 
@@ -69,47 +105,25 @@ fi
 # them when the mutants are done is the next two phases' time.
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON >/dev/null
-mkdir -p build-asan
-rm -f build-asan/beside.*
 sanitizer_tests() {
   build-asan/tests/pdfix_unit_tests --gtest_brief=1 || return 1
   (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
     -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
 }
-# Each step leaves its status and its seconds in build-asan/beside.STEP.
 (
   trap - EXIT INT TERM
-  step() {
-    local name=$1 start=$SECONDS rc=0
-    shift
-    "$@" >"build-asan/beside.$name.log" 2>&1 || rc=$?
-    echo "$rc $((SECONDS - start))" >"build-asan/beside.$name"
-    return "$rc"
-  }
-  step build nice -n 19 cmake --build build-asan && step tests nice -n 19 bash -c \
-    "$(declare -f sanitizer_tests); sanitizer_tests"
+  step sanitizer-build cmake --build build-asan &&
+    step sanitizer-tests bash -c "$(declare -f sanitizer_tests); sanitizer_tests"
 ) &
 beside=$!
 # When the whole suite passed, the mutants' baseline only lists the tests each mutant names.
 suite_passed=0
-[ "${states[2]}" != passed ] || suite_passed=1
+[ "$tested" != passed ] || suite_passed=1
 run "mutation check (scripts/mutants.list)" env PDFIX_MUTANTS_SUITE_PASSED=$suite_passed \
   bash scripts/mutants.sh
-# beside_step STEP: waits for the step, says how long it took beside the mutants, prints what
-# failed (each failed test's output, then the log's end) when it failed.
-beside_step() {
-  while [ ! -f "build-asan/beside.$1" ] && kill -0 "$beside" 2>/dev/null; do sleep 1; done
-  local rc=1 took=0
-  [ -f "build-asan/beside.$1" ] && read -r rc took <"build-asan/beside.$1"
-  echo "$1: $((took / 60)):$(printf %02d $((took % 60))) in all, beside the mutants at first" >&2
-  [ "$rc" = 0 ] && return 0
-  grep -A 60 -e '[*]Failed' -e 'Timeout' "build-asan/beside.$1.log" >&2
-  tail -n 60 "build-asan/beside.$1.log" >&2
-  return 1
-}
-run "sanitizer build: the rest of it" beside_step build
+run "sanitizer build: the rest of it" beside_step sanitizer-build "$beside"
 if [ "${states[-1]}" = passed ]; then
-  run "sanitizer tests: the rest of them" beside_step tests
+  run "sanitizer tests: the rest of them" beside_step sanitizer-tests "$beside"
 else
   skip "sanitizer tests: the rest of them" "no sanitizer build"
 fi
