@@ -70,7 +70,7 @@ beside_step() {
 }
 # The lint runs beside the tests: on a new machine its clang-tidy is ten minutes of both cores,
 # and the tests leave a core idle for much of theirs (they wait on perf, podman and workloads that
-# sleep). What is left of it when the tests end is the phase "lint".
+# sleep). What is left of it when the tests end is the phase "lint: the rest of it".
 (
   trap - EXIT INT TERM
   step lint bash scripts/lint.sh
