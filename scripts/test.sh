@@ -80,7 +80,20 @@ linting=$!
 # This machine kind records with perf as root: a test that would skip for want of perf fails.
 # (Unset it to run the suite where perf_event_open is refused; those tests then skip, loudly.)
 export PDFIX_REQUIRE_PERF=${PDFIX_REQUIRE_PERF:-1}
-tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600); }
+# A failed test's output is printed as it ends, among a thousand lines of passing tests; it is
+# printed again under ctest's summary, where a reader of the log's end (CI's excerpt) sees it.
+failed_outputs() {
+  awk '/^[0-9]+\/[0-9]+ Testing: / { if (b ~ /\nTest (Failed|Timeout)/) printf "%s", b; b = "" }
+       { b = b $0 "\n" }
+       END { if (b ~ /\nTest (Failed|Timeout)/) printf "%s", b }' \
+    build/Testing/Temporary/LastTest.log |
+    grep -v -e '^\[       OK \]' -e '^\[ RUN      \]' -e '^\[[-=]*\]' -e '^Command:' | tail -n 120
+}
+tests() { (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600) || {
+  echo "== what the failed tests printed" >&2
+  failed_outputs >&2
+  return 1
+}; }
 # Before anything runs beside it: each verb against its floor (cp, the header walk, perf script,
 # perf archive) and the build before, interleaved, on recordings of >= 50 MB kept in
 # /var/tmp/pdfix-bench between runs.
