@@ -15,9 +15,7 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-std::string foreign(const std::string& name) {
-  return std::string(PDFIX_FOREIGN_CORPUS) + "/" + name;
-}
+std::string foreign(const std::string& name) { return foreign_corpus_dir() + "/" + name; }
 
 TEST(ArchiveInput, ForeignRecordingListsEveryIdMissing) {
   const std::string dir = temp_dir();

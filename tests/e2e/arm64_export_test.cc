@@ -23,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(PDFIX_CORPUS) + "/arm64";
+const std::string kCorpus = corpus_dir() + "/arm64";
 
 TEST(Arm64Export, EveryUserLeafIsNamedAsTheVmsPerfNamedIt) {
   ASSERT_EQ(sh("command -v go").status, 0) << "golang-go is not installed (scripts/setup.sh)";

@@ -26,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(PDFIX_CORPUS) + "/arm64";
+const std::string kCorpus = corpus_dir() + "/arm64";
 
 // The VM's files, unpacked once per run from the corpus's sysroot.tar.xz (slim copies are sparse:
 // tar keeps the holes), and removed when the tests end.

@@ -13,9 +13,7 @@ namespace pdfix::e2e {
 namespace {
 namespace fs = std::filesystem;
 
-std::string sample_file() {
-  return std::string(PDFIX_FOREIGN_CORPUS) + "/quipper/perf.data.singleprocess-3.4";
-}
+std::string sample_file() { return foreign_corpus_dir() + "/quipper/perf.data.singleprocess-3.4"; }
 
 TEST(Cli, HelpReadsLikeAManPage) {
   for (const char* verb : {"", "copy ", "info ", "dump ", "inject ", "fix ", "fix-module-sizes ",
@@ -147,7 +145,7 @@ TEST(Cli, CopyToStdoutWhetherSeekableOrNot) {
 TEST(Cli, AProgressBarOnlyWhenStderrIsATerminal) {
   // A stream that stalls for a second is long work; script(1) gives pdfix a terminal.
   const std::string dir = temp_dir();
-  const std::string in = std::string(PDFIX_CORPUS) + "/ls.pipe.data";
+  const std::string in = corpus_dir() + "/ls.pipe.data";
   const std::string stalling = "{ head -c 3000 " + in + "; sleep 1; tail -c +3001 " + in + "; }";
   RunResult tty =
       sh("script -qec " + quote(stalling + " | " + pdfix() + " copy - " + dir + "/tty.data") +
@@ -298,7 +296,7 @@ TEST(Cli, ForTakesOnlyKnownVersions) {
 
 // pdfix.1 is built from the same pages as --help, renders with man, and is installed.
 TEST(Cli, ManPageIsBuiltRenderedAndInstalled) {
-  const std::string page = fs::path(PDFIX_BINARY).parent_path() / "pdfix.1";
+  const std::string page = fs::path(pdfix_binary()).parent_path() / "pdfix.1";
   ASSERT_TRUE(fs::exists(page)) << page;
   RunResult man = sh("MANWIDTH=100 man -l " + quote(page) + " 2>&1 | col -b");
   ASSERT_EQ(man.status, 0) << man.out;
@@ -312,7 +310,7 @@ TEST(Cli, ManPageIsBuiltRenderedAndInstalled) {
   RunResult now = sh(pdfix() + " man | cmp - " + quote(page));
   EXPECT_EQ(now.status, 0) << now.out << now.err;
   const std::string dir = temp_dir();
-  RunResult install = sh("cmake --install " + quote(fs::path(PDFIX_BINARY).parent_path()) +
+  RunResult install = sh("cmake --install " + quote(fs::path(pdfix_binary()).parent_path()) +
                          " --prefix " + quote(dir));
   ASSERT_EQ(install.status, 0) << install.out << install.err;
   EXPECT_TRUE(fs::exists(dir + "/bin/pdfix"));

@@ -20,7 +20,7 @@ namespace {
 using testing::Bytes;
 using testing::PerfDataBuilder;
 
-const std::string kForeign = std::string(PDFIX_FOREIGN_CORPUS) + "/linux-perf-data/";
+const std::string kForeign = foreign_corpus_dir() + "/linux-perf-data/";
 
 // The records perf counts that compat must carry over, every one.
 void expect_counts_carried(const std::map<std::string, uint64_t>& input,

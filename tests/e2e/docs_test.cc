@@ -25,10 +25,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<std::string> pages() {
-  std::vector<std::string> out = {std::string(PDFIX_SOURCE_DIR) + "/README.md",
-                                  std::string(PDFIX_SOURCE_DIR) + "/tests/README.md",
-                                  std::string(PDFIX_SOURCE_DIR) + "/bench/README.md"};
-  for (const auto& e : fs::directory_iterator(std::string(PDFIX_SOURCE_DIR) + "/docs")) {
+  std::vector<std::string> out = {source_dir() + "/README.md", source_dir() + "/tests/README.md",
+                                  source_dir() + "/bench/README.md"};
+  for (const auto& e : fs::directory_iterator(source_dir() + "/docs")) {
     if (e.path().extension() == ".md") out.push_back(e.path());
   }
   return out;
@@ -61,10 +60,10 @@ TEST(Docs, RunnableCommandsRunAsWritten) {
     const std::string dir = temp_dir();
     fs::create_directories(dir + "/home");
     // The pages are read in a clone's root, where corpora/ is.
-    fs::create_directory_symlink(std::string(PDFIX_SOURCE_DIR) + "/corpora", dir + "/corpora");
+    fs::create_directory_symlink(source_dir() + "/corpora", dir + "/corpora");
     const std::string env =
         "cd " + quote(dir) + " && HOME=" + quote(dir + "/home") +
-        " PERF_BUILDID_DIR= PATH=" + quote(fs::path(PDFIX_BINARY).parent_path().string()) +
+        " PERF_BUILDID_DIR= PATH=" + quote(fs::path(pdfix_binary()).parent_path().string()) +
         ":\"$PATH\" ";
     for (const std::string& command : commands) {
       RunResult r = sh(env + "bash -c " + quote(command));

@@ -61,8 +61,7 @@ struct Read {
 
 Read read_by_event_desc(const std::string& path) {
   RunResult r =
-      sh("python3 " + quote(std::string(PDFIX_SOURCE_DIR) + "/tests/e2e/event_desc_reader.py") +
-         " " + quote(path));
+      sh("python3 " + quote(source_dir() + "/tests/e2e/event_desc_reader.py") + " " + quote(path));
   Read out{r.status, 0, 0, 0, r.out + r.err};
   if (r.status == 0 || r.status == 1) {
     const llvm::json::Object o = parse_object(r.out);

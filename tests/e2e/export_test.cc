@@ -234,7 +234,7 @@ TEST_F(ExportTest, OtlpProfilesDecodeKeepTheDictionaryRulesAndAreThePprofExports
   ASSERT_EQ(r.status, 0) << r.err;
   r = pdfix_run("export -q " + quote(dir_ + "/in.data") + " " + quote(pprof_file));
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string protos = std::string(PDFIX_SOURCE_DIR) + "/third_party/opentelemetry-proto";
+  const std::string protos = source_dir() + "/third_party/opentelemetry-proto";
   r = sh("protoc -I " + quote(protos) +
          " --decode=opentelemetry.proto.collector.profiles.v1development."
          "ExportProfilesServiceRequest "

@@ -60,10 +60,10 @@ TEST_F(FollowFaultsTest, ChunksThatDidNotFitAreFixedOnceSpaceReturnsWithoutARest
       << sh("cat " + quote(dir_ + "/follow.jsonl")).out;
   EXPECT_EQ(journal_lines(dir_ + "/out"), 0u);
   for (const std::string& chunk : chunks) {
-    EXPECT_EQ(sh("cmp " + quote(std::string(PDFIX_CORPUS) + "/sleep-B.data") + " " +
-                 quote(dir_ + "/raw/" + chunk))
-                  .status,
-              0)
+    EXPECT_EQ(
+        sh("cmp " + quote(corpus_dir() + "/sleep-B.data") + " " + quote(dir_ + "/raw/" + chunk))
+            .status,
+        0)
         << chunk << " was changed";
   }
   EXPECT_EQ(sh("ls -A " + quote(dir_ + "/out")).out, ".pdfix-follow-journal\n");
@@ -131,7 +131,7 @@ TEST_F(FollowFaultsTest, ChunksOfAnotherBaseAreNamedWithTheBaseTheyNeed) {
   const std::string follow = background_->start(
       pdfix() + " follow --quiet " + quote(dir_ + "/raw") + " " + quote(dir_ + "/out"), "f.log");
   ASSERT_TRUE(within_a_minute([&] { return fs::exists(dir_ + "/out/.pdfix-follow-journal"); }));
-  ASSERT_EQ(sh("cp " + quote(std::string(PDFIX_CORPUS) + "/sleep-B.data") + " " +
+  ASSERT_EQ(sh("cp " + quote(corpus_dir() + "/sleep-B.data") + " " +
                quote(dir_ + "/raw/rec.data.2026112712000010"))
                 .status,
             0);
@@ -150,7 +150,7 @@ TEST_F(FollowFaultsTest, ChunksOfAnotherBaseAreNamedWithTheBaseTheyNeed) {
 TEST_F(FollowFaultsTest, AChunkCopiedInIsFixedOnceTheCopyIsWhole) {
   const std::string chunk = "perf.data.2026112712000010";
   const std::string copy = dir_ + "/raw/" + chunk;
-  background_->start("python3 -c " + quote("import time; d = open('" + std::string(PDFIX_CORPUS) +
+  background_->start("python3 -c " + quote("import time; d = open('" + corpus_dir() +
                                            "/sleep-B.data', 'rb').read(); f = open('" + copy +
                                            "', 'wb'); f.write(d[:len(d) // 2]); f.flush(); "
                                            "time.sleep(3); f.write(d[len(d) // 2:]); f.close()"),
@@ -170,9 +170,7 @@ TEST_F(FollowFaultsTest, AChunkCopiedInIsFixedOnceTheCopyIsWhole) {
   ASSERT_EQ(lines[chunk].size(), 2u) << sh("cat " + quote(dir_ + "/follow.jsonl")).out;
   EXPECT_EQ(lines[chunk][0].getInteger("status"), 2);
   EXPECT_EQ(lines[chunk][1].getInteger("status"), 0);
-  EXPECT_EQ(
-      sh("cmp " + quote(std::string(PDFIX_CORPUS) + "/sleep-B.data") + " " + quote(copy)).status,
-      0);
+  EXPECT_EQ(sh("cmp " + quote(corpus_dir() + "/sleep-B.data") + " " + quote(copy)).status, 0);
   EXPECT_TRUE(perf_stats(dir_ + "/out/" + chunk).count("SAMPLE"));
 }
 

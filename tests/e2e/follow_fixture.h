@@ -105,7 +105,7 @@ class FollowChunksTest : public FollowFixture<::testing::Test> {
   // Copies of one small recording as chunks perf finished, oldest first: the `from`th on.
   void make_chunks(int n, int from = 0) {
     for (int i = from; i < from + n; ++i) {
-      std::filesystem::copy_file(std::string(PDFIX_CORPUS) + "/sleep-B.data",
+      std::filesystem::copy_file(corpus_dir() + "/sleep-B.data",
                                  dir_ + "/raw/perf.data.20261127120000" + std::to_string(10 + i));
     }
   }

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 // The [Service] settings of the unit docs/follow.md shows, by name.
 std::map<std::string, std::string> unit_in_docs() {
-  std::ifstream page(std::string(PDFIX_SOURCE_DIR) + "/docs/follow.md");
+  std::ifstream page(source_dir() + "/docs/follow.md");
   std::map<std::string, std::string> settings;
   bool service = false;
   for (std::string line; std::getline(page, line);) {

@@ -33,7 +33,7 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-std::string pdfix() { return quote(PDFIX_BINARY); }
+std::string pdfix() { return quote(pdfix_binary()); }
 
 namespace {
 
@@ -284,7 +284,7 @@ std::map<std::string, uint64_t> pdfix_counts(const std::string& path) {
 
 std::vector<CorpusFile> corpus_files() {
   std::vector<CorpusFile> files;
-  for (const char* root : {PDFIX_FOREIGN_CORPUS, PDFIX_CORPUS}) {
+  for (const std::string& root : {foreign_corpus_dir(), corpus_dir()}) {
     if (!fs::exists(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root)) {
       const std::string name = e.path().filename();
@@ -385,8 +385,7 @@ bool same_file(const std::string& a, const std::string& b) {
 
 std::string perf_sid_root() {
   const std::string dir = "/var/tmp/pdfix-perf-sid";
-  RunResult r = sh("sh " + quote(std::string(PDFIX_SOURCE_DIR) + "/tests/e2e/perf_sid_root.sh") +
-                   " " + quote(dir));
+  RunResult r = sh("sh " + quote(source_dir() + "/tests/e2e/perf_sid_root.sh") + " " + quote(dir));
   EXPECT_EQ(r.status, 0) << "cannot make a root with Debian sid's perf: " << r.err;
   return r.status == 0 ? dir + "/root" : "";
 }

@@ -27,6 +27,12 @@ struct RunResult {
 RunResult sh(const std::string& command);
 std::string quote(const std::string& s);
 std::string pdfix();  // the binary under test, quoted
+// Where the build and the tree are (paths.cc, the one unit compiled with them: a path in a unit's
+// flags makes ccache miss it in every copy of the tree at another path, as the mutants' are).
+std::string pdfix_binary();        // the binary under test
+std::string source_dir();          // the tree's root
+std::string corpus_dir();          // corpora/
+std::string foreign_corpus_dir();  // ../shared/corpora/foreign
 
 struct Bounded {
   int status = -1;

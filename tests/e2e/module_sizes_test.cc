@@ -414,7 +414,7 @@ TEST_F(FixModuleSizesTest, ModuleFileOfAnotherBuildIsNoEvidence) {
 }
 
 TEST_F(FixModuleSizesTest, SaneRecordingIsNothingToFixAndByteIdentical) {
-  const std::string in = std::string(PDFIX_CORPUS) + "/sleep-B.data";
+  const std::string in = corpus_dir() + "/sleep-B.data";
   const std::string out = dir_ + "/out.data";
   RunResult r = sh(pdfix() + " fix-module-sizes " + quote(in) + " " + quote(out));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -423,7 +423,7 @@ TEST_F(FixModuleSizesTest, SaneRecordingIsNothingToFixAndByteIdentical) {
 }
 
 TEST_F(FixModuleSizesTest, RepairIsIdempotent) {
-  const std::string in = std::string(PDFIX_FOREIGN_CORPUS) + "/quipper/perf.data.i686-3.4";
+  const std::string in = foreign_corpus_dir() + "/quipper/perf.data.i686-3.4";
   const std::string once = dir_ + "/once.data", twice = dir_ + "/twice.data";
   ASSERT_EQ(sh(pdfix() + " fix-module-sizes " + quote(in) + " " + quote(once)).status, 0);
   RunResult r = sh(pdfix() + " fix-module-sizes " + quote(once) + " " + quote(twice));
@@ -437,7 +437,7 @@ TEST_F(FixModuleSizesTest, MalformedListingIsAClearErrorAndNoOutput) {
   std::ofstream(listing) << "qeth_l2 86016 0 - Live 0x3ff804d6000\nqeth lots\n";
   const std::string out = dir_ + "/out.data";
   RunResult r = sh(pdfix() + " fix-module-sizes --proc-modules " + quote(listing) + " " +
-                   quote(std::string(PDFIX_CORPUS) + "/sleep-B.data") + " " + quote(out));
+                   quote(corpus_dir() + "/sleep-B.data") + " " + quote(out));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
