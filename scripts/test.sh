@@ -68,18 +68,27 @@ beside_step() {
   tail -n 60 "$beside_dir/$1.log" >&2
   return 1
 }
-# Beside the tests, one after the other: the lint, then the sanitizer build (ASan+UBSan, clang-19,
-# -O1 with assertions). On a new machine the lint's clang-tidy is ten minutes of both cores, and
-# the tests leave a core idle for much of theirs (they wait on perf, podman and workloads that
-# sleep); on a machine with its caches the two take a few minutes of that idle time, where the
-# sanitizer build beside the mutants used to hold the run up by six. What is left of each when
-# the tests end is a phase of its own, before the gate, which measures with nothing beside it.
+# The unit, corpus and hostile-input tests again under the sanitizers: the tests that hold no slot
+# of the machine (tests/CMakeLists.txt), so they may run beside any other.
+sanitizer_tests() {
+  build-asan/tests/pdfix_unit_tests --gtest_brief=1 || return 1
+  (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
+    -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
+}
+# Beside the tests, one after the other: the lint, the sanitizer build (ASan+UBSan, clang-19, -O1
+# with assertions), then the sanitizer tests. On a new machine the lint's clang-tidy is ten
+# minutes of both cores, and the tests leave a core idle for much of theirs (they wait on perf,
+# podman and workloads that sleep); on a machine with its caches the three take that idle time,
+# where the sanitizer tests beside the mutants used to take 13 minutes and hold the run up by 4.
+# What is left of each when the tests end is a phase of its own, before the gate, which measures
+# with nothing beside it.
 (
   trap - EXIT INT TERM
   step lint bash scripts/lint.sh
   step sanitizer-build bash -c 'CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -G Ninja \
     -DCMAKE_BUILD_TYPE=Debug -DPDFIX_SANITIZE=ON -DPDFIX_BUILD_BENCH=OFF -DPDFIX_WERROR=ON \
-    >/dev/null && cmake --build build-asan'
+    >/dev/null && cmake --build build-asan' &&
+    step sanitizer-tests bash -c "$(declare -f sanitizer_tests); sanitizer_tests"
 ) &
 beside=$!
 
@@ -108,7 +117,11 @@ fi
 tested=${states[-1]}
 run "lint: the rest of it" beside_step lint "$beside"
 run "sanitizer build: the rest of it" beside_step sanitizer-build "$beside"
-sanitized=${states[-1]}
+if [ "${states[-1]}" = passed ]; then
+  run "sanitizer tests: the rest of them" beside_step sanitizer-tests "$beside"
+else
+  skip "sanitizer tests: the rest of them" "no sanitizer build"
+fi
 wait "$beside" 2>/dev/null
 # Alone on the machine: each verb against its floor (cp, the header walk, perf script, perf
 # archive) and the build before, interleaved, on recordings of >= 50 MB kept in
@@ -119,32 +132,10 @@ else
   skip "benchmark gate (bench/gate.sh --short)" "no build"
 fi
 
-# The mutants are judged by one worker a core (a mutant's tests mostly wait on perf): the sanitizer
-# tests run beside them at the lowest priority, so that they never hold a mutant up (the unit
-# tests, the e2e tests that only read files, and perf's directory format, recorded of its own
-# workload: none holds the whole machine in the tests phase, so none disturbs a mutant's tests).
-# What is left of them when the mutants are done is the phase after.
-sanitizer_tests() {
-  build-asan/tests/pdfix_unit_tests --gtest_brief=1 || return 1
-  (cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
-    -R '^(Foreign|Corpus|Threads)/|^(Hostile|UnpackInput|ArchiveInput|FetchInput)[.]')
-}
-if [ "$sanitized" = passed ]; then
-  (
-    trap - EXIT INT TERM
-    step sanitizer-tests bash -c "$(declare -f sanitizer_tests); sanitizer_tests"
-  ) &
-  beside=$!
-fi
-# When the whole suite passed, the mutants' baseline only lists the tests each mutant names.
+# The mutants are judged by one worker a core (a mutant's tests mostly wait on perf), with nothing
+# beside them. When the whole suite passed, their baseline only lists the tests each mutant names.
 suite_passed=0
 [ "$tested" != passed ] || suite_passed=1
 run "mutation check (scripts/mutants.list)" env PDFIX_MUTANTS_SUITE_PASSED=$suite_passed \
   bash scripts/mutants.sh
-if [ "$sanitized" = passed ]; then
-  run "sanitizer tests: the rest of them" beside_step sanitizer-tests "$beside"
-  wait "$beside" 2>/dev/null
-else
-  skip "sanitizer tests: the rest of them" "no sanitizer build"
-fi
 run "fuzzing, 25 seconds a target" env PDFIX_WERROR=ON bash scripts/fuzz.sh 25
