@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -29,10 +30,15 @@ namespace fs = std::filesystem;
 const std::string kCorpus = corpus_dir() + "/arm64";
 
 // The VM's files, unpacked once per run from the corpus's sysroot.tar.xz (slim copies are sparse:
-// tar keeps the holes), and removed when the tests end.
+// tar keeps the holes), and removed when the tests end. Not a temp_dir(): that is removed when
+// the test that made it ends, and the tests after it in the same process found no sysroot.
 const std::string& sysroot() {
   struct Unpacked {
-    std::string dir = temp_dir();
+    std::string dir = [] {
+      std::string t = (fs::path(::testing::TempDir()) / "pdfix-e2e-XXXXXX").lexically_normal();
+      EXPECT_NE(mkdtemp(t.data()), nullptr) << t;
+      return t;
+    }();
     Unpacked() {
       RunResult r = sh("tar -xJSf " + quote(kCorpus + "/sysroot.tar.xz") + " -C " + quote(dir));
       EXPECT_EQ(r.status, 0) << r.err;
