@@ -124,6 +124,59 @@ TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
                         {1, 0x400100, false}, {1, 0x400200, true}, {2, 0x400100, false}}));
 }
 
+// A thread's sample that repeats its last stack is counted without the table of stacks: it
+// still counts under the command and the maps of its time (the side-band records have no time
+// here: they apply as they come, the samples at the ends of their rounds), and another thread's
+// samples between two of its own change nothing.
+TEST(Stacks, AThreadsRepeatedStackCountsUnderTheCommandAndMapsOfItsTime) {
+  PerfDataBuilder b;
+  const std::vector<uint64_t> chain{format::kContextUser, 0x400100, 0x400200};
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .comm(7, 8, "worker")
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .sample_callchain(0x400100, 7, 7, 1, chain)
+      .sample_callchain(0x400100, 7, 8, 2, chain)
+      .sample_callchain(0x400100, 7, 7, 3, chain)
+      .finished_round()
+      .finished_round()
+      .comm(7, 7, "renamed")
+      .sample_callchain(0x400100, 7, 7, 4, chain)
+      .finished_round()
+      .finished_round()
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb))
+      .sample_callchain(0x400100, 7, 7, 5, chain)
+      .sample_callchain(0x400100, 7, 8, 6, chain);
+  EXPECT_EQ(folded(profile_of(b.build())),
+            "app;[app];[app] 2\n"
+            "renamed;[app.new];[app.new] 1\n"
+            "renamed;[app];[app] 1\n"
+            "worker;[app.new];[app.new] 1\n"
+            "worker;[app];[app] 1\n");
+}
+
+// The stacks as they came (under each version of a process's maps) are counted apart and let go
+// when they outgrow the profile's own: a process that maps its file anew before each sample
+// makes a new one each time. Every sample is in the totals, those counted before each letting go
+// and those after the last.
+TEST(Stacks, SamplesCountedBeforeTheStacksAsTheyCameAreLetGoKeepTheirTotals) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}}).comm(7, 7, "app", true);
+  std::vector<uint64_t> chain{format::kContextUser};
+  for (uint64_t i = 0; i < 100; ++i) chain.push_back(0x400100 + i);
+  // 110 words each (the chain, the sample's event, command, process, maps' version, mode and
+  // thread, and the table's index and totals): 1 M words are let go after about 9,500.
+  constexpr int kSamples = 25000;
+  for (int i = 0; i < kSamples; ++i) {
+    b.mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+        .sample_callchain(0x400100, 7, 7, static_cast<uint64_t>(i) + 1, chain);
+  }
+  const profile::Profile p = profile_of(b.build());
+  EXPECT_EQ(p.samples, static_cast<uint64_t>(kSamples));
+  ASSERT_EQ(p.stacks.size(), 1u);
+  EXPECT_EQ(p.stacks.totals(0).samples, static_cast<uint64_t>(kSamples));
+}
+
 // An exec is two events to count, the exec and the new command: wherever a batch ends, even
 // between the two, each sample counts under the command of its time. (The counter once took the
 // second event's words from an index into the batch the first had handed over: stacks took

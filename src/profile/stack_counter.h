@@ -75,10 +75,14 @@ class StackCounter {
   }
   // A FINISHED_ROUND: what no later record can undercut is applied.
   void round() { ordered_.round(); }
-  // Everything still waiting applied.
-  void finish() { ordered_.finish(); }
+  // Everything still waiting applied and counted.
+  void finish() {
+    ordered_.finish();
+    flush_seen();
+  }
 
-  // The profile's stacks, keyed as Profile (profile/stacks.h) says, with their totals.
+  // The profile's stacks, keyed as Profile (profile/stacks.h) says, with their totals once
+  // finished.
   StackTable& stacks() { return stacks_; }
   uint64_t samples() const { return samples_; }
   // The mappings (by index) a sample's frame first lay in since the last call.
@@ -91,6 +95,7 @@ class StackCounter {
   void apply(const Event& e, std::span<const uint64_t> words);
   void count(const Event& e, std::span<const uint64_t> chain);
   uint32_t resolve(const Event& e, uint64_t comm_index, std::span<const uint64_t> chain);
+  void flush_seen();
 
   static constexpr size_t kSeenWords = size_t{1} << 20;
 
@@ -100,12 +105,17 @@ class StackCounter {
   std::vector<bool> sampled_;  // by mapping: whether first_sampled_ had it
   std::vector<uint32_t> first_sampled_;
   std::vector<Frame> new_frames_;
-  absl::flat_hash_map<uint32_t, uint32_t> comm_of_;  // by tid
+  static constexpr uint32_t kNoStack = UINT32_MAX;
+  struct Thread {
+    std::optional<uint32_t> comm;
+    uint32_t last = kNoStack;  // in seen_: the stack of its last sample
+  };
+  absl::flat_hash_map<uint32_t, Thread> threads_;  // by tid
   transform::ProcessTimeline timeline_;
   transform::TimeOrder<Event> ordered_;
   std::vector<uint64_t> key_;  // a stack's, reused
   std::vector<uint64_t> raw_;  // a sample's as it came, reused
-  StackTable seen_;            // the samples' stacks as they came: process, version, addresses
+  StackTable seen_;  // the samples' stacks as they came (process, version, addresses), counted
   std::vector<uint32_t> seen_stack_;  // the profile's stack of each
 };
 

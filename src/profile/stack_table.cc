@@ -17,13 +17,21 @@ size_t StackTable::Hash::operator()(std::span<const uint64_t> key) const {
   return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(key.data(), key.size()));
 }
 
-std::pair<uint32_t, bool> StackTable::intern(std::span<const uint64_t> key) {
-  auto found = index_.find(key);
-  if (found != index_.end()) return {*found, false};
+std::pair<uint32_t, bool> StackTable::count(std::span<const uint64_t> key, uint64_t samples,
+                                            uint64_t period) {
+  Table<uint64_t>& words = data_->words;
+  if (auto found = index_.find(key); found != index_.end()) {
+    const uint64_t at = *found >> kSizeBits;
+    words[at - 2] += samples;
+    words[at - 1] += period;
+    return {static_cast<uint32_t>(words[at - kHeader]), false};
+  }
   const auto i = static_cast<uint32_t>(data_->entries.size());
-  data_->entries.push_back({.offset = data_->words.size(), .size = key.size()});
-  data_->words.insert(data_->words.end(), key.begin(), key.end());
-  index_.insert(i);
+  words.insert(words.end(), {i, samples, period});
+  const uint64_t offset = words.size();
+  data_->entries.push_back({.offset = offset, .size = key.size()});
+  words.insert(words.end(), key.begin(), key.end());
+  index_.insert(slot_of(offset, key.size()));
   return {i, true};
 }
 

@@ -25,22 +25,23 @@ class StackTable {
  public:
   StackTable();
   // The index of the stack `key` (in the order first seen), and whether it is new.
-  std::pair<uint32_t, bool> intern(std::span<const uint64_t> key);
-  // The totals of the stack `key`, added (zero) when new.
-  Totals& add(std::span<const uint64_t> key) { return totals(intern(key).first); }
+  std::pair<uint32_t, bool> intern(std::span<const uint64_t> key) { return count(key, 0, 0); }
+  // intern(), and `samples` and `period` added to the stack's totals in the same lookup.
+  std::pair<uint32_t, bool> count(std::span<const uint64_t> key, uint64_t samples, uint64_t period);
+  // `t` added to the totals of the stack `i`.
+  void add(size_t i, const Totals& t) {
+    const uint64_t at = data_->entries[i].offset;
+    data_->words[at - 2] += t.samples;
+    data_->words[at - 1] += t.period;
+  }
   size_t size() const { return data_->entries.size(); }
   // All the stacks' words, for a bound on what the table holds.
   size_t words() const { return data_->words.size(); }
   // The stacks in the order first seen.
   std::span<const uint64_t> key(size_t i) const { return data_->key(static_cast<uint32_t>(i)); }
-  const Totals& totals(size_t i) const {
-    static constexpr Totals kNone;
-    return i < totals_.size() ? totals_[i] : kNone;
-  }
-  // Held apart from the keys: a table used only to intern (a cache of stacks) keeps none.
-  Totals& totals(size_t i) {
-    if (i >= totals_.size()) totals_.resize(data_->entries.size());
-    return totals_[i];
+  Totals totals(size_t i) const {
+    const uint64_t at = data_->entries[i].offset;
+    return {.samples = data_->words[at - 2], .period = data_->words[at - 1]};
   }
 
  private:
@@ -48,6 +49,13 @@ class StackTable {
     uint64_t offset = 0;  // in words
     uint64_t size = 0;
   };
+  // The index's slots hold where a key's words lie (kSizeBits of size, the offset above them),
+  // and the kHeader words before them its index in the order first seen and its totals: a
+  // lookup that counts reads the slot and then the words it compares, no Entry or Totals apart
+  // (each a cache miss a sample, most of counting's time, when they were).
+  static constexpr uint64_t kHeader = 3;  // index, samples, period
+  static constexpr int kSizeBits = 24;    // a key is a record's words and a few more: < 16 M
+  static uint64_t slot_of(uint64_t offset, uint64_t size) { return offset << kSizeBits | size; }
   // Behind a pointer: the set's hasher holds it, and a table is moved.
   template <typename T>
   using Table = std::vector<T, io::HugePageAllocator<T>>;
@@ -57,12 +65,15 @@ class StackTable {
     std::span<const uint64_t> key(uint32_t i) const {
       return std::span(words).subspan(entries[i].offset, entries[i].size);
     }
+    std::span<const uint64_t> at(uint64_t slot) const {
+      return std::span(words).subspan(slot >> kSizeBits, slot & ((uint64_t{1} << kSizeBits) - 1));
+    }
   };
   struct Hash {
     using is_transparent = void;
     const Data* data;
     size_t operator()(std::span<const uint64_t> key) const;
-    size_t operator()(uint32_t i) const { return (*this)(data->key(i)); }
+    size_t operator()(uint64_t slot) const { return (*this)(data->at(slot)); }
   };
   struct Eq {
     using is_transparent = void;
@@ -70,7 +81,7 @@ class StackTable {
     static std::span<const uint64_t> of(const Data* /*d*/, std::span<const uint64_t> key) {
       return key;
     }
-    static std::span<const uint64_t> of(const Data* d, uint32_t i) { return d->key(i); }
+    static std::span<const uint64_t> of(const Data* d, uint64_t slot) { return d->at(slot); }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
       const auto x = of(data, a);
@@ -79,8 +90,7 @@ class StackTable {
     }
   };
   std::unique_ptr<Data> data_;
-  Table<Totals> totals_;
-  absl::flat_hash_set<uint32_t, Hash, Eq, io::HugePageAllocator<uint32_t>> index_;
+  absl::flat_hash_set<uint64_t, Hash, Eq, io::HugePageAllocator<uint64_t>> index_;
 };
 
 }  // namespace pdfix::profile
