@@ -48,8 +48,10 @@ void CounterThread::hand_over() {
     if (spare_.empty()) {
       filling_ = Batch();
     } else {
-      filling_ = std::move(spare_.back());
-      spare_.pop_back();
+      // The one the counter let go of longest ago: the lines of the last it read are still in
+      // its core's cache, and each write here would first take them back from there.
+      filling_ = std::move(spare_.front());
+      spare_.pop_front();
     }
   }
   event_words_ = 0;
