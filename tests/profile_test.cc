@@ -124,6 +124,33 @@ TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
                         {1, 0x400100, false}, {1, 0x400200, true}, {2, 0x400100, false}}));
 }
 
+// Of one batch (the last hand-over, at the end): what the counting thread tells of it, after
+// the round, is told with what the end itself counts (the samples after the last round). The
+// end once put its own in place of the batch's: the first mapping was never told, and its
+// frames were never named beside the reading.
+TEST(Stacks, WhatTheLastBatchTellsIsToldWithWhatTheEndCounts) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .sample_callchain(0x400100, 7, 7, 1, {format::kContextUser, 0x400100})
+      .finished_round()
+      .finished_round()
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb))
+      .sample_callchain(0x400100, 7, 7, 2, {format::kContextUser, 0x400100});
+  auto in = io::open_input(testing::write_temp(b.build()));
+  ASSERT_TRUE(in.ok()) << in.status();
+  profile::StackTap tap;
+  std::vector<std::string> told;
+  std::vector<profile::Frame> frames;
+  tap.on_new(
+      [&](uint64_t /*mapping*/, const profile::Mapping& m) { told.push_back(m.file); },
+      [&](std::span<const profile::Frame> f) { frames.insert(frames.end(), f.begin(), f.end()); });
+  ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
+  EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
+  EXPECT_EQ(frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x400100, false}}));
+}
+
 // A thread's sample that repeats its last stack is counted without the table of stacks: it
 // still counts under the command and the maps of its time (the side-band records have no time
 // here: they apply as they come, the samples at the ends of their rounds), and another thread's

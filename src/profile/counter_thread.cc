@@ -83,8 +83,12 @@ StackCounter& CounterThread::finish() {
     work_.notify_one();
     thread_.join();
     counter_.finish();
-    first_sampled_ = counter_.take_first_sampled();
-    new_frames_ = counter_.take_new_frames();
+    // After what the thread's last batches left untold (a batch is told of at the next hand-over,
+    // and the last ones had none).
+    const std::vector<uint32_t> last_first = counter_.take_first_sampled();
+    const std::vector<Frame> last_frames = counter_.take_new_frames();
+    first_sampled_.insert(first_sampled_.end(), last_first.begin(), last_first.end());
+    new_frames_.insert(new_frames_.end(), last_frames.begin(), last_frames.end());
     tell();
   }
   return counter_;
