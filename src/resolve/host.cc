@@ -175,6 +175,10 @@ std::string LiveHost::kallsyms() const {
   std::string text;
   const int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return text;
+  // Room for a distribution kernel's at once: growing there by doubling copied it all twice more,
+  // into fresh pages each time (a page fault each, and those are dear in a virtual machine).
+  // Room not written to takes no memory.
+  text.reserve(size_t{32} << 20);
   std::vector<char> block(size_t{1} << 20);
   for (ssize_t n; (n = read(fd, block.data(), block.size())) > 0;) {
     text.append(block.data(), static_cast<size_t>(n));
