@@ -140,11 +140,7 @@ std::optional<uint64_t> record_event_id(std::span<const uint8_t> record, uint32_
                                         const Endian& e, uint64_t sample_type, bool sample_id_all) {
   if (record.size() < kRecordHeaderSize) return std::nullopt;
   const uint64_t words = (record.size() - kRecordHeaderSize) / 8;
-  if (type == kSample) {
-    const auto pos = sample_id_position(sample_type);
-    if (!pos || *pos >= words) return std::nullopt;
-    return e.u64(record.data() + kRecordHeaderSize + uint64_t{8} * *pos);
-  }
+  if (type == kSample) return sample_event_id(record, e, sample_id_position(sample_type));
   if (!has_sample_id_trailer(type) || !sample_id_all) return std::nullopt;
   const auto pos = trailer_id_position_from_end(sample_type);
   if (!pos || *pos > words) return std::nullopt;

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "format/byte_order.h"
+#include "format/record_type.h"
 
 namespace pdfix::format {
 
@@ -106,6 +107,15 @@ std::optional<uint32_t> trailer_id_position_from_end(uint64_t sample_type);
 // is too short to hold it.
 std::optional<uint64_t> record_event_id(std::span<const uint8_t> record, uint32_t type,
                                         const Endian& e, uint64_t sample_type, bool sample_id_all);
+// A SAMPLE's event id at `position` (sample_id_position, which a reader of a million samples
+// works out once): nullopt without one, or where the record is too short to hold it.
+inline std::optional<uint64_t> sample_event_id(std::span<const uint8_t> record, const Endian& e,
+                                               std::optional<uint32_t> position) {
+  if (!position || record.size() < kRecordHeaderSize + uint64_t{8} * (*position + 1)) {
+    return std::nullopt;
+  }
+  return e.u64(record.data() + kRecordHeaderSize + uint64_t{8} * *position);
+}
 
 // The task and time of a record's sample_id trailer (`trailer`, as long as the attr lays it
 // out), where `sample_type` has them.

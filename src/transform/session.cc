@@ -58,6 +58,7 @@ void Session::learn_strings() {
 Session Session::from_pipe(const format::FileHeader& h) { return Session(h); }
 
 absl::Status Session::add_attr(format::EventAttr attr) {
+  if (attrs_.empty()) sample_id_at_ = format::sample_id_position(attr.sample_type);
   for (uint64_t id : attr.ids) id_to_attr_[id] = attrs_.size();
   if (!attrs_.empty() && attrs_.front().trailer_fields() != attr.trailer_fields()) {
     uniform_trailer_ = false;
@@ -137,8 +138,11 @@ const format::EventAttr* Session::attr_for(const RecordRef& r) const {
   // perf requires every event of a session to keep its id at the same place, so the first
   // event's sample_type tells where to look.
   const format::EventAttr& first = attrs_.front();
-  const std::optional<uint64_t> id = format::record_event_id(
-      r.bytes, r.header.type, endian(), first.sample_type, first.sample_id_all());
+  const std::optional<uint64_t> id =
+      r.header.type == format::kSample
+          ? format::sample_event_id(r.bytes, endian(), sample_id_at_)
+          : format::record_event_id(r.bytes, r.header.type, endian(), first.sample_type,
+                                    first.sample_id_all());
   if (!id) return nullptr;
   // Records perf synthesizes (kernel and module maps, initial threads) carry a zero trailer; perf
   // reads them with its first event, and so does pdfix.

@@ -73,7 +73,8 @@ class Session {
   std::span<const uint8_t> file_;
   std::vector<format::EventAttr> attrs_;
   absl::flat_hash_map<uint64_t, size_t> id_to_attr_;
-  bool uniform_trailer_ = true;  // every event lays out the sample_id trailer alike
+  std::optional<uint32_t> sample_id_at_;  // the first event's format::sample_id_position
+  bool uniform_trailer_ = true;           // every event lays out the sample_id trailer alike
   std::vector<format::FeatureSection> features_;
   std::map<int, std::vector<uint8_t>> pipe_features_;
   std::vector<std::string> desc_names_;
