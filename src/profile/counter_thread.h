@@ -2,7 +2,7 @@
 // time and looking up their stacks costs about as much as reading and decoding them: the tap
 // decodes into batches and hands each over, and reads the next records while the thread counts
 // the last ones. A few batches are in flight at most, their buffers used again in turn: the
-// memory is that of the batches (4 MB at most), whatever the recording's size.
+// memory is that of the batches (6.5 MB at most), whatever the recording's size.
 #pragma once
 
 #include <condition_variable>
