@@ -1,5 +1,5 @@
-// The profile's stacks (profile/stacks.h) from synthetic recordings, and kernel names from a
-// kallsyms text relocated to the recording's kernel (profile/kallsyms.h).
+// The profile's stacks (profile/stacks.h) from synthetic recordings, and the names of frames in
+// the vdso and of C++ functions.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,7 +15,6 @@
 #include "io/input.h"
 #include "profile/demangle.h"
 #include "profile/folded.h"
-#include "profile/kallsyms.h"
 #include "profile/locations.h"
 #include "profile/namer.h"
 #include "profile/stacks.h"
@@ -122,6 +121,31 @@ TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
   // address its caller's frame holds.
   EXPECT_EQ(frames, (std::vector<profile::Frame>{
                         {1, 0x400100, false}, {1, 0x400200, true}, {2, 0x400100, false}}));
+}
+
+// Samples of a round count in the order of their times, not the file's: perf writes each CPU's
+// buffer in turn. The mapping sampled first in time is told first, and its frames.
+TEST(Stacks, ARoundsSamplesAreTakenInTheOrderOfTheirTimes) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .mmap2_build_id(7, 0x700000, 0x1000, 0, "/usr/lib/lib.so", Bytes(20, 0xbb))
+      .sample_callchain(0x700100, 7, 7, 20, {format::kContextUser, 0x700100})
+      .sample_callchain(0x400100, 7, 7, 10, {format::kContextUser, 0x400100})
+      .finished_round();
+  auto in = io::open_input(testing::write_temp(b.build()));
+  ASSERT_TRUE(in.ok()) << in.status();
+  profile::StackTap tap;
+  std::vector<std::string> told;
+  std::vector<profile::Frame> frames;
+  tap.on_new(
+      [&](uint64_t /*mapping*/, const profile::Mapping& m) { told.push_back(m.file); },
+      [&](std::span<const profile::Frame> f) { frames.insert(frames.end(), f.begin(), f.end()); });
+  ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
+  EXPECT_EQ(tap.take().samples, 2u);
+  EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/lib/lib.so"}));
+  EXPECT_EQ(frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x700100, false}}));
 }
 
 // Of one batch (the last hand-over, at the end): what the counting thread tells of it, after
@@ -290,46 +314,6 @@ TEST(Stacks, SamplesOfTheDummyEventAreNotCounted) {
   EXPECT_TRUE(p.events.empty());
   EXPECT_EQ(p.samples, 0u);
   EXPECT_EQ(p.not_counted, 1u);
-}
-
-constexpr char kText[] =
-    "ffffffff81000000 T _text\n"
-    "ffffffff81000100 T start_kernel\n"
-    "ffffffff81000200 t helper\n"
-    "ffffffff81000300 D some_data\n"
-    "ffffffffc0000000 t mod_fn\t[mod]\n";
-
-TEST(Kallsyms, NamesRecordedAddressesOfAnotherBootByTheReferenceSymbol) {
-  // Recorded where _text lay 0x2000000 higher (KASLR): addresses are shifted back.
-  const profile::Kallsyms k(kText, "_text", 0xffffffff83000000);
-  EXPECT_EQ(k.function_at(0xffffffff83000150), "start_kernel");
-  EXPECT_EQ(k.function_at(0xffffffff83000200), "helper");
-  // Data symbols end the function before them no more than the next function does.
-  EXPECT_EQ(k.function_at(0xffffffff83000350), "helper");
-  EXPECT_EQ(k.function_at(0xffffffff82ffffff), std::nullopt);
-  // Modules move apart from the kernel at each boot: the caller names none of them then.
-  EXPECT_TRUE(k.relocated());
-  EXPECT_FALSE(profile::Kallsyms(kText, "_text", 0xffffffff81000000).relocated());
-}
-
-// Aliases at one address are named as perf names them: the last the text lists (the others have
-// no size once each symbol runs to the next one's address, and perf keeps the one with a size).
-TEST(Kallsyms, AnAliasIsNamedAsPerfNamesIt) {
-  const profile::Kallsyms k(
-      "ffffffff81000000 T _text\n"
-      "ffffffff81000100 T memset\n"
-      "ffffffff81000100 T __memset\n"
-      "ffffffff81000100 T __pi_memset\n"
-      "ffffffff81000200 T zzz_after\n",
-      "_text", 0xffffffff81000000);
-  EXPECT_EQ(k.function_at(0xffffffff81000104), "__pi_memset");
-  EXPECT_EQ(k.function_at(0xffffffff81000204), "zzz_after");
-}
-
-TEST(Kallsyms, WithoutTheReferenceSymbolNothingIsNamed) {
-  const profile::Kallsyms k(kText, "_stext", 0xffffffff81000000);
-  EXPECT_TRUE(k.empty());
-  EXPECT_EQ(k.function_at(0xffffffff81000150), std::nullopt);
 }
 
 // A frame in the vdso is named from the vdso of the recording's build-id: this process's, when the

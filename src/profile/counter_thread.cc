@@ -24,12 +24,12 @@ CounterThread::~CounterThread() {
 }
 
 void CounterThread::add(std::optional<uint64_t> time, const Event& e) {
+  if (time) filling_.words.push_back(*time);
   const size_t words = filling_.words.size() - event_words_;
   event_words_ = filling_.words.size();
-  push({.what = time ? Op::What::kAddTimed : Op::What::kAdd,
-        .event = e,
-        .time = time.value_or(0),
-        .words = words});
+  push({.event = e,
+        .words = static_cast<uint32_t>(words),
+        .what = time ? Op::What::kAddTimed : Op::What::kAdd});
 }
 
 void CounterThread::round() { push({.what = Op::What::kRound}); }
@@ -112,11 +112,13 @@ void CounterThread::run() {
           counter_.round();
           break;
         case Op::What::kAdd:
-        case Op::What::kAddTimed:
-          counter_.add(op.what == Op::What::kAddTimed ? std::optional(op.time) : std::nullopt,
-                       op.event, words.subspan(at, op.words));
+        case Op::What::kAddTimed: {
+          const bool timed = op.what == Op::What::kAddTimed;
+          counter_.add(timed ? std::optional(words[at + op.words - 1]) : std::nullopt, op.event,
+                       words.subspan(at, op.words - (timed ? 1 : 0)));
           at += op.words;
           break;
+        }
       }
     }
     std::vector<uint32_t> first = counter_.take_first_sampled();

@@ -28,20 +28,23 @@ Kallsyms::Kallsyms(std::string text) : text_(std::move(text)) {
     std::string_view name = line.substr(space + 3);
     name = name.substr(0, name.find('\t'));
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-    symbols_.push_back({address, static_cast<uint32_t>(symbols_.size()), name});
+    const size_t at = static_cast<size_t>(name.data() - text_.data());
+    if (at + name.size() > UINT32_MAX) break;  // no kernel's is 4 GiB: not a kallsyms
+    symbols_.push_back({address, static_cast<uint32_t>(at), static_cast<uint32_t>(name.size())});
   }
   // Aliases at one address (memcpy, __memcpy, __pi_memcpy): the last the text lists, the one perf
   // names. Its sizes run each symbol up to the next one's address, which leaves the earlier
   // aliases none, and perf keeps the alias with a size (symbols__fixup_duplicate): a frame has
   // the same name in the profile as in perf report.
-  std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
-    return a.address != b.address ? a.address < b.address : a.line < b.line;
-  });
+  // The kernel's own come sorted; loaded modules' follow, each in its own order.
+  if (!std::is_sorted(symbols_.begin(), symbols_.end())) {
+    std::sort(symbols_.begin(), symbols_.end());
+  }
 }
 
 void Kallsyms::place(std::string_view ref, uint64_t ref_at) {
   auto here = std::find_if(symbols_.begin(), symbols_.end(),
-                           [ref](const Symbol& s) { return s.name == ref; });
+                           [&](const Symbol& s) { return name_of(s) == ref; });
   placed_ = here != symbols_.end();
   if (!placed_) {
     symbols_.clear();
@@ -56,7 +59,7 @@ std::optional<std::string> Kallsyms::function_at(uint64_t address) const {
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), here,
                              [](uint64_t a, const Symbol& s) { return a < s.address; });
   if (it == symbols_.begin()) return std::nullopt;
-  return std::string(std::prev(it)->name);
+  return std::string(name_of(*std::prev(it)));
 }
 
 }  // namespace pdfix::profile

@@ -39,11 +39,19 @@ class Kallsyms {
   bool relocated() const { return shift_ != 0; }
 
  private:
+  // Sixteen bytes: a kernel's hundred thousand, written once each, are pages to fault in. Where
+  // its name lies in text_ orders aliases as the text lists them.
   struct Symbol {
     uint64_t address;
-    uint32_t line;          // its place in the text, among the text's functions
-    std::string_view name;  // in text_
+    uint32_t name_at;
+    uint32_t name_size;
+    bool operator<(const Symbol& o) const {
+      return address != o.address ? address < o.address : name_at < o.name_at;
+    }
   };
+  std::string_view name_of(const Symbol& s) const {
+    return {text_.data() + s.name_at, s.name_size};
+  }
   std::string text_;
   std::vector<Symbol> symbols_;  // text symbols, by address
   bool placed_ = false;
