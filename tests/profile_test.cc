@@ -13,6 +13,7 @@
 #include "fixture/perf_data_builder.h"
 #include "format/records.h"
 #include "io/input.h"
+#include "profile/coverage.h"
 #include "profile/demangle.h"
 #include "profile/folded.h"
 #include "profile/locations.h"
@@ -146,6 +147,31 @@ TEST(Stacks, ARoundsSamplesAreTakenInTheOrderOfTheirTimes) {
   EXPECT_EQ(tap.take().samples, 2u);
   EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/lib/lib.so"}));
   EXPECT_EQ(frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x700100, false}}));
+}
+
+// The summary's leaves by binary: a binary two processes map (two mappings, one file and id) is
+// one entry, its samples those of both; another binary's apart; the most samples first.
+TEST(Stacks, LeavesAreCountedByBinaryWhateverProcessMapsIt) {
+  PerfDataBuilder b;
+  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
+      .comm(7, 7, "app", true)
+      .comm(8, 8, "app", true)
+      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .mmap2_build_id(8, 0x500000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
+      .mmap2_build_id(8, 0x700000, 0x1000, 0, "/usr/lib/lib.so", Bytes(20, 0xbb))
+      .sample_callchain(0x400100, 7, 7, 1, {format::kContextUser, 0x400100})
+      .sample_callchain(0x700100, 8, 8, 2, {format::kContextUser, 0x700100})
+      .sample_callchain(0x500100, 8, 8, 3, {format::kContextUser, 0x500100})
+      .sample_callchain(0x500200, 8, 8, 4, {format::kContextUser, 0x500200});
+  const profile::Profile p = profile_of(b.build());
+  ASSERT_EQ(p.mappings.size(), 3u);
+  profile::Locations locations(p, nullptr);
+  const std::vector<profile::MappingCoverage> leaves = profile::leaf_coverage(p, locations);
+  ASSERT_EQ(leaves.size(), 2u);
+  EXPECT_EQ(p.mappings[leaves[0].mapping - 1].file, "/usr/bin/app");
+  EXPECT_EQ(leaves[0].samples, 3u);
+  EXPECT_EQ(p.mappings[leaves[1].mapping - 1].file, "/usr/lib/lib.so");
+  EXPECT_EQ(leaves[1].samples, 1u);
 }
 
 // Of one batch (the last hand-over, at the end): what the counting thread tells of it, after
