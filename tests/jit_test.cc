@@ -7,6 +7,8 @@
 
 #include "fixture/jit_files.h"
 #include "fixture/perf_data_builder.h"
+#include "format/record_type.h"
+#include "format/records.h"
 #include "gtest/gtest.h"
 #include "jit/jit_elf.h"
 #include "jit/jitdump.h"
@@ -94,6 +96,24 @@ TEST(JitDump, ItsPidFromItsName) {
   EXPECT_FALSE(jit::jitdump_pid("/tmp/jit-.dump"));
   EXPECT_FALSE(jit::jitdump_pid("/tmp/jit-12.dump.so"));
   EXPECT_FALSE(jit::jitdump_pid("/tmp/xjit-12.dump"));
+}
+
+// A marker is the runtime's own map of its dump, executable; a reader's map of a dump (perf
+// records it when asked for data maps, as --call-graph dwarf asks) is none, nor is a kernel's.
+TEST(JitDump, AMarkerIsAnExecutableUserMapOfADump) {
+  format::MmapRecord m{.is_mmap2 = true, .misc = 2, .prot = 5, .filename = "/tmp/jit-12.dump"};
+  EXPECT_EQ(jit::marker_pid(m), 12u);
+  m.prot = 1;  // PROT_READ: pdfix --jit-dir reading a copy, perf inject -j
+  EXPECT_FALSE(jit::marker_pid(m));
+  format::MmapRecord v1{.is_mmap2 = false, .misc = 2, .filename = "/tmp/jit-12.dump"};
+  EXPECT_EQ(jit::marker_pid(v1), 12u);
+  v1.misc = 2 | format::kMiscMmapData;
+  EXPECT_FALSE(jit::marker_pid(v1));
+  m = {.is_mmap2 = true, .misc = 1, .prot = 5, .filename = "/tmp/jit-12.dump"};  // kernel mode
+  EXPECT_FALSE(jit::marker_pid(m));
+  m.misc = 2;
+  m.filename = "/tmp/jit-12.dumpx";
+  EXPECT_FALSE(jit::marker_pid(m));
 }
 
 TEST(PerfMap, ParsesLinesAndSkipsWhatIsNoSymbol) {

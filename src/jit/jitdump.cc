@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/byte_order.h"
+#include "format/map_kind.h"
 
 namespace pdfix::jit {
 namespace {
@@ -168,6 +169,14 @@ absl::StatusOr<JitDump> parse_jitdump(std::span<const uint8_t> bytes) {
     at += size;
   }
   return d;
+}
+
+std::optional<uint32_t> marker_pid(const format::MmapRecord& m) {
+  if (format::is_kernel_mode(m.misc) ||
+      (format::mmap2_prot_flags(m).prot & format::kProtExec) == 0) {
+    return std::nullopt;
+  }
+  return jitdump_pid(m.filename);
 }
 
 }  // namespace pdfix::jit

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/records.h"
 
 namespace pdfix::jit {
 
@@ -77,5 +78,11 @@ absl::StatusOr<JitDump> parse_jitdump(std::span<const uint8_t> bytes);
 
 // "jit-1234.dump" at the end of a path: the pid the runtime named it for.
 std::optional<uint32_t> jitdump_pid(std::string_view path);
+
+// The pid a JIT runtime's marker names: a map of its jitdump, in user mode and executable (V8 and
+// perf's JVMTI agent map it so, for perf to record without -d). A map of a dump that is not
+// executable is some reader of it (perf, pdfix --jit-dir): perf records those too when asked for
+// data maps, and --call-graph dwarf asks.
+std::optional<uint32_t> marker_pid(const format::MmapRecord& m);
 
 }  // namespace pdfix::jit

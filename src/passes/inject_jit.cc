@@ -114,7 +114,7 @@ absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::
                    .pgoff = m.fields.pgoff,
                    .file = file->second});
   }
-  if (user_file && jit::jitdump_pid(m.fields.filename)) return marker(r, s, out);
+  if (user_file && jit::marker_pid(m.fields)) return marker(r, s, out);
   if (format::is_anonymous_code(m.fields.filename, m.fields.misc)) return anonymous(r, s, out);
   return out.emit(r);
 }

@@ -22,7 +22,7 @@ void MapSurvey::see(const transform::RecordRef& r, transform::Session& s) {
   if (m->fields.is_mmap2 && !format::is_kernel_mode(m->fields.misc)) {
     process_files_.try_emplace(m->fields.pid, inode);
   }
-  if (!format::is_kernel_mode(m->fields.misc) && jit::jitdump_pid(m->fields.filename)) {
+  if (jit::marker_pid(m->fields)) {
     jit_markers_.try_emplace(m->fields.pid,
                              JitMarker{std::string(m->fields.filename), m->fields.is_mmap2, inode,
                                        transform::record_time(r, s)});

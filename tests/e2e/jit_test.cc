@@ -441,5 +441,29 @@ TEST_F(JitTest, WithoutMonoTheDumpIsLeftAndFixSaysSo) {
   EXPECT_EQ(skip.status, 0) << skip.err;
 }
 
+// A process that only reads a dump (pdfix --jit-dir, perf inject -j) maps it too, not executable,
+// and --call-graph dwarf records such maps. Its map is no marker: the dump (node's of process 245,
+// from the arm64 VM) is not that process's JIT code. (CI once saw fix read this very dump, mapped
+// by a test beside a system-wide recording, as the JIT code of the pdfix that read it.)
+TEST_F(JitTest, AProcessThatReadsADumpIsNoRuntime) {
+  const std::string dump = corpus_dir() + "/arm64/jit/jit-245.dump";
+  record("-k mono --call-graph dwarf -F 999",
+         "python3 -c " + quote("import mmap, time; f = open('" + dump +
+                               "', 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ); "
+                               "time.sleep(0.2)"));
+  RunResult maps = sh("perf script --show-mmap-events -i " + quote(dir_ + "/in.data") +
+                      " 2>/dev/null | grep -c " + quote("r--s " + dump));
+  ASSERT_EQ(maps.out, "1\n") << "the reader's map of the dump is not in the recording";
+  RunResult fix = sh(env() + pdfix() + " fix --json " + quote(dir_ + "/in.data") + " " +
+                     quote(dir_ + "/out.data"));
+  EXPECT_EQ(fix.status, 0) << fix.err;
+  auto json = llvm::json::parse(fix.out);
+  ASSERT_TRUE(bool(json)) << fix.out;
+  const llvm::json::Array* sources = json->getAsObject()->getObject("jit")->getArray("sources");
+  ASSERT_NE(sources, nullptr);
+  EXPECT_TRUE(sources->empty()) << fix.out;
+  EXPECT_EQ(sh("find " + quote(home_) + " -name 'jitted-*'").out, "");
+}
+
 }  // namespace
 }  // namespace pdfix::e2e
