@@ -41,6 +41,28 @@ profile::Profile profile_of(const Bytes& recording) {
   return tap.take();
 }
 
+// What a tap tells its caller of a recording as it counts it: each mapping's file in the order
+// first sampled, the new stacks' frames, and the samples counted.
+struct Told {
+  std::vector<std::string> mappings;
+  std::vector<profile::Frame> frames;
+  uint64_t samples = 0;
+};
+Told told_of(const Bytes& recording) {
+  Told t;
+  auto in = io::open_input(testing::write_temp(recording));
+  EXPECT_TRUE(in.ok()) << in.status();
+  if (!in.ok()) return t;
+  profile::StackTap tap;
+  tap.on_new([&](uint64_t /*mapping*/, const profile::Mapping& m) { t.mappings.push_back(m.file); },
+             [&](std::span<const profile::Frame> f) {
+               t.frames.insert(t.frames.end(), f.begin(), f.end());
+             });
+  EXPECT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
+  t.samples = tap.take().samples;
+  return t;
+}
+
 // Each stack as folded prints it, without symbols: mapped frames as [file], others [unknown].
 std::string folded(const profile::Profile& p) {
   profile::Locations locations(p, nullptr);
@@ -135,18 +157,10 @@ TEST(Stacks, ARoundsSamplesAreTakenInTheOrderOfTheirTimes) {
       .sample_callchain(0x700100, 7, 7, 20, {format::kContextUser, 0x700100})
       .sample_callchain(0x400100, 7, 7, 10, {format::kContextUser, 0x400100})
       .finished_round();
-  auto in = io::open_input(testing::write_temp(b.build()));
-  ASSERT_TRUE(in.ok()) << in.status();
-  profile::StackTap tap;
-  std::vector<std::string> told;
-  std::vector<profile::Frame> frames;
-  tap.on_new(
-      [&](uint64_t /*mapping*/, const profile::Mapping& m) { told.push_back(m.file); },
-      [&](std::span<const profile::Frame> f) { frames.insert(frames.end(), f.begin(), f.end()); });
-  ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
-  EXPECT_EQ(tap.take().samples, 2u);
-  EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/lib/lib.so"}));
-  EXPECT_EQ(frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x700100, false}}));
+  const Told t = told_of(b.build());
+  EXPECT_EQ(t.samples, 2u);
+  EXPECT_EQ(t.mappings, (std::vector<std::string>{"/usr/bin/app", "/usr/lib/lib.so"}));
+  EXPECT_EQ(t.frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x700100, false}}));
 }
 
 // The summary's leaves by binary: a binary two processes map (two mappings, one file and id) is
@@ -188,17 +202,9 @@ TEST(Stacks, WhatTheLastBatchTellsIsToldWithWhatTheEndCounts) {
       .finished_round()
       .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb))
       .sample_callchain(0x400100, 7, 7, 2, {format::kContextUser, 0x400100});
-  auto in = io::open_input(testing::write_temp(b.build()));
-  ASSERT_TRUE(in.ok()) << in.status();
-  profile::StackTap tap;
-  std::vector<std::string> told;
-  std::vector<profile::Frame> frames;
-  tap.on_new(
-      [&](uint64_t /*mapping*/, const profile::Mapping& m) { told.push_back(m.file); },
-      [&](std::span<const profile::Frame> f) { frames.insert(frames.end(), f.begin(), f.end()); });
-  ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
-  EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
-  EXPECT_EQ(frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x400100, false}}));
+  const Told t = told_of(b.build());
+  EXPECT_EQ(t.mappings, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
+  EXPECT_EQ(t.frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x400100, false}}));
 }
 
 // A thread's sample that repeats its last stack is counted without the table of stacks: it
