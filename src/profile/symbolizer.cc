@@ -6,10 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/build_id.h"
-#include "llvm/DebugInfo/Symbolize/Symbolize.h"
+#include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
+#include "llvm/Object/Binary.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 #include "profile/demangle.h"
+#include "profile/naming_dwarf.h"
 #include "profile/plt.h"
 #include "resolve/debug_file.h"
 
@@ -64,22 +66,18 @@ std::vector<Segment> loads_of(const std::string& path, std::string& problem, Plt
 
 }  // namespace
 
-class Symbolizer::Llvm {
- public:
-  llvm::symbolize::LLVMSymbolizer symbolizer{llvm::symbolize::LLVMSymbolizer::Options{
-      .PrintFunctions = llvm::symbolize::FunctionNameKind::LinkageName,
-      .UseSymbolTable = true,
-      .Demangle = false,  // profile/demangle.h: the name shown, and the mangled one kept
-      .RelativeAddresses = false}};
-};
-
 struct Symbolizer::Binary {
   std::string file;  // the binary
   std::string path;  // what the symbolizer reads: the debug file, else the binary
   // Or, with no file, the image in this process's memory (the running kernel's vdso), under a
-  // name of its own: the object and LLVM's symbolizer keep referring to it.
+  // name of its own: the object keeps referring to it.
   std::string image_name;
   std::unique_ptr<llvm::object::ObjectFile> image;
+  // What LLVM's symbolizer reads, once asked: `path`'s object (or the image), its symbols and its
+  // DWARF (profile/naming_dwarf.h).
+  bool read = false;
+  llvm::object::OwningBinary<llvm::object::Binary> owned;
+  std::unique_ptr<llvm::symbolize::SymbolizableModule> module;
   std::vector<Segment> loads;
   PltStubs plt;
   std::string problem;
@@ -88,7 +86,7 @@ struct Symbolizer::Binary {
 };
 
 Symbolizer::Symbolizer(const resolve::Host& host, resolve::CopyPlaces places)
-    : host_(&host), places_(std::move(places)), llvm_(std::make_unique<Llvm>()) {}
+    : host_(&host), places_(std::move(places)) {}
 
 void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces places) {
   host_ = &host;
@@ -96,10 +94,9 @@ void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces p
   kallsyms_.reset();
   kernel_problem_.clear();
   host_kallsyms_ = {};
-  bool changed = false;
   for (auto it = binaries_.begin(); it != binaries_.end();) {
     const Binary& b = *it->second;
-    // This process's vdso lives as long as the process; LLVM's symbolizer keeps it by name.
+    // This process's vdso lives as long as the process.
     const bool kept =
         b.image != nullptr || (!b.file.empty() && resolve::stamp_of(b.file) == b.file_stamp &&
                                resolve::stamp_of(b.path) == b.path_stamp);
@@ -107,11 +104,8 @@ void Symbolizer::next_recording(const resolve::Host& host, resolve::CopyPlaces p
       ++it;
       continue;
     }
-    changed = changed || !b.file.empty();
     binaries_.erase(it++);
   }
-  // LLVM's symbolizer keeps what it read by path: a changed file is read anew.
-  if (changed) llvm_->symbolizer.flush();
 }
 
 Symbolizer::~Symbolizer() = default;
@@ -253,15 +247,21 @@ std::vector<Line> Symbolizer::lines_in(Binary& b, uint64_t start, uint64_t offse
     out.push_back({.function = *stub, .system_name = *stub});
     return out;
   }
-  const llvm::object::SectionedAddress where{*vaddr, llvm::object::SectionedAddress::UndefSection};
-  auto info = b.image != nullptr ? llvm_->symbolizer.symbolizeInlinedCode(*b.image, where)
-                                 : llvm_->symbolizer.symbolizeInlinedCode(b.path, where);
-  if (!info) {
-    b.problem = llvm::toString(info.takeError());
-    return out;
+  if (!b.read) {
+    b.read = true;
+    read_module(b);
   }
-  for (uint32_t i = 0; i < info->getNumberOfFrames(); ++i) {
-    const llvm::DILineInfo& f = info->getFrame(i);
+  if (b.module == nullptr) return out;
+  const llvm::object::SectionedAddress where{*vaddr, llvm::object::SectionedAddress::UndefSection};
+  // Names as the binary spells them (profile/demangle.h: the name shown, and the mangled one
+  // kept), files by their whole paths, and the symbol table where DWARF has no function.
+  const llvm::DIInliningInfo info = b.module->symbolizeInlinedCode(
+      where,
+      llvm::DILineInfoSpecifier(llvm::DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
+                                llvm::DILineInfoSpecifier::FunctionNameKind::LinkageName),
+      /*UseSymbolTable=*/true);
+  for (uint32_t i = 0; i < info.getNumberOfFrames(); ++i) {
+    const llvm::DILineInfo& f = info.getFrame(i);
     if (f.FunctionName == llvm::DILineInfo::BadString) continue;
     out.push_back({.function = function_name(f.FunctionName),
                    .system_name = f.FunctionName,
@@ -270,6 +270,30 @@ std::vector<Line> Symbolizer::lines_in(Binary& b, uint64_t start, uint64_t offse
                    .column = f.Column});
   }
   return out;
+}
+
+void Symbolizer::read_module(Binary& b) {
+  const llvm::object::ObjectFile* obj = b.image.get();
+  if (obj == nullptr) {
+    auto owned = llvm::object::createBinary(b.path);
+    if (!owned) {
+      b.problem = llvm::toString(owned.takeError());
+      return;
+    }
+    b.owned = std::move(*owned);
+    obj = llvm::dyn_cast<llvm::object::ObjectFile>(b.owned.getBinary());
+    if (obj == nullptr) {
+      b.problem = absl::StrCat(b.path, ": not an object file");
+      return;
+    }
+  }
+  auto module = llvm::symbolize::SymbolizableObjectFile::create(obj, naming_dwarf(*obj),
+                                                                /*UntagAddresses=*/false);
+  if (!module) {
+    b.problem = llvm::toString(module.takeError());
+    return;
+  }
+  b.module = std::move(*module);
 }
 
 std::string Symbolizer::binary_file(const Mapping& m) {

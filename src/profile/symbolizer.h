@@ -61,9 +61,9 @@ class Symbolizer {
   // For naming on another thread (profile/namer.h), in two halves that touch apart what they
   // keep: binary_to_name finds `m`'s binary (what lines() reads: its debug file, else itself)
   // on the thread that asks everything else, nullptr when there is none; lines_in names an
-  // address of it, mapped at `start` from file offset `offset`, and touches only LLVM's
-  // symbolizer and the binary's problem. One thread at a time may name, and nothing else is
-  // asked of LLVM's symbolizer (lines(), binary_file's readers) meanwhile.
+  // address of it, mapped at `start` from file offset `offset`, and touches only that binary
+  // (what LLVM's symbolizer read of it, its problem). One thread at a time may name, and nothing
+  // else asks of the binaries meanwhile (lines(), problem()).
   struct Binary;
   Binary* binary_to_name(const Mapping& m);
   std::vector<Line> lines_in(Binary& b, uint64_t start, uint64_t offset, uint64_t address,
@@ -77,6 +77,8 @@ class Symbolizer {
  private:
   Binary& binary_of(const Mapping& m);
   Binary& vdso_of(const format::BuildId& id, Binary& b);
+  // What LLVM's symbolizer reads of `b`, or its problem.
+  static void read_module(Binary& b);
   static std::string key(const Mapping& m) {
     return m.build_id + "\n" + m.file + "\n" + m.proven_file;
   }
@@ -87,8 +89,6 @@ class Symbolizer {
   std::future<std::unique_ptr<Kallsyms>> host_kallsyms_;  // read_host_kallsyms_ahead's
   std::string kernel_problem_;
   absl::flat_hash_map<std::string, std::unique_ptr<Binary>> binaries_;
-  class Llvm;
-  std::unique_ptr<Llvm> llvm_;
 };
 
 }  // namespace pdfix::profile
