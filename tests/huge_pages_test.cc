@@ -88,5 +88,26 @@ TEST(HugePages, ATableGrowsPastAHugePageWithItsContents) {
   EXPECT_FALSE(vma_of(data + kHugePage - 1).has_value());
 }
 
+// A buffer someone else allocated (a string reserved for a large read): the huge pages wholly
+// within it are advised, and nothing outside it.
+TEST(HugePages, ABuffersWholeHugePagesAreAdvised) {
+  std::string text;
+  text.reserve(4 * kHugePage);
+  advise_huge(text.data(), text.capacity());
+  const auto begin = reinterpret_cast<uintptr_t>(text.data());
+  const uintptr_t first = (begin + kHugePage - 1) / kHugePage * kHugePage;
+  const std::optional<Vma> inside = vma_of(reinterpret_cast<const void*>(first));
+  ASSERT_TRUE(inside.has_value());
+  EXPECT_TRUE(advised(*inside)) << "VmFlags:" << inside->flags;
+  EXPECT_EQ(inside->start, first);
+  EXPECT_EQ(inside->end, (begin + text.capacity()) / kHugePage * kHugePage);
+  // A buffer within one huge page has none to advise.
+  std::string small(100, 'x');
+  advise_huge(small.data(), small.size());
+  const std::optional<Vma> heap = vma_of(small.data());
+  ASSERT_TRUE(heap.has_value());
+  EXPECT_FALSE(advised(*heap)) << "VmFlags:" << heap->flags;
+}
+
 }  // namespace
 }  // namespace pdfix::io

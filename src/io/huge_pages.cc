@@ -39,4 +39,12 @@ void release_huge(void* p, size_t bytes) noexcept {
   ::munmap(p, pages_of(bytes));
 }
 
+void advise_huge(void* p, size_t bytes) noexcept {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
+  const size_t head = (kHugePage - begin % kHugePage) % kHugePage;
+  if (bytes <= head) return;
+  const size_t whole = (bytes - head) / kHugePage * kHugePage;
+  if (whole > 0) ::madvise(static_cast<char*>(p) + head, whole, MADV_HUGEPAGE);
+}
+
 }  // namespace pdfix::io

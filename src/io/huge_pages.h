@@ -15,6 +15,10 @@ inline constexpr size_t kHugePage = size_t{2} << 20;
 void* allocate_huge(size_t bytes);
 void release_huge(void* p, size_t bytes) noexcept;
 
+// Advises the whole huge pages within [p, p + bytes) (memory the caller holds, not yet written:
+// a string reserved for a large read) for transparent huge pages.
+void advise_huge(void* p, size_t bytes) noexcept;
+
 // The allocator for such a table's containers.
 template <typename T>
 struct HugePageAllocator {

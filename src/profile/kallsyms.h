@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/huge_pages.h"
+
 namespace pdfix::profile {
 
 class Kallsyms {
@@ -39,8 +41,8 @@ class Kallsyms {
   bool relocated() const { return shift_ != 0; }
 
  private:
-  // Sixteen bytes: a kernel's hundred thousand, written once each, are pages to fault in. Where
-  // its name lies in text_ orders aliases as the text lists them.
+  // Sixteen bytes, in huge pages: a kernel's hundred thousand, written once each, are pages to
+  // fault in. Where its name lies in text_ orders aliases as the text lists them.
   struct Symbol {
     uint64_t address;
     uint32_t name_at;
@@ -53,7 +55,7 @@ class Kallsyms {
     return {text_.data() + s.name_at, s.name_size};
   }
   std::string text_;
-  std::vector<Symbol> symbols_;  // text symbols, by address
+  std::vector<Symbol, io::HugePageAllocator<Symbol>> symbols_;  // text symbols, by address
   bool placed_ = false;
   uint64_t shift_ = 0;  // recorded address minus the text's
 };
