@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
@@ -83,6 +85,49 @@ TEST(NamingDwarf, NamesTheCLibrarysAddressesAsLlvmsOwnReaderDoes) {
   EXPECT_GT(functions, 1000U);
   EXPECT_GT(lines, functions);
   EXPECT_GT(inlined, 100U);
+}
+
+// A compressed section whose header claims more than it can hold (a terabyte from some hundred
+// kilobytes) is left out, not taken at its word: no memory asked for, no name from it.
+TEST(NamingDwarf, ASectionClaimingMoreThanItCanHoldIsLeftOut) {
+  const std::string path = this_libcs_debug_file();
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty()) << path << " (libc6-dbg)";
+  uint64_t function = 0;
+  {
+    auto obj = llvm::object::ObjectFile::createObjectFile(
+        llvm::MemoryBufferRef(llvm::StringRef(bytes), "libc"));
+    ASSERT_TRUE(static_cast<bool>(obj)) << llvm::toString(obj.takeError());
+    bool patched = false;
+    for (const llvm::object::SectionRef& s : (*obj)->sections()) {
+      auto name = s.getName();
+      auto data = s.getContents();
+      ASSERT_TRUE(name && data);
+      if (*name != ".debug_info") continue;
+      ASSERT_TRUE(s.isCompressed());
+      // Elf64_Chdr: ch_type, ch_reserved, then ch_size.
+      const uint64_t claimed = uint64_t{1} << 40;
+      std::memcpy(bytes.data() + (data->data() - bytes.data()) + 8, &claimed, sizeof claimed);
+      patched = true;
+    }
+    ASSERT_TRUE(patched);
+    for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+      auto type = sym.getType();
+      auto address = sym.getAddress();
+      ASSERT_TRUE(type && address);
+      if (*type == llvm::object::SymbolRef::ST_Function && *address != 0) function = *address;
+    }
+  }
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(bytes), "libc"));
+  ASSERT_TRUE(static_cast<bool>(obj)) << llvm::toString(obj.takeError());
+  const std::unique_ptr<llvm::DIContext> ours = naming_dwarf(**obj);
+  const llvm::DIInliningInfo got = ours->getInliningInfoForAddress(
+      {function, llvm::object::SectionedAddress::UndefSection},
+      llvm::DILineInfoSpecifier(llvm::DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
+                                llvm::DILineInfoSpecifier::FunctionNameKind::LinkageName));
+  EXPECT_EQ(got.getNumberOfFrames(), 0U);
 }
 
 }  // namespace

@@ -90,6 +90,9 @@ class NamingObject : public llvm::DWARFObject {
   Block inflated_{nullptr, Release{0}};
 };
 
+// How many times its size a compressed section may inflate to.
+constexpr uint64_t kMostInflated = 1032;
+
 std::unique_ptr<NamingObject> NamingObject::read(const llvm::object::ObjectFile& obj) {
   std::unique_ptr<NamingObject> o(new NamingObject(obj));
   struct Compressed {
@@ -121,6 +124,9 @@ std::unique_ptr<NamingObject> NamingObject::read(const llvm::object::ObjectFile&
       llvm::consumeError(d.takeError());
       return nullptr;
     }
+    // The size is the file's word: one it cannot hold (zlib inflates 1032 times at most) is
+    // left out, the names then the symbol table's, rather than memory taken on its say.
+    if (d->getDecompressedSize() > kMostInflated * data->size()) continue;
     inflated += d->getDecompressedSize();
     compressed.push_back({to, *d});
   }

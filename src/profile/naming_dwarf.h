@@ -15,7 +15,8 @@ namespace pdfix::profile {
 
 // The debug information of `obj` (which must outlive it) for symbolizing. A relocatable object
 // (whose debug sections need relocating), or one whose sections do not inflate, is read by LLVM's
-// own reader, which says what is wrong with it.
+// own reader, which says what is wrong with it. A compressed section that claims more than it can
+// hold is left out: its names are then the symbol table's.
 std::unique_ptr<llvm::DIContext> naming_dwarf(const llvm::object::ObjectFile& obj);
 
 }  // namespace pdfix::profile
