@@ -1,6 +1,7 @@
 #include "profile/naming_dwarf.h"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -18,7 +19,9 @@ namespace {
 // ranges that find the unit of an address.
 struct Sections {
   llvm::DWARFSection info;
-  std::vector<llvm::DWARFSection> types;  // DWARF 4's type units, where a file has them
+  // DWARF 4's type units, where a file has them: a deque, so that where one section's data goes
+  // stays put as the next is added.
+  std::deque<llvm::DWARFSection> types;
   llvm::DWARFSection line;
   llvm::DWARFSection str_offsets;
   llvm::DWARFSection addr;
