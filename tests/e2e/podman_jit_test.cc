@@ -76,12 +76,18 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
   const std::string sync = dir_ + "/sync";
   fs::create_directories(sync);
   std::ofstream(sync + "/short.js") << node_work("short", "");
-  // V8 keeps the last 2 MiB of its dump in a buffer until the process exits: code enough to fill
-  // it brings fib_long's records to the file while the process lives on.
+  // V8 keeps up to 2 MiB of its dump in a buffer until the process exits: new code until the
+  // file has grown by more than that brings fib_long's records to it while the process lives on
+  // (a fixed 6,000 functions did not always: fib_long's samples then lay in no map, once in ~20
+  // CI runs).
   std::ofstream(sync + "/long.js") << node_work(
       "long",
-      "let t = 0;\nfor (let i = 0; i < 6000; i++) t += new Function('x', 'return x + ' + i)(i);\n"
-      "require('fs').writeFileSync('/sync/done', String(t));\nsetInterval(() => {}, 1 << 30);\n");
+      "const fs = require('fs');\nconst dump = '/tmp/jit-' + process.pid + '.dump';\n"
+      "const flushed = fs.statSync(dump).size + (3 << 20);\nlet t = 0;\n"
+      "for (let i = 0; i < 400000 && fs.statSync(dump).size < flushed; i += 100) {\n"
+      "  for (let k = i; k < i + 100; k++) t += new Function('x', 'return x + ' + k)(k);\n}\n"
+      "fs.writeFileSync('/sync/done', String(fs.statSync(dump).size >= flushed));\n"
+      "setInterval(() => {}, 1 << 30);\n");
   std::ofstream(sync + "/load.sh")
       << "cd /tmp\nnode --perf-prof --perf-prof-unwinding-info /sync/short.js\n"
       << "exec node --perf-prof --perf-prof-unwinding-info --always-sparkplug /sync/long.js\n";
@@ -93,6 +99,10 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
          quote("touch " + quote(sync) + "/go; while [ ! -e " + quote(sync) +
                "/done ]; do sleep 0.1; done"));
   ASSERT_EQ(r.status, 0) << r.err;
+  std::string flushed;
+  std::ifstream(sync + "/done") >> flushed;
+  ASSERT_EQ(flushed, "true") << "the living node's dump never grew by 3 MiB more: its fib_long "
+                                "records may still be in V8's buffer";
 
   const std::string bundle = dir_ + "/b.tar.zst";
   r = pdfix_run("fix --json --unwind --archive " + quote(bundle) + " " + quote(dir_ + "/in.data") +
