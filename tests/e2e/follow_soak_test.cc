@@ -219,7 +219,18 @@ TEST_F(PodmanFollowSoakTest, AThousandChunksTwoKillsAndAContainerEachChunkFixedO
     };
     const auto rss = [](const Sample& s) { return s.rss_mib; };
     const auto fds = [](const Sample& s) { return s.fds; };
-    EXPECT_LE(max_of(half, samples.size(), rss), max_of(2, half, rss) + 8) << "run " << run;
+    // RSS by its median: a binary first stored late in a run (a container started then) is read
+    // and slimmed once, a transient of some MiB that a sample may or may not catch; what is held
+    // on raises the median.
+    const auto median_rss = [&](size_t from, size_t to) {
+      std::vector<double> v;
+      for (size_t i = from; i < to; ++i) v.push_back(samples[i].rss_mib);
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      return v[v.size() / 2];
+    };
+    const double level = median_rss(2, half);
+    EXPECT_LE(median_rss(half, samples.size()), level + 4) << "run " << run;
+    EXPECT_LE(max_of(half, samples.size(), rss), level + 32) << "run " << run;
     EXPECT_LE(max_of(half, samples.size(), fds), max_of(2, half, fds) + 2) << "run " << run;
     // CPU a chunk over each half.
     const auto per_chunk = [&](size_t from, size_t to) {
