@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -54,6 +55,71 @@ struct Named {
   size_t leaf = 0;
   size_t to_start = 0;
 };
+
+// Of each node process in perf's reading of `data` (perf script with its task and map events):
+// its task events, the JIT maps perf took and their first and last times, and its samples whose
+// leaf perf placed in no map with their first and last times. What tells a map applied too late,
+// or to another process, from one that is missing.
+std::string node_digest(const std::string& perf_script_output) {
+  struct Digest {
+    std::vector<std::string> tasks;
+    size_t jit_maps = 0;
+    std::string first_map, last_map;
+    size_t unplaced = 0;
+    std::string first_unplaced, last_unplaced;
+  };
+  std::map<std::string, Digest> by_pid;
+  std::istringstream first(perf_script_output);
+  for (std::string line; std::getline(first, line);) {
+    std::istringstream words(line);
+    std::string comm, pid;
+    words >> comm >> pid;
+    if (comm == "node") by_pid.try_emplace(pid.substr(0, pid.find('/')));
+  }
+  std::istringstream lines(perf_script_output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string comm, pid, time;
+    words >> comm >> pid >> time;
+    pid = pid.substr(0, pid.find('/'));
+    // A fork or exit is the process's own when it names the process, not a thread, first (perf
+    // prints a fork under the parent's pid).
+    for (const char* task : {"PERF_RECORD_FORK(", "PERF_RECORD_EXIT("}) {
+      const size_t at = line.find(task);
+      if (at == std::string::npos) continue;
+      const std::string ids =
+          line.substr(at + std::strlen(task), line.find(')', at) - at - std::strlen(task));
+      const std::string child = ids.substr(0, ids.find(':'));
+      auto own = by_pid.find(child);
+      if (own != by_pid.end() && ids == child + ":" + child && own->second.tasks.size() < 8) {
+        own->second.tasks.push_back(line);
+      }
+    }
+    auto it = by_pid.find(pid);
+    if (it == by_pid.end()) continue;
+    Digest& d = it->second;
+    if (line.find("PERF_RECORD_MMAP2") != std::string::npos) {
+      if (line.find("jitted-") == std::string::npos) continue;
+      if (d.jit_maps++ == 0) d.first_map = time;
+      d.last_map = time;
+    } else if (line.find("PERF_RECORD_COMM") != std::string::npos) {
+      if (d.tasks.size() < 8) d.tasks.push_back(line);
+    } else if (line.find("PERF_RECORD_") != std::string::npos) {
+      continue;
+    } else if (line.find("[unknown] ([unknown])") != std::string::npos) {
+      if (d.unplaced++ == 0) d.first_unplaced = time;
+      d.last_unplaced = time;
+    }
+  }
+  std::string out;
+  for (const auto& [pid, d] : by_pid) {
+    out += "  node " + pid + ": " + std::to_string(d.jit_maps) + " JIT maps " + d.first_map +
+           " .. " + d.last_map + "; " + std::to_string(d.unplaced) + " samples in no map " +
+           d.first_unplaced + " .. " + d.last_unplaced + "\n";
+    for (const std::string& t : d.tasks) out += "    " + t + "\n";
+  }
+  return out;
+}
 
 class PodmanJitTest : public PodmanFixture {
  protected:
@@ -158,7 +224,13 @@ TEST_F(PodmanJitTest, NodeInALivingContainerIsNamedAndUnwoundFromTheBundle) {
               << " unwound to node::Start\n";
     EXPECT_GT(by_function[f].leaf, 300u)
         << f << "; the jit report: " << brief(fix, "jit") << "\nthe most frequent leaves:\n"
-        << most_frequent(leaves, 15);
+        << most_frequent(leaves, 15) << "node's processes as perf read them:\n"
+        << node_digest(sh("HOME=" + quote(dir_ + "/elsewhere") + " perf --buildid-dir " +
+                          quote(dir_ + "/unpacked/.debug") +
+                          " script --show-mmap-events --show-task-events -F comm,pid,tid,time,"
+                          "event,ip,sym,dso -i " +
+                          quote(dir_ + "/unpacked/perf.data") + " 2>/dev/null")
+                           .out);
     EXPECT_GE(by_function[f].to_start * 10, by_function[f].leaf * 9) << f;
   }
   EXPECT_GT(container_libnode, 600u);
