@@ -51,8 +51,9 @@ InjectJit::InjectJit(InjectJitConfig config, const Common& common)
     : config_(std::move(config)), common_(common) {}
 
 bool InjectJit::wants(uint32_t type) const {
+  // Samples, whose times say where the recording is, only while code maps wait.
   return type == format::kMmap || type == format::kMmap2 || type == format::kComm ||
-         type == format::kFork;
+         type == format::kFork || (type == format::kSample && !code_maps_.empty());
 }
 
 std::vector<uint8_t> InjectJit::trailer_of(const transform::RecordRef& r,
@@ -96,6 +97,17 @@ std::string InjectJit::cache_written() const {
 
 absl::Status InjectJit::rewrite(const transform::RecordRef& r, const transform::Session& s,
                                 transform::RecordSink& out) {
+  if (const std::optional<uint64_t> time = transform::record_time(r, s)) {
+    reached_ = std::max(reached_, *time);
+  }
+  // A directory recording's file is read whole before the next: what waits is written at the end
+  // of its own.
+  if (r.part != part_) {
+    if (auto st = write_code_maps(s, out, true); !st.ok()) return st;
+    part_ = r.part;
+  }
+  if (auto st = write_code_maps(s, out, false); !st.ok()) return st;
+  if (r.header.type == format::kSample) return out.emit(r);
   if (r.header.type == format::kComm) return comm(r, s, out);
   if (r.header.type == format::kFork) return fork(r, s, out);
   if (r.map == nullptr || r.map->build_id) return out.emit(r);
@@ -188,22 +200,25 @@ absl::Status InjectJit::marker(const transform::RecordRef& r, const transform::S
   source.functions = dump->loads.size();
 
   const uint32_t pid = m.fields.pid;
-  auto maps = emit_code_maps(r, s, *dump, *image, elf_name, marker_time, out);
-  if (!maps.ok()) return maps.status();
-  source.maps = *maps;
+  source.maps = place_code_maps(r, s, *dump, *image, elf_name, marker_time);
   dumped_.insert(image_of(pid));
   report_.sources.push_back(std::move(source));
   found.file.reset();
-  return absl::OkStatus();
+  return write_code_maps(s, out, false);
 }
 
-absl::StatusOr<uint64_t> InjectJit::emit_code_maps(
-    const transform::RecordRef& r, const transform::Session& s, const jit::JitDump& dump,
-    const jit::DumpImage& image, const std::string& elf_name, std::optional<uint64_t> marker_time,
-    transform::RecordSink& out) {
+uint64_t InjectJit::place_code_maps(const transform::RecordRef& r, const transform::Session& s,
+                                    const jit::JitDump& dump, const jit::DumpImage& image,
+                                    const std::string& elf_name,
+                                    std::optional<uint64_t> marker_time) {
   const format::MmapRecord& marker = r.map->fields;
   const uint32_t pid = marker.pid;
+  transform::RecordRef at = r;
+  at.bytes = {};
+  at.map = nullptr;
+  const std::string& name = elf_names_.emplace_back(elf_name);
   uint64_t maps = 0;
+  const bool none_waited = code_maps_.empty();
   for (const jit::Placement& p : jit::place_code(dump, image.offsets)) {
     format::MmapRecord fields{.is_mmap2 = true,
                               .misc = static_cast<uint16_t>(marker.misc & format::kCpuModeMask),
@@ -215,16 +230,37 @@ absl::StatusOr<uint64_t> InjectJit::emit_code_maps(
                               .pgoff = p.pgoff,
                               .prot = format::kProtRead | format::kProtExec,
                               .flags = format::kMapPrivate,
-                              .filename = elf_name};
+                              .filename = name};
     // Never before the marker: what perf has applied by then, it does not take again.
     const uint64_t time = marker_time ? std::max(p.time, *marker_time) : p.time;
-    const std::vector<uint8_t> trailer = trailer_of(r, s, pid, fields.tid, time);
-    if (auto st = out.emit(rebuilt_.new_map(fields, image.elf.id, trailer, r, s)); !st.ok()) {
-      return st;
-    }
+    code_maps_.emplace(time, CodeMap{.fields = fields,
+                                     .id = image.elf.id,
+                                     .trailer = trailer_of(r, s, pid, fields.tid, time),
+                                     .marker = at});
     ++maps;
   }
+  if (none_waited && !code_maps_.empty()) ++wants_changes_;
   return maps;
+}
+
+absl::Status InjectJit::write_code_maps(const transform::Session& s, transform::RecordSink& out,
+                                        bool all) {
+  if (code_maps_.empty()) return absl::OkStatus();
+  auto it = code_maps_.begin();
+  for (; it != code_maps_.end() && (all || it->first <= reached_); ++it) {
+    const CodeMap& c = it->second;
+    if (auto st = out.emit(rebuilt_.new_map(c.fields, c.id, c.trailer, c.marker, s)); !st.ok()) {
+      return st;
+    }
+  }
+  code_maps_.erase(code_maps_.begin(), it);
+  if (code_maps_.empty()) ++wants_changes_;
+  return absl::OkStatus();
+}
+
+absl::Status InjectJit::finish(const transform::Session& s, transform::RecordSink& out,
+                               transform::FeatureEdits& /*edits*/) {
+  return write_code_maps(s, out, true);
 }
 
 InjectJit::FoundDump& InjectJit::dump_of(uint32_t pid, const JitMarker& marker,
@@ -261,7 +297,7 @@ const InjectJit::MapImage* InjectJit::map_image(const transform::RecordRef& r,
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
   auto image = std::make_unique<MapImage>();
   JitReport::MapFileNotFound passed_over{.pid = pid};
-  for (const jit::FileCandidate& c : map_candidates(pid, s)) {
+  for (const jit::FileCandidate& c : map_candidates(pid, s, passed_over.files_on)) {
     struct stat st{};
     if (stat(c.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       passed_over.looked_at.push_back(c.path);

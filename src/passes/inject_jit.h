@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +53,9 @@ struct JitReport {
   struct MapFileNotFound {
     uint32_t pid = 0;
     std::vector<std::string> looked_at;
+    // The file of the process the places were taken from ("maj:min inode", and whether it is on
+    // a mounted overlay); empty when none was known.
+    std::string files_on;
   };
   std::vector<MapFileNotFound> map_files_not_found;
   uint64_t dumps_missing = 0;  // named by a marker, not usable: their code stays unknown
@@ -65,8 +69,11 @@ class InjectJit : public Repair {
 
   std::string_view name() const override { return "inject-jit"; }
   bool wants(uint32_t type) const override;
+  uint64_t wants_changes() const override { return wants_changes_; }
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
                        transform::RecordSink& out) override;
+  absl::Status finish(const transform::Session& s, transform::RecordSink& out,
+                      transform::FeatureEdits& edits) override;
   llvm::json::Object report_json() const override;
   void report_text(std::ostream& out, bool verbose) const override;
   bool incomplete() const override { return report_.dumps_missing > 0; }
@@ -96,14 +103,21 @@ class InjectJit : public Repair {
                          transform::RecordSink& out);
   // The map file of `pid`, read and written as ELF once; nullptr when there is none.
   const MapImage* map_image(const transform::RecordRef& r, const transform::Session& s);
-  // `bytes` as `name` in the build-id cache.
   // An MMAP2 of `elf_name` for each load and move of the dump's code, at its time (never before
-  // the marker's), in the marker `r`'s process; how many.
-  absl::StatusOr<uint64_t> emit_code_maps(const transform::RecordRef& r,
-                                          const transform::Session& s, const jit::JitDump& dump,
-                                          const jit::DumpImage& image, const std::string& elf_name,
-                                          std::optional<uint64_t> marker_time,
-                                          transform::RecordSink& out);
+  // the marker's), in the marker `r`'s process, made to wait for its place (code_maps_); how
+  // many.
+  uint64_t place_code_maps(const transform::RecordRef& r, const transform::Session& s,
+                           const jit::JitDump& dump, const jit::DumpImage& image,
+                           const std::string& elf_name, std::optional<uint64_t> marker_time);
+  // The code maps whose time the recording has reached (all of them with `all`), written. perf
+  // sorts what has a time only within reach of its rounds: it delivers, at each FINISHED_ROUND,
+  // what is up to the highest time of the round before. A map written ahead of the recording's
+  // time raises that mark, and records of later rounds below it are delivered out of order after
+  // everything up to it (every map of the runtime's code to come among them); one written late
+  // comes after the samples it names were delivered. So each is written where the recording's
+  // time first reaches its own: in a round none before which reached it.
+  absl::Status write_code_maps(const transform::Session& s, transform::RecordSink& out, bool all);
+  // `bytes` as `name` in the build-id cache.
   absl::Status keep(const std::string& name, const format::BuildId& id,
                     std::span<const uint8_t> bytes, JitReport::Source& source);
   // The trailer of `r` with its pid, tid and time set to those given.
@@ -128,7 +142,9 @@ class InjectJit : public Repair {
   bool dumped_ahead(const transform::RecordRef& r, const transform::Session& s);
   // Where `pid`'s map file may be read here: under --sysroot; on the recording's host, /tmp and
   // the living process's /tmp; each --jit-dir.
-  std::vector<jit::FileCandidate> map_candidates(uint32_t pid, const transform::Session& s) const;
+  // `files_on`: what the places were taken from (JitReport::MapFileNotFound).
+  std::vector<jit::FileCandidate> map_candidates(uint32_t pid, const transform::Session& s,
+                                                 std::string& files_on) const;
   bool recorded_here(const transform::Session& s) const;
 
   InjectJitConfig config_;
@@ -146,6 +162,19 @@ class InjectJit : public Repair {
   absl::flat_hash_map<ProcessImage, FoundDump> dumps_;
   absl::flat_hash_set<std::pair<ProcessImage, std::string>> dumps_seen_;  // each marker's path
   absl::flat_hash_map<ProcessImage, std::unique_ptr<MapImage>> map_images_;
+
+  // A code map waiting for the recording's time to reach its own.
+  struct CodeMap {
+    format::MmapRecord fields;  // its filename one of elf_names_
+    format::BuildId id;
+    std::vector<uint8_t> trailer;
+    transform::RecordRef marker;  // where it is placed: its bytes and map left out
+  };
+  std::multimap<uint64_t, CodeMap> code_maps_;  // by time
+  std::deque<std::string> elf_names_;
+  uint64_t reached_ = 0;  // the highest time of the records seen
+  uint32_t part_ = 0;     // of the record last seen
+  uint64_t wants_changes_ = 0;
 
   transform::Rebuilt rebuilt_;
 };

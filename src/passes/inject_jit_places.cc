@@ -60,8 +60,8 @@ std::vector<jit::FileCandidate> InjectJit::dump_candidates(
   return where;
 }
 
-std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
-                                                          const transform::Session& s) const {
+std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid, const transform::Session& s,
+                                                          std::string& files_on) const {
   const std::string path = absl::StrCat("/tmp/perf-", pid, ".map");
   std::vector<jit::FileCandidate> where;
   // A map file is the recording's only on the recording's host, and only if written to since the
@@ -74,18 +74,32 @@ std::vector<jit::FileCandidate> InjectJit::map_candidates(uint32_t pid,
     where.push_back({common_.sysroot + path, true});
   } else if (recorded_here(s)) {
     const auto process = resolve::recorded_process(*common_.host, pid, common_.recording_ended_at);
+    const auto overlay = [&](const resolve::Inode& i) {
+      auto m = common_.host->mount(i.maj, i.min);
+      return m && m->type == "overlay" ? m : std::nullopt;
+    };
     std::optional<resolve::Inode> file;
     if (const auto* m = timeline_.lowest(pid)) file = mapped_files_[m->file];
-    // The whole recording is swept only for what the records so far have not told, the files of
-    // a process mapped after its code (perf lists a running process's maps by address), and only
-    // when a file could lead somewhere: to an overlay mounted here.
-    const MapSurvey* survey = common_.survey && !file && !common_.host->overlays().empty()
-                                  ? common_.survey->get()
-                                  : nullptr;
+    // The whole recording is swept only for what the records so far have not told, and only
+    // when a file could lead somewhere: to an overlay mounted here. The records so far are in
+    // file order, not perf's: a CPU's whole buffer of a round comes before the next CPU's, and
+    // a process's fork may come after its exec and maps, giving it its parent's files (a
+    // container's process those of runc, on the host's disk); a process's files may come after
+    // its code (perf lists a running process's maps by address).
+    const MapSurvey* survey =
+        common_.survey && !(file && overlay(*file)) && !common_.host->overlays().empty()
+            ? common_.survey->get()
+            : nullptr;
     if (survey != nullptr) {
       if (auto it = survey->process_files().find(pid); it != survey->process_files().end()) {
-        file = it->second;
+        if (!file || overlay(it->second)) file = it->second;
       }
+    }
+    if (file) {
+      const auto on = overlay(*file);
+      files_on = absl::StrCat(
+          file->maj, ":", file->min, " inode ", file->ino,
+          on ? ", on the overlay mounted at " + on->point : ", on no overlay mounted here");
     }
     uint32_t own_pid = pid;
     if (process) {

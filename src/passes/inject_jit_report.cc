@@ -55,8 +55,9 @@ llvm::json::Object InjectJit::report_json() const {
     for (const std::string& path : m.looked_at) {
       looked_at.push_back(format::escape_invalid_utf8(path));
     }
-    not_found.push_back(llvm::json::Object{{"pid", static_cast<int64_t>(m.pid)},
-                                           {"looked_at", std::move(looked_at)}});
+    llvm::json::Object o{{"pid", static_cast<int64_t>(m.pid)}, {"looked_at", std::move(looked_at)}};
+    if (!m.files_on.empty()) o["files_on"] = format::escape_invalid_utf8(m.files_on);
+    not_found.push_back(std::move(o));
   }
   return llvm::json::Object{
       {"sources", std::move(sources)},
@@ -103,6 +104,7 @@ void InjectJit::report_text(std::ostream& out, bool verbose) const {
   for (const auto& m : report_.map_files_not_found) {
     out << "  no map file of process " << m.pid << " (anonymous code, stays unknown); looked at:";
     for (const std::string& path : m.looked_at) out << " " << format::escape_invalid_utf8(path);
+    if (!m.files_on.empty()) out << "; its files: " << format::escape_invalid_utf8(m.files_on);
     out << "\n";
   }
 }

@@ -195,20 +195,13 @@ class Sweep {
           std::make_unique<Stage>(*chain[i], session, *outs_[i], *sinks_[i + 1], watch));
       sinks_[i] = stages_.back().get();
     }
-    for (uint32_t t = 0; t < wanted_.size(); ++t) {
-      for (const auto& p : chain) wanted_[t] = wanted_[t] || p->wants(t);
-    }
+    ask_wants();
   }
 
   absl::Status run(RecordReader& reader, Tail& tail, const PipelineOptions& options) {
     uint64_t reported = 0;
-    std::bitset<128> stop_at;
-    for (uint32_t t = 0; t < stop_at.size(); ++t) {
-      stop_at[t] = wanted_[t] || observer_ != nullptr ||
-                   (agreeing_ && (t == format::kHeaderAttr || t == format::kHeaderFeature));
-    }
     while (true) {
-      if (auto span = reader.skip_unwanted(stop_at); span.size > 0) {
+      if (auto span = reader.skip_unwanted(stop_at_); span.size > 0) {
         if (auto s = release_held(); !s.ok()) return s;
         if (auto s = tail.untouched(span.offset, span.size, span.part); !s.ok()) return s;
       }
@@ -216,6 +209,7 @@ class Sweep {
       if (!r.ok()) return r.status();
       if (!r->has_value()) break;
       if (auto s = one(**r, tail); !s.ok()) return s;
+      if (wants_changes() != wants_changes_) ask_wants();
       const uint64_t at = reader.position();
       if (options.progress && at - reported >= kProgressStep) {
         options.progress(at, reader.end());
@@ -283,6 +277,22 @@ class Sweep {
 
   bool wanted(uint32_t type) const { return type >= wanted_.size() || wanted_[type]; }
 
+  uint64_t wants_changes() const {
+    uint64_t n = 0;
+    for (const auto& p : chain_) n += p->wants_changes();
+    return n;
+  }
+  // Which records the passes want, and so where the reader stops.
+  void ask_wants() {
+    wants_changes_ = wants_changes();
+    for (uint32_t t = 0; t < wanted_.size(); ++t) {
+      wanted_[t] = false;
+      for (const auto& p : chain_) wanted_[t] = wanted_[t] || p->wants(t);
+      stop_at_[t] = wanted_[t] || observer_ != nullptr ||
+                    (agreeing_ && (t == format::kHeaderAttr || t == format::kHeaderFeature));
+    }
+  }
+
   Session& session_;
   PassChain& chain_;
   std::vector<std::unique_ptr<Stage>> stages_;
@@ -291,6 +301,8 @@ class Sweep {
   std::vector<RecordSink*> sinks_;  // sinks_[i] feeds pass i; the last is the tail
   std::vector<RecordSink*> outs_;   // where pass i emits: sinks_[i + 1], or its watch
   std::bitset<128> wanted_;
+  std::bitset<128> stop_at_;
+  uint64_t wants_changes_ = 0;
   bool agreeing_ = false;
   Map map_;
   uint64_t given_ = 0;

@@ -178,7 +178,11 @@ std::string map_file_of(const std::string& data) {
 
 TEST_F(JitTest, NodeJitdumpNamesWhatPerfInjectJitNames) {
   write("work.js", kNodeWork);
-  record("-k mono", "node --perf-prof --perf-prof-unwinding-info work.js");
+  // Small buffers, read often: many rounds, where perf's order of delivery is at stake.
+  record("-k mono -F 2000 -m 8", "node --perf-prof --perf-prof-unwinding-info work.js");
+  const auto rounds = perf_stats(dir_ + "/in.data");
+  ASSERT_TRUE(rounds.contains("FINISHED_ROUND"));
+  EXPECT_GE(rounds.at("FINISHED_ROUND"), 4u);
   std::vector<std::string> dumps;
   for (const auto& e : fs::directory_iterator(dir_)) {
     if (e.path().filename().string().starts_with("jit-")) dumps.push_back(e.path());
@@ -199,6 +203,11 @@ TEST_F(JitTest, NodeJitdumpNamesWhatPerfInjectJitNames) {
   const auto ours = fixed_and_moved(jit_files);
   expect_same_names(theirs, ours, "JS:*fib");
   EXPECT_NE(fix_summary_.find("1 jitdump"), std::string::npos) << fix_summary_;
+  // Each code map is where perf's rounds deliver it by its time: none ahead of the recording's
+  // time (delivering what follows out of order, against maps of code loaded later) nor behind.
+  const RunResult script =
+      sh("perf script -i " + quote(dir_ + "/out.data") + " 2>&1 >/dev/null | grep -i order");
+  EXPECT_EQ(script.out, "");
   RunResult check = sh(env() + pdfix() + " check " + quote(dir_ + "/out.data"));
   EXPECT_EQ(check.status, 0) << check.out;
   // One file for the dump, where perf inject wrote one per function.
