@@ -69,7 +69,7 @@ class InjectJit : public Repair {
 
   std::string_view name() const override { return "inject-jit"; }
   bool wants(uint32_t type) const override;
-  uint64_t wants_changes() const override { return wants_changes_; }
+  const uint64_t* wants_changes() const override { return &wants_changes_; }
   absl::Status rewrite(const transform::RecordRef& r, const transform::Session& s,
                        transform::RecordSink& out) override;
   absl::Status finish(const transform::Session& s, transform::RecordSink& out,

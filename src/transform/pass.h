@@ -64,9 +64,10 @@ class Pass {
   // samples; those other passes want go by this one (after what it holds).
   virtual bool wants(uint32_t type) const = 0;
   // A pass whose answers to wants() change during the run (one that wants samples only while it
-  // waits for the recording's time to reach something it holds) counts the changes here: the
-  // sweep asks wants() anew when the count moves.
-  virtual uint64_t wants_changes() const { return 0; }
+  // waits for the recording's time to reach something it holds) counts the changes in a counter
+  // of its own and gives it here, once: the sweep asks wants() anew when the count moves.
+  // nullptr: they never change (the sweep then looks at nothing per record).
+  virtual const uint64_t* wants_changes() const { return nullptr; }
   // Emits what stands in place of `r` (a record of a wanted type; a map has `r.map` decoded).
   // The session knows what the records before it taught: the build-id table, the kernel's start.
   virtual absl::Status rewrite(const RecordRef& r, const Session& s, RecordSink& out) = 0;

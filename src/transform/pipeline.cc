@@ -195,6 +195,9 @@ class Sweep {
           std::make_unique<Stage>(*chain[i], session, *outs_[i], *sinks_[i + 1], watch));
       sinks_[i] = stages_.back().get();
     }
+    for (const auto& p : chain) {
+      if (const uint64_t* counter = p->wants_changes()) wants_counters_.push_back(counter);
+    }
     ask_wants();
   }
 
@@ -279,7 +282,7 @@ class Sweep {
 
   uint64_t wants_changes() const {
     uint64_t n = 0;
-    for (const auto& p : chain_) n += p->wants_changes();
+    for (const uint64_t* counter : wants_counters_) n += *counter;
     return n;
   }
   // Which records the passes want, and so where the reader stops.
@@ -302,6 +305,7 @@ class Sweep {
   std::vector<RecordSink*> outs_;   // where pass i emits: sinks_[i + 1], or its watch
   std::bitset<128> wanted_;
   std::bitset<128> stop_at_;
+  std::vector<const uint64_t*> wants_counters_;  // Pass::wants_changes
   uint64_t wants_changes_ = 0;
   bool agreeing_ = false;
   Map map_;
