@@ -19,7 +19,6 @@ using testing::Bytes;
 using testing::DumpWriter;
 using testing::every_record;
 using testing::InjectJitTest;
-using testing::InjectPerfMapTest;
 using testing::kCodeA;
 using testing::kCodeB;
 using testing::PerfDataBuilder;

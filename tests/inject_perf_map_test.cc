@@ -15,16 +15,8 @@ namespace pdfix {
 namespace {
 
 using testing::Bytes;
-using testing::DumpWriter;
-using testing::every_record;
-using testing::InjectJitTest;
 using testing::InjectPerfMapTest;
-using testing::kCodeA;
-using testing::kCodeB;
 using testing::PerfDataBuilder;
-using testing::read_elf;
-using testing::ReadElf;
-using testing::readelf_id;
 
 TEST_F(InjectPerfMapTest, IsReadUnderTheLivingProcessesRootByItsNamespacePid) {
   EXPECT_EQ(found_at(), map_file_);
