@@ -4,7 +4,10 @@
 #include "io/huge_pages.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -107,6 +110,28 @@ TEST(HugePages, ABuffersWholeHugePagesAreAdvised) {
   const std::optional<Vma> heap = vma_of(small.data());
   ASSERT_TRUE(heap.has_value());
   EXPECT_FALSE(advised(*heap)) << "VmFlags:" << heap->flags;
+}
+
+// A buffer about to be written has the whole pages within it backed at once (no fault each as it
+// is written), and the pages it only shares with its neighbours are left as they were.
+TEST(HugePages, ABuffersWholePagesArePrefaulted) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr size_t kPages = 64;
+  void* mapped =
+      ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* base = static_cast<unsigned char*>(mapped);
+  std::vector<unsigned char> resident(kPages);
+  ASSERT_EQ(::mincore(base, kPages * page, resident.data()), 0);
+  ASSERT_EQ(std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; }),
+            0);
+  prefault(base + 100, kPages * page - 200);
+  ASSERT_EQ(::mincore(base, kPages * page, resident.data()), 0);
+  EXPECT_FALSE(resident.front() & 1);
+  EXPECT_FALSE(resident.back() & 1);
+  for (size_t i = 1; i + 1 < kPages; ++i) EXPECT_TRUE(resident[i] & 1) << "page " << i;
+  EXPECT_EQ(base[page], 0);  // backed by zeroed pages, as a fault would have
+  ::munmap(mapped, kPages * page);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "io/huge_pages.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <new>
@@ -45,6 +46,15 @@ void advise_huge(void* p, size_t bytes) noexcept {
   if (bytes <= head) return;
   const size_t whole = (bytes - head) / kHugePage * kHugePage;
   if (whole > 0) ::madvise(static_cast<char*>(p) + head, whole, MADV_HUGEPAGE);
+}
+
+void prefault(void* p, size_t bytes) noexcept {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
+  const size_t head = (page - begin % page) % page;
+  if (bytes <= head) return;
+  const size_t whole = (bytes - head) / page * page;
+  if (whole > 0) ::madvise(static_cast<char*>(p) + head, whole, MADV_POPULATE_WRITE);
 }
 
 }  // namespace pdfix::io

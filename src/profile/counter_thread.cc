@@ -3,13 +3,25 @@
 #include <span>
 #include <utility>
 
+#include "io/huge_pages.h"
+
 namespace pdfix::profile {
+
+CounterThread::Batch CounterThread::Batch::reserved() {
+  Batch b;
+  b.ops.reserve(kOpsPerBatch);
+  b.words.reserve(kWordsReserved);
+  io::prefault(b.ops.data(), b.ops.capacity() * sizeof(Op));
+  io::prefault(b.words.data(), b.words.capacity() * sizeof(uint64_t));
+  return b;
+}
 
 CounterThread::CounterThread(Labels labels, std::function<void(uint32_t)> first,
                              std::function<void(std::span<const Frame>)> frames)
     : counter_(labels),
       first_(std::move(first)),
       frames_(std::move(frames)),
+      filling_(Batch::reserved()),
       thread_([this] { run(); }) {}
 
 CounterThread::~CounterThread() {
@@ -46,7 +58,7 @@ void CounterThread::hand_over() {
     ++in_flight_;
     full_.push_back(std::move(filling_));
     if (spare_.empty()) {
-      filling_ = Batch();
+      filling_ = Batch::reserved();
     } else {
       // The one the counter let go of longest ago: the lines of the last it read are still in
       // its core's cache, and each write here would first take them back from there.
