@@ -39,14 +39,26 @@ absl::Status TappedTail::show(const RecordRef& r) {
 }
 
 // From the chunk the reader read them into, as the reader takes them (mapping a page costs more
-// than reading it: io/input.h); from the mapping across a chunk's end.
+// than reading it: io/input.h). A record across a chunk's end is copied together from the two
+// chunks (the reader framed it, so both are still kept): read through the mapping, each was a
+// page fault, a few hundred on a 90 MB recording. From the mapping when a chunk cannot be read.
 std::span<const uint8_t> TappedTail::bytes_at(const io::MappedFile& file, uint64_t at, uint64_t n) {
   if (!chunk_ || chunk_file_ != &file || at < chunk_->offset() || at >= chunk_->end()) {
     chunk_ = file.chunk_at(at);
     chunk_file_ = &file;
   }
-  if (chunk_ && at >= chunk_->offset() && at + n <= chunk_->end()) return chunk_->from(at, n);
-  return file.bytes().subspan(at, n);
+  if (!chunk_ || at < chunk_->offset()) return file.bytes().subspan(at, n);
+  if (at + n <= chunk_->end()) return chunk_->from(at, n);
+  across_.clear();
+  while (chunk_ && across_.size() < n) {
+    const uint64_t from = at + across_.size();
+    if (from < chunk_->offset() || from >= chunk_->end()) break;
+    const std::span<const uint8_t> part = chunk_->from(from, n - across_.size());
+    across_.insert(across_.end(), part.begin(), part.end());
+    if (across_.size() < n) chunk_ = file.chunk_at(chunk_->end());
+  }
+  if (across_.size() < n) return file.bytes().subspan(at, n);
+  return across_;
 }
 
 }  // namespace pdfix::transform

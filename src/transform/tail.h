@@ -45,6 +45,7 @@ class TappedTail : public Tail {
   std::vector<const io::MappedFile*> parts_;
   const io::MappedFile* chunk_file_ = nullptr;  // the file chunk_ is of
   std::shared_ptr<const io::Chunk> chunk_;
+  std::vector<uint8_t> across_;  // the last record read across a chunk's end
 };
 
 }  // namespace pdfix::transform
