@@ -33,18 +33,19 @@ void StackCounter::apply(const Event& e, std::span<const uint64_t> words) {
       threads_[e.tid].comm = e.aux;
       break;
     case Event::Kind::kSample:
-      count(e, words);
+      count(e, words.first(words.size() - 1), words.back());
       break;
   }
 }
 
-void StackCounter::count(const Event& e, std::span<const uint64_t> chain) {
+void StackCounter::count(const Event& e, std::span<const uint64_t> chain, uint64_t hash) {
   Thread& thread = threads_[e.tid];
   const uint64_t comm_index = thread.comm ? uint64_t{*thread.comm} + 1 : 0;
   // The same stack of the same process comes again and again while its maps stay as they are:
   // its frames' maps are looked up once for all of them.
-  raw_.assign(
-      {e.aux, comm_index, e.pid, timeline_.version(e.pid), e.misc, labels_.tid ? e.tid : 0});
+  const uint64_t version = timeline_.version(e.pid);
+  raw_.assign({absl::HashOf(hash, comm_index, version), e.aux, comm_index, e.pid, version, e.misc,
+               labels_.tid ? e.tid : 0});
   raw_.insert(raw_.end(), chain.begin(), chain.end());
   // Counted under the stack as it came (added to the profile's stacks when those are let go:
   // flush_seen). A thread's sample has the stack of its last one about a third of the time (a
@@ -63,7 +64,7 @@ void StackCounter::count(const Event& e, std::span<const uint64_t> chain) {
 
 void StackCounter::flush_seen() {
   for (size_t i = 0; i < seen_.size(); ++i) stacks_.add(seen_stack_[i], seen_.totals(i));
-  seen_ = StackTable();
+  seen_ = StackTable(StackTable::Hashing::kFirstWord);
   seen_stack_.clear();
   for (auto& [tid, thread] : threads_) thread.last = kNoStack;
 }

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/types/span.h"
 #include "profile/stack_table.h"
 #include "transform/process_timeline.h"
 #include "transform/time_order.h"
@@ -63,13 +65,21 @@ struct Labels {
   bool tid = false;
 };
 
+// The hash of a sample as it came: its event, cpumode, pid, thread when labelled, and callchain
+// (or ip). The reading thread makes it (profile/stacks.cc), so that the counting one, the busier,
+// hashes three words a sample rather than the whole stack.
+inline uint64_t sample_hash(const Event& e, const Labels& labels, std::span<const uint64_t> chain) {
+  return absl::HashOf(e.aux, e.misc, e.pid, labels.tid ? e.tid : 0,
+                      absl::MakeConstSpan(chain.data(), chain.size()));
+}
+
 class StackCounter {
  public:
   explicit StackCounter(Labels labels);
 
   // An event and its words (kMap: start, end, pgoff and, for the kernel image, the kernel's
-  // start; kFork: the thread and its parent's; kSample: the callchain, or the ip alone), at its
-  // time (nullopt: applied at once, as perf does).
+  // start; kFork: the thread and its parent's; kSample: the callchain, or the ip alone, then its
+  // sample_hash), at its time (nullopt: applied at once, as perf does).
   void add(std::optional<uint64_t> time, const Event& e, std::span<const uint64_t> words) {
     ordered_.add(time, e, words);
   }
@@ -93,7 +103,7 @@ class StackCounter {
 
  private:
   void apply(const Event& e, std::span<const uint64_t> words);
-  void count(const Event& e, std::span<const uint64_t> chain);
+  void count(const Event& e, std::span<const uint64_t> chain, uint64_t hash);
   uint32_t resolve(const Event& e, uint64_t comm_index, std::span<const uint64_t> chain);
   void flush_seen();
 
@@ -115,7 +125,9 @@ class StackCounter {
   transform::TimeOrder<Event> ordered_;
   std::vector<uint64_t> key_;  // a stack's, reused
   std::vector<uint64_t> raw_;  // a sample's as it came, reused
-  StackTable seen_;  // the samples' stacks as they came (process, version, addresses), counted
+  // The samples' stacks as they came (process, version, addresses), counted; hashed by their
+  // first word, the sample_hash mixed with the command and the maps' version.
+  StackTable seen_{StackTable::Hashing::kFirstWord};
   std::vector<uint32_t> seen_stack_;  // the profile's stack of each
 };
 

@@ -5,8 +5,9 @@
 
 namespace pdfix::profile {
 
-StackTable::StackTable()
-    : data_(std::make_unique<Data>()), index_(0, Hash{data_.get()}, Eq{data_.get()}) {
+StackTable::StackTable(Hashing hashing)
+    : data_(std::make_unique<Data>(Data{.hashing = hashing})),
+      index_(0, Hash{data_.get()}, Eq{data_.get()}) {
   // A huge page each from the start (one page fault): growing through small pages to 2 MiB takes
   // a thousand, and a recording of some ten thousand distinct stacks gets that far.
   data_->words.reserve(io::kHugePage / sizeof(uint64_t));
@@ -14,6 +15,7 @@ StackTable::StackTable()
 }
 
 size_t StackTable::Hash::operator()(std::span<const uint64_t> key) const {
+  if (data->hashing == Hashing::kFirstWord && !key.empty()) return key.front();
   return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(key.data(), key.size()));
 }
 

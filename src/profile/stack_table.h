@@ -23,7 +23,10 @@ struct Totals {
 
 class StackTable {
  public:
-  StackTable();
+  // How a key is hashed: all its words, or (kFirstWord) its first, which the caller made the
+  // hash of the rest (absl::HashOf), where that is cheaper to have than hashing a key each time.
+  enum class Hashing : uint8_t { kWords, kFirstWord };
+  explicit StackTable(Hashing hashing = Hashing::kWords);
   // The index of the stack `key` (in the order first seen), and whether it is new.
   std::pair<uint32_t, bool> intern(std::span<const uint64_t> key) { return count(key, 0, 0); }
   // intern(), and `samples` and `period` added to the stack's totals in the same lookup.
@@ -60,6 +63,7 @@ class StackTable {
   template <typename T>
   using Table = std::vector<T, io::HugePageAllocator<T>>;
   struct Data {
+    Hashing hashing = Hashing::kWords;
     Table<uint64_t> words;
     Table<Entry> entries;
     std::span<const uint64_t> key(uint32_t i) const {

@@ -192,12 +192,14 @@ class StackTap::Impl {
       if (!profile_.first_time || *time < *profile_.first_time) profile_.first_time = time;
       if (!profile_.last_time || *time > *profile_.last_time) profile_.last_time = time;
     }
-    counting_.add(time, {.kind = Event::Kind::kSample,
-                         .misc = mode,
-                         .pid = head->pid,
-                         .tid = head->tid,
-                         .aux = by_attr_[index],
-                         .period = (st & format::kSamplePeriod) != 0 ? head->period : 1});
+    const Event event{.kind = Event::Kind::kSample,
+                      .misc = mode,
+                      .pid = head->pid,
+                      .tid = head->tid,
+                      .aux = by_attr_[index],
+                      .period = (st & format::kSamplePeriod) != 0 ? head->period : 1};
+    words.push_back(sample_hash(event, labels_, std::span(words).subspan(first)));
+    counting_.add(time, event);
     return absl::OkStatus();
   }
 
