@@ -1,18 +1,19 @@
 #include "profile/pprof.h"
 
-#include <google/protobuf/io/gzip_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/io/coded_stream.h>
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "profile.pb.h"
 #include "profile/arena.h"
+#include "profile/gzip_thread.h"
 
 namespace pdfix::profile {
 namespace {
@@ -78,6 +79,23 @@ std::optional<size_t> main_mapping(const Profile& profile) {
   return best;
 }
 
+// The samples go to the compressor in blocks of this much (a few dozen a profile): few enough
+// hand-overs, small enough that the compression keeps up with the encoding.
+constexpr size_t kEncodedBlock = size_t{256} << 10;
+
+// A message `m` as field `field` of the message being encoded into `to`.
+void append_field(std::string& to, int field, const google::protobuf::MessageLite& m) {
+  using Coded = google::protobuf::io::CodedOutputStream;
+  const size_t size = m.ByteSizeLong();
+  const uint32_t tag = static_cast<uint32_t>(field) << 3 | 2;  // length-delimited
+  const size_t at = to.size();
+  to.resize(at + Coded::VarintSize32(tag) + Coded::VarintSize64(size) + size);
+  auto* p = reinterpret_cast<uint8_t*>(to.data() + at);
+  p = Coded::WriteVarint32ToArray(tag, p);
+  p = Coded::WriteVarint64ToArray(size, p);
+  m.SerializeWithCachedSizesToArray(p);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& locations) {
@@ -106,10 +124,16 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
   const int64_t comm_key = strings.id("comm");
   const int64_t pid_key = strings.id("pid");
   const int64_t tid_key = strings.id("tid");
+  // The samples, most of the profile's bytes, are encoded one by one and compressed beside the
+  // making of the next; the rest of the message follows them (a message's fields may come in any
+  // order, and a repeated one's elements are taken in the order they come).
+  GzipThread gz;
+  std::string encoded;
+  pb::Sample* s = google::protobuf::Arena::CreateMessage<pb::Sample>(&arena);
   for (size_t i = 0; i < profile.stacks.size(); ++i) {
     const std::span<const uint64_t> key = profile.stacks.key(i);
     const Totals& totals = profile.stacks.totals(i);
-    pb::Sample* s = p.add_sample();
+    s->Clear();
     for (const uint32_t l : locations.of(frames_of(key))) s->add_location_id(l + 1);
     for (int c = 0; c < columns; ++c) s->add_value(0);
     const uint64_t e = event_of(key);
@@ -126,6 +150,8 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
       label->set_key(k);
       label->set_num(static_cast<int64_t>(v - 1));
     }
+    append_field(encoded, pb::Profile::kSampleFieldNumber, *s);
+    if (encoded.size() >= kEncodedBlock) gz.write(std::exchange(encoded, {}));
   }
   // Which mappings' frames have names, lines and inline frames.
   std::vector<bool> functions(profile.mappings.size());
@@ -186,20 +212,10 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
   }
   if (!profile.command_line.empty()) p.add_comment(strings.id(profile.command_line));
   if (!profile.hostname.empty()) p.add_comment(strings.id("recorded on " + profile.hostname));
-  // Encoded straight into gzip: the encoding itself is never held (a profile's is several times
-  // its compressed size, and fresh memory is dear). The fastest level: the default takes a third
-  // of export's time for a few percent of size.
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream to_string(&out);
-    google::protobuf::io::GzipOutputStream::Options options;
-    options.format = google::protobuf::io::GzipOutputStream::GZIP;
-    options.compression_level = 1;
-    google::protobuf::io::GzipOutputStream gz(&to_string, options);
-    if (!p.SerializeToZeroCopyStream(&gz) || !gz.Close()) {
-      return absl::InternalError("pprof: the profile did not encode");
-    }
-  }
+  if (!p.AppendToString(&encoded)) return absl::InternalError("pprof: the profile did not encode");
+  gz.write(std::move(encoded));
+  std::string out = gz.finish();
+  if (out.empty()) return absl::InternalError("pprof: the profile did not compress");
   return out;
 }
 
