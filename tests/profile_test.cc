@@ -8,11 +8,10 @@
 #include <set>
 #include <span>
 #include <string_view>
-#include <thread>
 
 #include "fixture/perf_data_builder.h"
+#include "fixture/profile_of.h"
 #include "format/records.h"
-#include "io/input.h"
 #include "profile/coverage.h"
 #include "profile/demangle.h"
 #include "profile/folded.h"
@@ -22,52 +21,18 @@
 #include "profile/symbolizer.h"
 #include "resolve/elf_build_id.h"
 #include "resolve/host.h"
-#include "transform/pipeline.h"
 
 namespace pdfix {
 namespace {
 
 using testing::Bytes;
+using testing::folded;
 using testing::PerfDataBuilder;
+using testing::profile_of;
+using testing::Told;
+using testing::told_of;
 
 constexpr uint64_t kCallchain = 0x127;  // IP | TID | TIME | CALLCHAIN | PERIOD
-
-profile::Profile profile_of(const Bytes& recording) {
-  auto in = io::open_input(testing::write_temp(recording));
-  EXPECT_TRUE(in.ok()) << in.status();
-  profile::StackTap tap;
-  auto chain = transform::run_into_tap(*in, nullptr, tap, {});
-  EXPECT_TRUE(chain.ok()) << chain.status();
-  return tap.take();
-}
-
-// What a tap tells its caller of a recording as it counts it: each mapping's file in the order
-// first sampled, the new stacks' frames, and the samples counted.
-struct Told {
-  std::vector<std::string> mappings;
-  std::vector<profile::Frame> frames;
-  uint64_t samples = 0;
-};
-Told told_of(const Bytes& recording) {
-  Told t;
-  auto in = io::open_input(testing::write_temp(recording));
-  EXPECT_TRUE(in.ok()) << in.status();
-  if (!in.ok()) return t;
-  profile::StackTap tap;
-  tap.on_new([&](uint64_t /*mapping*/, const profile::Mapping& m) { t.mappings.push_back(m.file); },
-             [&](std::span<const profile::Frame> f) {
-               t.frames.insert(t.frames.end(), f.begin(), f.end());
-             });
-  EXPECT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
-  t.samples = tap.take().samples;
-  return t;
-}
-
-// Each stack as folded prints it, without symbols: mapped frames as [file], others [unknown].
-std::string folded(const profile::Profile& p) {
-  profile::Locations locations(p, nullptr);
-  return profile::to_folded(p, locations, 0);
-}
 
 TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
   PerfDataBuilder b;
@@ -99,51 +64,6 @@ TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
             "app;[app] 1\n"
             "app;[unknown];[app];[app] 1\n"
             "worker;[app.new] 1\n");
-}
-
-// The tap hands its records to the counting thread in batches of a few thousand: a recording
-// of many batches counts every sample under the map of its time, and the tap's caller is told of
-// each mapping once and of each stack's frames once, on its own thread, in the order first
-// sampled.
-TEST(Stacks, SamplesOfManyBatchesCountAsOneAndEachMappingIsToldOnce) {
-  PerfDataBuilder b;
-  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
-      .comm(7, 7, "app", true)
-      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa));
-  uint64_t time = 1;
-  for (int i = 0; i < 10000; ++i) {
-    b.sample_callchain(0x400100, 7, 7, time++, {format::kContextUser, 0x400100, 0x400200});
-    if (i % 1000 == 999) b.finished_round();
-  }
-  b.finished_round().mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb));
-  for (int i = 0; i < 5000; ++i) {
-    b.sample_callchain(0x400100, 7, 7, time++, {format::kContextUser, 0x400100});
-  }
-  auto in = io::open_input(testing::write_temp(b.build()));
-  ASSERT_TRUE(in.ok()) << in.status();
-  profile::StackTap tap;
-  std::vector<std::string> told;
-  std::vector<profile::Frame> frames;
-  const std::thread::id here = std::this_thread::get_id();
-  tap.on_new(
-      [&](uint64_t mapping, const profile::Mapping& m) {
-        EXPECT_EQ(std::this_thread::get_id(), here);
-        EXPECT_EQ(mapping, told.size() + 1);
-        told.push_back(m.file);
-      },
-      [&](std::span<const profile::Frame> f) {
-        EXPECT_EQ(std::this_thread::get_id(), here);
-        frames.insert(frames.end(), f.begin(), f.end());
-      });
-  ASSERT_TRUE(transform::run_into_tap(*in, nullptr, tap, {}).ok());
-  const profile::Profile p = tap.take();
-  EXPECT_EQ(p.samples, 15000u);
-  EXPECT_EQ(folded(p), "app;[app.new] 5000\napp;[app];[app] 10000\n");
-  EXPECT_EQ(told, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
-  // The frames of each of the two stacks, told once: the leaf's own address, then the return
-  // address its caller's frame holds.
-  EXPECT_EQ(frames, (std::vector<profile::Frame>{
-                        {1, 0x400100, false}, {1, 0x400200, true}, {2, 0x400100, false}}));
 }
 
 // Samples of a round count in the order of their times, not the file's: perf writes each CPU's
@@ -186,25 +106,6 @@ TEST(Stacks, LeavesAreCountedByBinaryWhateverProcessMapsIt) {
   EXPECT_EQ(leaves[0].samples, 3u);
   EXPECT_EQ(p.mappings[leaves[1].mapping - 1].file, "/usr/lib/lib.so");
   EXPECT_EQ(leaves[1].samples, 1u);
-}
-
-// Of one batch (the last hand-over, at the end): what the counting thread tells of it, after
-// the round, is told with what the end itself counts (the samples after the last round). The
-// end once put its own in place of the batch's: the first mapping was never told, and its
-// frames were never named beside the reading.
-TEST(Stacks, WhatTheLastBatchTellsIsToldWithWhatTheEndCounts) {
-  PerfDataBuilder b;
-  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
-      .comm(7, 7, "app", true)
-      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa))
-      .sample_callchain(0x400100, 7, 7, 1, {format::kContextUser, 0x400100})
-      .finished_round()
-      .finished_round()
-      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app.new", Bytes(20, 0xbb))
-      .sample_callchain(0x400100, 7, 7, 2, {format::kContextUser, 0x400100});
-  const Told t = told_of(b.build());
-  EXPECT_EQ(t.mappings, (std::vector<std::string>{"/usr/bin/app", "/usr/bin/app.new"}));
-  EXPECT_EQ(t.frames, (std::vector<profile::Frame>{{1, 0x400100, false}, {2, 0x400100, false}}));
 }
 
 // A thread's sample that repeats its last stack is counted without the table of stacks: it
@@ -258,35 +159,6 @@ TEST(Stacks, SamplesCountedBeforeTheStacksAsTheyCameAreLetGoKeepTheirTotals) {
   EXPECT_EQ(p.samples, static_cast<uint64_t>(kSamples));
   ASSERT_EQ(p.stacks.size(), 1u);
   EXPECT_EQ(p.stacks.totals(0).samples, static_cast<uint64_t>(kSamples));
-}
-
-// An exec is two events to count, the exec and the new command: wherever a batch ends, even
-// between the two, each sample counts under the command of its time. (The counter once took the
-// second event's words from an index into the batch the first had handed over: stacks took
-// words of others, and an export aborted.)
-TEST(Stacks, AnExecAtTheEndOfABatchCountsAsAnyOther) {
-  PerfDataBuilder b;
-  b.attr({.sample_type = kCallchain, .sample_id_all = false, .ids = {1}})
-      .comm(7, 7, "app", true)
-      .mmap2_build_id(7, 0x400000, 0x1000, 0, "/usr/bin/app", Bytes(20, 0xaa));
-  // Five events a round of the loop (a sample, the two rounds that count it as perf's ordered
-  // events do, the exec and the new command), batches of 4096: an exec lands last in a batch
-  // within five batches, wherever the first one began.
-  constexpr int kRounds = 6000;
-  for (int i = 0; i < kRounds; ++i) {
-    b.sample_callchain(0x400100, 7, 7, i + 1, {format::kContextUser, 0x400100, 0x400200})
-        .finished_round()
-        .finished_round()
-        .comm(7, 7, i % 2 == 0 ? "even" : "odd", true);
-  }
-  const profile::Profile p = profile_of(b.build());
-  EXPECT_EQ(p.samples, static_cast<uint64_t>(kRounds));
-  // The first sample in the program's file; each exec drops the maps, so the rest are unmapped,
-  // each under the command of its time.
-  EXPECT_EQ(folded(p),
-            "app;[app];[app] 1\n"
-            "even;[unknown];[unknown] 3000\n"
-            "odd;[unknown];[unknown] 2999\n");
 }
 
 TEST(Stacks, ADeferredUserPartEndsTheStackItsCookieIsNoFrame) {

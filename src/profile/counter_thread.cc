@@ -1,18 +1,21 @@
 #include "profile/counter_thread.h"
 
+#include <array>
+#include <cstring>
 #include <span>
 #include <utility>
 
 #include "io/huge_pages.h"
+#include "io/streaming_store.h"
 
 namespace pdfix::profile {
 
-CounterThread::Batch CounterThread::Batch::reserved() {
+CounterThread::Batch CounterThread::Batch::allocated() {
   Batch b;
-  b.ops.reserve(kOpsPerBatch);
-  b.words.reserve(kWordsReserved);
-  io::prefault(b.ops.data(), b.ops.capacity() * sizeof(Op));
-  io::prefault(b.words.data(), b.words.capacity() * sizeof(uint64_t));
+  b.ops = std::make_unique_for_overwrite<uint64_t[]>(kOpsPerBatch * kOpWords);
+  b.words = std::make_unique_for_overwrite<uint64_t[]>(kWordsPerBatch);
+  io::prefault(b.ops.get(), kOpsPerBatch * kOpWords * sizeof(uint64_t));
+  io::prefault(b.words.get(), kWordsPerBatch * sizeof(uint64_t));
   return b;
 }
 
@@ -21,7 +24,7 @@ CounterThread::CounterThread(Labels labels, std::function<void(uint32_t)> first,
     : counter_(labels),
       first_(std::move(first)),
       frames_(std::move(frames)),
-      filling_(Batch::reserved()),
+      filling_(Batch::allocated()),
       thread_([this] { run(); }) {}
 
 CounterThread::~CounterThread() {
@@ -36,29 +39,33 @@ CounterThread::~CounterThread() {
 }
 
 void CounterThread::add(std::optional<uint64_t> time, const Event& e) {
-  if (time) filling_.words.push_back(*time);
-  const size_t words = filling_.words.size() - event_words_;
-  event_words_ = filling_.words.size();
-  push({.event = e,
-        .words = static_cast<uint32_t>(words),
-        .what = time ? Op::What::kAddTimed : Op::What::kAdd});
+  if (time) event_.push_back(*time);
+  if (filling_.word_count + event_.size() > kWordsPerBatch) hand_over();
+  io::stream_words(filling_.words.get() + filling_.word_count, event_.data(), event_.size());
+  filling_.word_count += event_.size();
+  const auto words = static_cast<uint32_t>(event_.size());
+  event_.clear();
+  push({.event = e, .words = words, .what = time ? Op::What::kAddTimed : Op::What::kAdd});
 }
 
 void CounterThread::round() { push({.what = Op::What::kRound}); }
 
 void CounterThread::push(const Op& op) {
-  filling_.ops.push_back(op);
-  if (filling_.ops.size() >= kOpsPerBatch || filling_.words.size() >= kWordsPerBatch) hand_over();
+  std::array<uint64_t, kOpWords> words{};
+  std::memcpy(words.data(), &op, sizeof(Op));
+  io::stream_words(filling_.ops.get() + filling_.op_count * kOpWords, words.data(), kOpWords);
+  if (++filling_.op_count == kOpsPerBatch) hand_over();
 }
 
 void CounterThread::hand_over() {
+  io::stream_fence();
   {
     std::unique_lock<std::mutex> lock(mutex_);
     room_.wait(lock, [this] { return in_flight_ < kInFlight; });
     ++in_flight_;
     full_.push_back(std::move(filling_));
     if (spare_.empty()) {
-      filling_ = Batch::reserved();
+      filling_ = Batch::allocated();
     } else {
       // The one the counter let go of longest ago: the lines of the last it read are still in
       // its core's cache, and each write here would first take them back from there.
@@ -66,7 +73,6 @@ void CounterThread::hand_over() {
       spare_.pop_front();
     }
   }
-  event_words_ = 0;
   work_.notify_one();
   tell();
 }
@@ -87,7 +93,7 @@ void CounterThread::tell() {
 
 StackCounter& CounterThread::finish() {
   if (thread_.joinable()) {
-    if (!filling_.ops.empty()) hand_over();
+    if (filling_.op_count != 0) hand_over();
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       done_ = true;
@@ -116,9 +122,11 @@ void CounterThread::run() {
       batch = std::move(full_.front());
       full_.pop_front();
     }
-    const std::span<const uint64_t> words(batch.words);
+    const std::span<const uint64_t> words(batch.words.get(), batch.word_count);
     size_t at = 0;
-    for (const Op& op : batch.ops) {
+    for (size_t i = 0; i < batch.op_count; ++i) {
+      Op op;
+      std::memcpy(static_cast<void*>(&op), batch.ops.get() + i * kOpWords, sizeof(Op));
       switch (op.what) {
         case Op::What::kRound:
           counter_.round();
@@ -135,8 +143,8 @@ void CounterThread::run() {
     }
     std::vector<uint32_t> first = counter_.take_first_sampled();
     std::vector<Frame> frames = counter_.take_new_frames();
-    batch.ops.clear();
-    batch.words.clear();
+    batch.op_count = 0;
+    batch.word_count = 0;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       first_sampled_.insert(first_sampled_.end(), first.begin(), first.end());

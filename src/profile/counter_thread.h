@@ -2,7 +2,7 @@
 // time and looking up their stacks costs about as much as reading and decoding them: the tap
 // decodes into batches and hands each over, and reads the next records while the thread counts
 // the last ones. A few batches are in flight at most, their buffers used again in turn: the
-// memory is that of the batches (5.8 MB at most: nine, each up to 128 KB of events and 512 KB of
+// memory is that of the batches (3.4 MB at most: nine, each 128 KB of events and 256 KB of
 // words), whatever the recording's size.
 #pragma once
 
@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "profile/stack_counter.h"
@@ -31,10 +33,8 @@ class CounterThread {
   CounterThread(const CounterThread&) = delete;
   CounterThread& operator=(const CounterThread&) = delete;
 
-  // The words of the next event are appended here, and add() takes all appended since the last
-  // add(). The counter keeps where they begin: an add() may hand the batch over, and an index a
-  // caller held across it would point into the next batch.
-  std::vector<uint64_t>& words() { return filling_.words; }
+  // The words of the next event are appended here, and add() takes them all (and empties it).
+  std::vector<uint64_t>& words() { return event_; }
   void add(std::optional<uint64_t> time, const Event& e);
   void round();
   // Everything added counted and the thread ended: the counter is then the caller's.
@@ -48,24 +48,29 @@ class CounterThread {
     uint32_t words = 0;
     enum class What : uint8_t { kAdd, kAddTimed, kRound } what = What::kAdd;
   };
-  static_assert(sizeof(Op) == 32);
-  // Reserved whole, and its pages had at once (io::prefault): the nine batches were a thousand
-  // page faults as they grew, a tenth of the reading thread's time.
+  static_assert(sizeof(Op) == 32 && std::is_trivially_copyable_v<Op>);
+  static constexpr size_t kOpWords = sizeof(Op) / sizeof(uint64_t);
+  // Allocated whole, and its pages had at once (io::prefault): the nine batches were a thousand
+  // page faults as they grew, a tenth of the reading thread's time. Written with streaming stores
+  // (io/streaming_store.h), the Ops as words too: the counting thread's core read these lines
+  // last, and taking each back before writing it cost the reading thread a fifth of its time.
   struct Batch {
-    static Batch reserved();
-    std::vector<Op> ops;
-    std::vector<uint64_t> words;
+    static Batch allocated();
+    std::unique_ptr<uint64_t[]> ops;  // kOpWords each
+    size_t op_count = 0;
+    std::unique_ptr<uint64_t[]> words;
+    size_t word_count = 0;
   };
   void push(const Op& op);
   void hand_over();
   void tell();
   void run();
 
+  // A batch is handed over when its Ops are all used or the next event's words do not fit (a
+  // record's are at most 64 KiB, a u16 size: they always fit a batch of their own).
   static constexpr size_t kOpsPerBatch = 4096;
   static constexpr size_t kWordsPerBatch = size_t{1} << 15;
-  // A batch is handed over once it holds kWordsPerBatch, so its last event may take it past them
-  // by the words of one record (at most 64 KiB: a u16 size).
-  static constexpr size_t kWordsReserved = kWordsPerBatch + (size_t{64} << 10) / sizeof(uint64_t);
+  static_assert(kWordsPerBatch > (size_t{64} << 10) / sizeof(uint64_t) + 1);
   // Eight rather than three, and the spare batches taken oldest first: the reading thread then
   // never waits, and writes into memory the counting thread's core no longer holds (dense's
   // --no-symbols export 271 -> 243 ms; oldest first alone, at eight, 255 -> 233 ms).
@@ -75,7 +80,7 @@ class CounterThread {
   std::function<void(uint32_t)> first_;
   std::function<void(std::span<const Frame>)> frames_;
   Batch filling_;
-  size_t event_words_ = 0;  // where in filling_.words the next event's words begin
+  std::vector<uint64_t> event_;  // the next event's words, in this core's cache
   std::mutex mutex_;
   std::condition_variable work_;  // for the thread: a batch, or the end
   std::condition_variable room_;  // for the adder: fewer than kInFlight batches
