@@ -44,18 +44,28 @@ void StackCounter::count(const Event& e, std::span<const uint64_t> chain, uint64
   // The same stack of the same process comes again and again while its maps stay as they are:
   // its frames' maps are looked up once for all of them.
   const uint64_t version = timeline_.version(e.pid);
-  raw_.assign({absl::HashOf(hash, comm_index, version), e.aux, comm_index, e.pid, version, e.misc,
-               labels_.tid ? e.tid : 0});
-  raw_.insert(raw_.end(), chain.begin(), chain.end());
+  // Written word by word: an initializer list is stored and loaded back in halves, each load a
+  // forwarding stall.
+  raw_.resize(7 + chain.size());
+  raw_[0] = absl::HashOf(hash, comm_index, version);
+  raw_[1] = e.aux;
+  raw_[2] = comm_index;
+  raw_[3] = e.pid;
+  raw_[4] = version;
+  raw_[5] = e.misc;
+  raw_[6] = labels_.tid ? e.tid : 0;
+  std::ranges::copy(chain, raw_.begin() + 7);
   // Counted under the stack as it came (added to the profile's stacks when those are let go:
   // flush_seen). A thread's sample has the stack of its last one about a third of the time (a
   // loop's): compared with that, in cache, before the table is asked.
-  if (thread.last != kNoStack && std::ranges::equal(seen_.key(thread.last), raw_)) {
-    seen_.add(thread.last, {.samples = 1, .period = e.period});
+  if (thread.last != 0 && thread.last_hash == raw_[0] &&
+      std::ranges::equal(seen_.key_at(thread.last), raw_)) {
+    seen_.add_at(thread.last, {.samples = 1, .period = e.period});
   } else {
-    auto [raw, added] = seen_.count(raw_, 1, e.period);
-    if (added) seen_stack_.push_back(resolve(e, comm_index, chain));
-    thread.last = raw;
+    const StackTable::Counted counted = seen_.count(raw_, 1, e.period);
+    if (counted.added) seen_stack_.push_back(resolve(e, comm_index, chain));
+    thread.last = counted.place;
+    thread.last_hash = raw_[0];
   }
   ++samples_;
   // What was seen under versions now past is kept within a bound of the profile's own stacks.
@@ -66,7 +76,7 @@ void StackCounter::flush_seen() {
   for (size_t i = 0; i < seen_.size(); ++i) stacks_.add(seen_stack_[i], seen_.totals(i));
   seen_ = StackTable(StackTable::Hashing::kFirstWord);
   seen_stack_.clear();
-  for (auto& [tid, thread] : threads_) thread.last = kNoStack;
+  for (auto& [tid, thread] : threads_) thread.last = 0;
 }
 
 // The profile's stack of a sample: its event, command, and each frame's mapping and address.

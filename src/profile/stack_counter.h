@@ -115,10 +115,10 @@ class StackCounter {
   std::vector<bool> sampled_;  // by mapping: whether first_sampled_ had it
   std::vector<uint32_t> first_sampled_;
   std::vector<Frame> new_frames_;
-  static constexpr uint32_t kNoStack = UINT32_MAX;
   struct Thread {
     std::optional<uint32_t> comm;
-    uint32_t last = kNoStack;  // in seen_: the stack of its last sample
+    StackTable::Place last = 0;  // in seen_: the stack of its last sample (0: none)
+    uint64_t last_hash = 0;      // its first word: most samples' stacks differ in it, told here
   };
   absl::flat_hash_map<uint32_t, Thread> threads_;  // by tid
   transform::ProcessTimeline timeline_;

@@ -19,22 +19,23 @@ size_t StackTable::Hash::operator()(std::span<const uint64_t> key) const {
   return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(key.data(), key.size()));
 }
 
-std::pair<uint32_t, bool> StackTable::count(std::span<const uint64_t> key, uint64_t samples,
-                                            uint64_t period) {
+StackTable::Counted StackTable::count(std::span<const uint64_t> key, uint64_t samples,
+                                      uint64_t period) {
   Table<uint64_t>& words = data_->words;
   if (auto found = index_.find(key); found != index_.end()) {
     const uint64_t at = *found >> kSizeBits;
     words[at - 2] += samples;
     words[at - 1] += period;
-    return {static_cast<uint32_t>(words[at - kHeader]), false};
+    return {.index = static_cast<uint32_t>(words[at - kHeader]), .added = false, .place = *found};
   }
   const auto i = static_cast<uint32_t>(data_->entries.size());
   words.insert(words.end(), {i, samples, period});
   const uint64_t offset = words.size();
   data_->entries.push_back({.offset = offset, .size = key.size()});
   words.insert(words.end(), key.begin(), key.end());
-  index_.insert(slot_of(offset, key.size()));
-  return {i, true};
+  const Place place = slot_of(offset, key.size());
+  index_.insert(place);
+  return {.index = i, .added = true, .place = place};
 }
 
 }  // namespace pdfix::profile

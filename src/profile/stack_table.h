@@ -27,16 +27,31 @@ class StackTable {
   // hash of the rest (absl::HashOf), where that is cheaper to have than hashing a key each time.
   enum class Hashing : uint8_t { kWords, kFirstWord };
   explicit StackTable(Hashing hashing = Hashing::kWords);
-  // The index of the stack `key` (in the order first seen), and whether it is new.
-  std::pair<uint32_t, bool> intern(std::span<const uint64_t> key) { return count(key, 0, 0); }
+  // Where a stack's words lie in the table (never 0): a caller that keeps it looks at the stack
+  // again without the index or the entries, each a cache miss (a thread's last stack, compared
+  // at every sample of the thread).
+  using Place = uint64_t;
+  struct Counted {
+    uint32_t index = 0;  // in the order first seen
+    bool added = false;  // whether the stack is new
+    Place place = 0;
+  };
+  // The index of the stack `key`, and whether it is new.
+  std::pair<uint32_t, bool> intern(std::span<const uint64_t> key) {
+    const Counted c = count(key, 0, 0);
+    return {c.index, c.added};
+  }
   // intern(), and `samples` and `period` added to the stack's totals in the same lookup.
-  std::pair<uint32_t, bool> count(std::span<const uint64_t> key, uint64_t samples, uint64_t period);
+  Counted count(std::span<const uint64_t> key, uint64_t samples, uint64_t period);
   // `t` added to the totals of the stack `i`.
-  void add(size_t i, const Totals& t) {
-    const uint64_t at = data_->entries[i].offset;
+  void add(size_t i, const Totals& t) { add_at(data_->entries[i].offset << kSizeBits, t); }
+  // The same, of the stack at `place`, and its key.
+  void add_at(Place place, const Totals& t) {
+    const uint64_t at = place >> kSizeBits;
     data_->words[at - 2] += t.samples;
     data_->words[at - 1] += t.period;
   }
+  std::span<const uint64_t> key_at(Place place) const { return data_->at(place); }
   size_t size() const { return data_->entries.size(); }
   // All the stacks' words, for a bound on what the table holds.
   size_t words() const { return data_->words.size(); }
