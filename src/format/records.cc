@@ -7,6 +7,7 @@
 #include "format/attr.h"
 #include "format/error.h"
 #include "format/record_type.h"
+#include "format/sample_layout.h"
 
 namespace pdfix::format {
 namespace {
@@ -171,38 +172,7 @@ absl::StatusOr<TaskRecord> decode_task(std::span<const uint8_t> record, const En
 
 absl::StatusOr<SampleHead> decode_sample_head(std::span<const uint8_t> record, const Endian& e,
                                               uint64_t sample_type, uint64_t file_offset) {
-  SampleHead s;
-  uint64_t pos = kRecordHeaderSize;
-  auto take = [&](uint64_t& out) -> bool {
-    if (record.size() < pos + 8) return false;
-    out = e.u64(record.data() + pos);
-    pos += 8;
-    return true;
-  };
-  auto take_pair = [&](uint32_t& a, uint32_t& b) -> bool {
-    if (record.size() < pos + 8) return false;
-    a = e.u32(record.data() + pos);
-    b = e.u32(record.data() + pos + 4);
-    pos += 8;
-    return true;
-  };
-  uint32_t reserved = 0;
-  bool ok = (!(sample_type & kSampleIdentifier) || take(s.identifier)) &&
-            (!(sample_type & kSampleIp) || take(s.ip)) &&
-            (!(sample_type & kSampleTid) || take_pair(s.pid, s.tid)) &&
-            (!(sample_type & kSampleTime) || take(s.time)) &&
-            (!(sample_type & kSampleAddr) || take(s.addr)) &&
-            (!(sample_type & kSampleId) || take(s.id)) &&
-            (!(sample_type & kSampleStreamId) || take(s.stream_id)) &&
-            (!(sample_type & kSampleCpu) || take_pair(s.cpu, reserved)) &&
-            (!(sample_type & kSamplePeriod) || take(s.period));
-  if (!ok) {
-    return malformed_at(file_offset, "SAMPLE record of ", record.size(),
-                        " bytes is shorter than its sample_type 0x", absl::Hex(sample_type),
-                        " needs");
-  }
-  s.end = pos;
-  return s;
+  return SampleLayout(sample_type, 0).head(record, e, file_offset);
 }
 
 absl::StatusOr<uint64_t> sample_read_end(std::span<const uint8_t> record, const Endian& e,
@@ -224,61 +194,31 @@ absl::StatusOr<uint64_t> sample_read_end(std::span<const uint8_t> record, const 
   return pos + 8 * words;
 }
 
-namespace {
-
-// Where the callchain starts past a head ending at `head_end`, its entry count checked.
-absl::StatusOr<uint64_t> callchain_past(std::span<const uint8_t> record, const Endian& e,
-                                        uint64_t sample_type, uint64_t read_format,
-                                        uint64_t head_end, uint64_t file_offset) {
-  auto read_end = sample_read_end(record, e, sample_type, read_format, head_end, file_offset);
-  if (!read_end.ok()) return read_end.status();
-  const uint64_t pos = *read_end;
-  if (record.size() < pos + 8) return malformed_at(file_offset, "SAMPLE ends before its callchain");
-  const uint64_t nr = e.u64(record.data() + pos);
-  if (nr > (record.size() - pos - 8) / 8) {
-    return malformed_at(file_offset, "SAMPLE callchain of ", nr, " entries exceeds the record");
-  }
-  return pos;
-}
-
-}  // namespace
-
 absl::StatusOr<std::optional<uint64_t>> sample_callchain_at(std::span<const uint8_t> record,
                                                             const Endian& e, uint64_t sample_type,
                                                             uint64_t read_format,
                                                             uint64_t file_offset) {
   if (!(sample_type & kSampleCallchain)) return std::nullopt;
-  auto head = decode_sample_head(record, e, sample_type, file_offset);
+  const SampleLayout layout(sample_type, read_format);
+  auto head = layout.head(record, e, file_offset);
   if (!head.ok()) return head.status();
-  return callchain_past(record, e, sample_type, read_format, head->end, file_offset);
+  return layout.callchain_at(record, e, *head, file_offset);
 }
 
 absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
                               uint64_t sample_type, uint64_t read_format, uint64_t file_offset,
                               std::vector<uint64_t>& to) {
   if (!(sample_type & kSampleCallchain)) return absl::OkStatus();
-  auto head = decode_sample_head(record, e, sample_type, file_offset);
+  const SampleLayout layout(sample_type, read_format);
+  auto head = layout.head(record, e, file_offset);
   if (!head.ok()) return head.status();
-  return sample_callchain(record, e, *head, sample_type, read_format, file_offset, to);
+  return layout.callchain(record, e, *head, file_offset, to);
 }
 
 absl::Status sample_callchain(std::span<const uint8_t> record, const Endian& e,
                               const SampleHead& head, uint64_t sample_type, uint64_t read_format,
                               uint64_t file_offset, std::vector<uint64_t>& to) {
-  if (!(sample_type & kSampleCallchain)) return absl::OkStatus();
-  auto at = callchain_past(record, e, sample_type, read_format, head.end, file_offset);
-  if (!at.ok()) return at.status();
-  const uint64_t nr = e.u64(record.data() + *at);
-  if (nr == 0) return absl::OkStatus();  // (memcpy into an empty vector's null data is undefined)
-  const size_t old = to.size();
-  to.resize(old + nr);
-  const uint8_t* from = record.data() + *at + 8;
-  if (!e.is_swapped()) {
-    std::memcpy(to.data() + old, from, nr * 8);
-  } else {
-    for (uint64_t i = 0; i < nr; ++i) to[old + i] = e.u64(from + 8 * i);
-  }
-  return absl::OkStatus();
+  return SampleLayout(sample_type, read_format).callchain(record, e, head, file_offset, to);
 }
 
 std::optional<uint64_t> deferred_cookie(std::span<const uint64_t> callchain) {

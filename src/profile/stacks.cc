@@ -9,6 +9,7 @@
 #include "format/map_kind.h"
 #include "format/record_type.h"
 #include "format/records.h"
+#include "format/sample_layout.h"
 #include "profile/counter_thread.h"
 #include "transform/process_timeline.h"
 #include "transform/time_order.h"
@@ -96,6 +97,7 @@ class StackTap::Impl {
   void learn_events(const transform::Session& s) {
     for (size_t i = by_attr_.size(); i < s.attrs().size(); ++i) {
       const format::EventAttr& a = s.attrs()[i];
+      layouts_.emplace_back(a.sample_type, a.read_format);
       if (a.is_dummy()) {
         by_attr_.push_back(kNotCounted);
         continue;
@@ -173,13 +175,12 @@ class StackTap::Impl {
       return absl::OkStatus();
     }
     const uint64_t st = attr->sample_type;
-    auto head = format::decode_sample_head(r.bytes, s.endian(), st, r.offset);
+    const format::SampleLayout& layout = layouts_[index];
+    auto head = layout.head(r.bytes, s.endian(), r.offset);
     if (!head.ok()) return head.status();
     std::vector<uint64_t>& words = counting_.words();
     const size_t first = words.size();
-    if (auto read = format::sample_callchain(r.bytes, s.endian(), *head, st, attr->read_format,
-                                             r.offset, words);
-        !read.ok()) {
+    if (auto read = layout.callchain(r.bytes, s.endian(), *head, r.offset, words); !read.ok()) {
       words.resize(first);
       return read;
     }
@@ -212,6 +213,7 @@ class StackTap::Impl {
   Profile profile_;
   std::vector<SampledEvent> events_;
   std::vector<uint32_t> by_attr_;
+  std::vector<format::SampleLayout> layouts_;  // by attr
   absl::flat_hash_map<std::string, uint32_t> mapping_index_;
   absl::flat_hash_map<std::string, uint32_t> comm_index_;
   CounterThread counting_;  // last: its thread ends before the rest goes

@@ -1,5 +1,6 @@
 #include "transform/tail.h"
 
+#include "absl/strings/str_cat.h"
 #include "format/record_type.h"
 #include "format/records.h"
 
@@ -17,12 +18,34 @@ absl::Status TappedTail::bypass(const RecordRef& r) {
 
 absl::Status TappedTail::untouched(uint64_t offset, uint64_t size, uint32_t part) {
   const io::MappedFile& file = *parts_[part];
-  for (uint64_t at = offset; at < offset + size;) {
-    // The reader framed this run before: its records are whole and plain.
+  const uint64_t end = offset + size;
+  for (uint64_t at = offset; at < end;) {
+    // The reader framed this run before: its records are whole and plain. Those wholly in the
+    // chunk that holds `at` are framed from it as they lie, one after another; the one across
+    // its end, if any, from bytes_at.
+    const std::span<const uint8_t> run =
+        chunk_for(file, at) ? chunk_->from(at, end - at) : std::span<const uint8_t>();
+    uint64_t in = 0;
+    while (in + format::kRecordHeaderSize <= run.size()) {
+      const format::RecordHeader h = format::read_record_header(session_.endian(), &run[in]);
+      if (h.size < format::kRecordHeaderSize || in + h.size > run.size()) break;
+      if (auto s = show(
+              {.bytes = run.subspan(in, h.size), .header = h, .offset = at + in, .part = part});
+          !s.ok()) {
+        return s;
+      }
+      in += h.size;
+    }
+    at += in;
+    if (at >= end) break;
     RecordRef r{.header = format::read_record_header(
                     session_.endian(), bytes_at(file, at, format::kRecordHeaderSize).data()),
                 .offset = at,
                 .part = part};
+    if (r.header.size < format::kRecordHeaderSize) {
+      return absl::InternalError(absl::StrCat("a record of ", r.header.size, " bytes at ", at,
+                                              " in a run the reader framed"));
+    }
     r.bytes = bytes_at(file, at, r.header.size);
     if (auto s = show(r); !s.ok()) return s;
     at += r.header.size;
@@ -42,12 +65,16 @@ absl::Status TappedTail::show(const RecordRef& r) {
 // than reading it: io/input.h). A record across a chunk's end is copied together from the two
 // chunks (the reader framed it, so both are still kept): read through the mapping, each was a
 // page fault, a few hundred on a 90 MB recording. From the mapping when a chunk cannot be read.
-std::span<const uint8_t> TappedTail::bytes_at(const io::MappedFile& file, uint64_t at, uint64_t n) {
+bool TappedTail::chunk_for(const io::MappedFile& file, uint64_t at) {
   if (!chunk_ || chunk_file_ != &file || at < chunk_->offset() || at >= chunk_->end()) {
     chunk_ = file.chunk_at(at);
     chunk_file_ = &file;
   }
-  if (!chunk_ || at < chunk_->offset()) return file.bytes().subspan(at, n);
+  return chunk_ && at >= chunk_->offset() && at < chunk_->end();
+}
+
+std::span<const uint8_t> TappedTail::bytes_at(const io::MappedFile& file, uint64_t at, uint64_t n) {
+  if (!chunk_for(file, at)) return file.bytes().subspan(at, n);
   if (at + n <= chunk_->end()) return chunk_->from(at, n);
   across_.clear();
   while (chunk_ && across_.size() < n) {

@@ -37,6 +37,8 @@ class TappedTail : public Tail {
 
  private:
   absl::Status show(const RecordRef& r);
+  // Whether chunk_ is now the chunk of `file` that holds `at` (none when it cannot be read).
+  bool chunk_for(const io::MappedFile& file, uint64_t at);
   std::span<const uint8_t> bytes_at(const io::MappedFile& file, uint64_t at, uint64_t n);
 
   Tail& next_;
