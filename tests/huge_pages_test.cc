@@ -134,5 +134,32 @@ TEST(HugePages, ABuffersWholePagesArePrefaulted) {
   ::munmap(mapped, kPages * page);
 }
 
+// Memory a container is about to fill is there before the first write: a vector's reserved room
+// and a prefaulting allocator's allocation (both of a size the heap maps afresh, not yet touched).
+TEST(HugePages, ReservedRoomAndPrefaultedAllocationsAreResident) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto resident_pages = [&](const void* p, size_t bytes) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(p) / page * page;
+    const size_t pages = (reinterpret_cast<uintptr_t>(p) + bytes - first + page - 1) / page;
+    std::vector<unsigned char> in(pages);
+    EXPECT_EQ(::mincore(reinterpret_cast<void*>(first), pages * page, in.data()), 0);
+    return std::count_if(in.begin(), in.end(), [](unsigned char r) { return r & 1; });
+  };
+  // Past glibc's largest mmap threshold (32 MiB): each allocation a fresh mapping.
+  constexpr size_t kBytes = size_t{34} << 20;
+  std::vector<uint64_t> v;
+  reserve_prefaulted(v, kBytes / sizeof(uint64_t));
+  EXPECT_GE(resident_pages(v.data(), kBytes), static_cast<long>(kBytes / page - 2));
+  PrefaultingAllocator<uint64_t> allocator;
+  uint64_t* p = allocator.allocate(kBytes / sizeof(uint64_t));
+  EXPECT_GE(resident_pages(p, kBytes), static_cast<long>(kBytes / page - 2));
+  allocator.deallocate(p, kBytes / sizeof(uint64_t));
+  // Without it, the heap's fresh mapping has nothing resident until written.
+  std::allocator<uint64_t> plain;
+  uint64_t* q = plain.allocate(kBytes / sizeof(uint64_t));
+  EXPECT_LT(resident_pages(q, kBytes), static_cast<long>(kBytes / page / 2));
+  plain.deallocate(q, kBytes / sizeof(uint64_t));
+}
+
 }  // namespace
 }  // namespace pdfix::io

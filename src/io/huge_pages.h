@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 namespace pdfix::io {
 
@@ -24,6 +25,34 @@ void advise_huge(void* p, size_t bytes) noexcept;
 // a fault costs 10-25 us where page tables are shadowed (virtual machines). Advice only: a kernel
 // before 5.14 faults them in one by one as before.
 void prefault(void* p, size_t bytes) noexcept;
+
+// `c` given room for `n` elements (reserve) and that room's pages had at once (prefault): memory
+// about to be filled, where the first write to each page would be a page fault of its own.
+template <typename C>
+void reserve_prefaulted(C& c, size_t n) {
+  c.reserve(n);
+  prefault(c.data(), c.capacity() * sizeof(typename C::value_type));
+}
+
+// The heap's allocator, each allocation's pages had at once: for a hash table's arrays, which
+// its inserts write all over.
+template <typename T>
+struct PrefaultingAllocator {
+  using value_type = T;
+  PrefaultingAllocator() = default;
+  template <typename U>
+  explicit PrefaultingAllocator(const PrefaultingAllocator<U>& /*other*/) {}
+  T* allocate(size_t n) {
+    T* p = std::allocator<T>{}.allocate(n);
+    prefault(p, n * sizeof(T));
+    return p;
+  }
+  void deallocate(T* p, size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+  template <typename U>
+  bool operator==(const PrefaultingAllocator<U>& /*other*/) const {
+    return true;
+  }
+};
 
 // The allocator for such a table's containers.
 template <typename T>

@@ -50,7 +50,7 @@ std::string to_folded(const Profile& profile, Locations& locations, uint64_t eve
     if (const uint64_t tid = tid_of(key); tid != 0) {
       absl::StrAppend(&line, line.empty() ? "" : "/", tid - 1);
     }
-    const std::vector<uint32_t> frames = locations.of(frames_of(key));
+    const std::span<const uint32_t> frames = locations.of(frames_of(key));
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
       append_names(profile, locations.all()[*it], line);
     }

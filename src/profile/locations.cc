@@ -1,9 +1,18 @@
 #include "profile/locations.h"
 
+#include <utility>
+
 namespace pdfix::profile {
 
-std::vector<uint32_t> Locations::of(std::span<const uint64_t> frames) {
-  std::vector<uint32_t> out;
+Locations::Locations(const Profile& profile, Symbolizer* symbolizer, NamedFrames named)
+    : profile_(profile), symbolizer_(symbolizer), named_frames_(std::move(named)) {
+  // A profile has about as many distinct frames as stacks, most of the time fewer.
+  index_.reserve(profile.stacks.size());
+  io::reserve_prefaulted(all_, profile.stacks.size());
+}
+
+std::span<const uint32_t> Locations::of(std::span<const uint64_t> frames) {
+  of_.clear();
   for (size_t i = 0; i + 1 < frames.size(); i += 2) {
     const Frame frame = frame_of(frames, i);
     const uint64_t mapping = frame.mapping;
@@ -19,9 +28,9 @@ std::vector<uint32_t> Locations::of(std::span<const uint64_t> frames) {
       if (!l.lines.empty()) ++named_;
       all_.push_back(std::move(l));
     }
-    out.push_back(it->second);
+    of_.push_back(it->second);
   }
-  return out;
+  return of_;
 }
 
 }  // namespace pdfix::profile

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "io/huge_pages.h"
 #include "profile/stacks.h"
 #include "profile/symbolizer.h"
 
@@ -28,11 +29,10 @@ class Locations {
  public:
   // With no symbolizer, addresses stay unnamed (export --no-symbols). A frame `named` holds is
   // named so (profile/namer.h: named while the recording was read); the rest by `symbolizer`.
-  Locations(const Profile& profile, Symbolizer* symbolizer, NamedFrames named = {})
-      : profile_(profile), symbolizer_(symbolizer), named_frames_(std::move(named)) {}
+  Locations(const Profile& profile, Symbolizer* symbolizer, NamedFrames named = {});
 
-  // The locations of a stack's frames, leaf first, as indices into all().
-  std::vector<uint32_t> of(std::span<const uint64_t> frames);
+  // The locations of a stack's frames, leaf first, as indices into all(); until the next call.
+  std::span<const uint32_t> of(std::span<const uint64_t> frames);
   const std::vector<Location>& all() const { return all_; }
   // How many of all() have names.
   uint64_t named() const { return named_; }
@@ -42,7 +42,12 @@ class Locations {
   Symbolizer* symbolizer_;
   NamedFrames named_frames_;
   std::vector<Location> all_;
-  absl::flat_hash_map<Frame, uint32_t> index_;
+  std::vector<uint32_t> of_;  // the last of()'s
+  // Filled after the recording is read, when nothing else runs: each page's first write was a
+  // page fault, most of the time it took to number a profile's locations.
+  absl::flat_hash_map<Frame, uint32_t, absl::Hash<Frame>, std::equal_to<>,
+                      io::PrefaultingAllocator<std::pair<const Frame, uint32_t>>>
+      index_;
   uint64_t named_ = 0;
 };
 

@@ -95,8 +95,9 @@ absl::StatusOr<std::string> to_otlp(const Profile& profile, Locations& locations
   std::map<std::vector<uint32_t>, int32_t> stack_index;
   std::vector<int32_t> stack_of;  // by stack, in the order of profile.stacks
   for (size_t i = 0; i < profile.stacks.size(); ++i) {
-    std::vector<uint32_t> frames = locations.of(frames_of(profile.stacks.key(i)));
-    auto [it, added] = stack_index.try_emplace(std::move(frames), d.stack_table_size());
+    const std::span<const uint32_t> frames = locations.of(frames_of(profile.stacks.key(i)));
+    auto [it, added] = stack_index.try_emplace(std::vector<uint32_t>(frames.begin(), frames.end()),
+                                               d.stack_table_size());
     if (added) {
       pb::Stack* st = d.add_stack_table();
       for (const uint32_t l : it->first) st->add_location_indices(static_cast<int32_t>(l + 1));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "io/huge_pages.h"
 #include "profile.pb.h"
 #include "profile/arena.h"
 #include "profile/gzip_thread.h"
@@ -82,6 +83,8 @@ std::optional<size_t> main_mapping(const Profile& profile) {
 // The samples go to the compressor in blocks of this much (a few dozen a profile): few enough
 // hand-overs, small enough that the compression keeps up with the encoding.
 constexpr size_t kEncodedBlock = size_t{256} << 10;
+// Beyond it, room for the sample that passes it (most are a few dozen bytes).
+constexpr size_t kEncodedSlack = size_t{16} << 10;
 
 // A message `m` as field `field` of the message being encoded into `to`.
 void append_field(std::string& to, int field, const google::protobuf::MessageLite& m) {
@@ -128,7 +131,13 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
   // making of the next; the rest of the message follows them (a message's fields may come in any
   // order, and a repeated one's elements are taken in the order they come).
   GzipThread gz;
-  std::string encoded;
+  // Each block's room had at once: their pages were most of the faults of the making.
+  const auto block = [] {
+    std::string b;
+    io::reserve_prefaulted(b, kEncodedBlock + kEncodedSlack);
+    return b;
+  };
+  std::string encoded = block();
   pb::Sample* s = google::protobuf::Arena::CreateMessage<pb::Sample>(&arena);
   for (size_t i = 0; i < profile.stacks.size(); ++i) {
     const std::span<const uint64_t> key = profile.stacks.key(i);
@@ -151,7 +160,7 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
       label->set_num(static_cast<int64_t>(v - 1));
     }
     append_field(encoded, pb::Profile::kSampleFieldNumber, *s);
-    if (encoded.size() >= kEncodedBlock) gz.write(std::exchange(encoded, {}));
+    if (encoded.size() >= kEncodedBlock) gz.write(std::exchange(encoded, block()));
   }
   // Which mappings' frames have names, lines and inline frames.
   std::vector<bool> functions(profile.mappings.size());
@@ -212,7 +221,11 @@ absl::StatusOr<std::string> to_pprof(const Profile& profile, Locations& location
   }
   if (!profile.command_line.empty()) p.add_comment(strings.id(profile.command_line));
   if (!profile.hostname.empty()) p.add_comment(strings.id("recorded on " + profile.hostname));
-  if (!p.AppendToString(&encoded)) return absl::InternalError("pprof: the profile did not encode");
+  const size_t rest = p.ByteSizeLong();
+  io::reserve_prefaulted(encoded, encoded.size() + rest);
+  encoded.resize(encoded.size() + rest);
+  p.SerializeWithCachedSizesToArray(
+      reinterpret_cast<uint8_t*>(encoded.data() + encoded.size() - rest));
   gz.write(std::move(encoded));
   std::string out = gz.finish();
   if (out.empty()) return absl::InternalError("pprof: the profile did not compress");
