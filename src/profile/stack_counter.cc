@@ -46,7 +46,7 @@ void StackCounter::count(const Event& e, std::span<const uint64_t> chain, uint64
   const uint64_t version = timeline_.version(e.pid);
   // Written word by word: an initializer list is stored and loaded back in halves, each load a
   // forwarding stall.
-  raw_.resize(7 + chain.size());
+  raw_.resize(kRawHeader + chain.size());
   raw_[0] = absl::HashOf(hash, comm_index, version);
   raw_[1] = e.aux;
   raw_[2] = comm_index;
@@ -54,7 +54,7 @@ void StackCounter::count(const Event& e, std::span<const uint64_t> chain, uint64
   raw_[4] = version;
   raw_[5] = e.misc;
   raw_[6] = labels_.tid ? e.tid : 0;
-  std::ranges::copy(chain, raw_.begin() + 7);
+  std::ranges::copy(chain, raw_.begin() + kRawHeader);
   // Counted under the stack as it came (added to the profile's stacks when those are let go:
   // flush_seen). A thread's sample has the stack of its last one about a third of the time (a
   // loop's): compared with that, in cache, before the table is asked.

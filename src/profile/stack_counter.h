@@ -124,7 +124,10 @@ class StackCounter {
   transform::ProcessTimeline timeline_;
   transform::TimeOrder<Event> ordered_;
   std::vector<uint64_t> key_;  // a stack's, reused
-  std::vector<uint64_t> raw_;  // a sample's as it came, reused
+  // A sample's stack as it came (the key of seen_): its hash, event, command, process, maps'
+  // version, cpumode and labelled thread, then its callchain. Reused.
+  static constexpr size_t kRawHeader = 7;
+  std::vector<uint64_t> raw_;
   // The samples' stacks as they came (process, version, addresses), counted; hashed by their
   // first word, the sample_hash mixed with the command and the maps' version.
   StackTable seen_{StackTable::Hashing::kFirstWord};
