@@ -57,4 +57,12 @@ void prefault(void* p, size_t bytes) noexcept {
   if (whole > 0) ::madvise(static_cast<char*>(p) + head, whole, MADV_POPULATE_WRITE);
 }
 
+void* allocate_prefaulted(size_t bytes) {
+  void* p = ::operator new(bytes);
+  prefault(p, bytes);
+  return p;
+}
+
+void release_prefaulted(void* p) noexcept { ::operator delete(p); }
+
 }  // namespace pdfix::io

@@ -34,20 +34,22 @@ void reserve_prefaulted(C& c, size_t n) {
   prefault(c.data(), c.capacity() * sizeof(typename C::value_type));
 }
 
+// `bytes` of the heap's memory (throws std::bad_alloc), its whole pages had at once; and its
+// release.
+void* allocate_prefaulted(size_t bytes);
+void release_prefaulted(void* p) noexcept;
+
 // The heap's allocator, each allocation's pages had at once: for a hash table's arrays, which
 // its inserts write all over.
 template <typename T>
 struct PrefaultingAllocator {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
   using value_type = T;
   PrefaultingAllocator() = default;
   template <typename U>
   explicit PrefaultingAllocator(const PrefaultingAllocator<U>& /*other*/) {}
-  T* allocate(size_t n) {
-    T* p = std::allocator<T>{}.allocate(n);
-    prefault(p, n * sizeof(T));
-    return p;
-  }
-  void deallocate(T* p, size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+  T* allocate(size_t n) { return static_cast<T*>(allocate_prefaulted(n * sizeof(T))); }
+  void deallocate(T* p, size_t /*n*/) noexcept { release_prefaulted(p); }
   template <typename U>
   bool operator==(const PrefaultingAllocator<U>& /*other*/) const {
     return true;
