@@ -27,12 +27,11 @@ namespace {
 
 using testing::Bytes;
 using testing::folded;
+using testing::kCallchain;
 using testing::PerfDataBuilder;
 using testing::profile_of;
 using testing::Told;
 using testing::told_of;
-
-constexpr uint64_t kCallchain = 0x127;  // IP | TID | TIME | CALLCHAIN | PERIOD
 
 TEST(Stacks, AFramesMapIsTheOneThatCoveredItWhenTheSampleWasTaken) {
   PerfDataBuilder b;

@@ -21,12 +21,11 @@ namespace {
 
 using testing::Bytes;
 using testing::folded;
+using testing::kCallchain;
 using testing::PerfDataBuilder;
 using testing::profile_of;
 using testing::Told;
 using testing::told_of;
-
-constexpr uint64_t kCallchain = 0x127;  // IP | TID | TIME | CALLCHAIN | PERIOD
 
 // The tap hands its records to the counting thread in batches of a few thousand: a recording
 // of many batches counts every sample under the map of its time, and the tap's caller is told of
